@@ -224,16 +224,18 @@ assert all(row(FULL, a, *s, impl="torch_compile", pass_="fwd+bwd")["kernel_ms"]
            for a in ("ppo", "crr") for s in _larger)
 
 # %% [markdown]
-# ## 5. Notebooks 01–07: the "profile it" tables, read together
+# ## 5. The seven algorithms' profile tables, read together
 #
-# **Each "profile it" cell shows its algorithm's lines of the committed run, read from the file and
-# not measured again, and all seven say the same two things: a call is host-bound at 4096×128, and
+# **Each algorithm's table (notebook 09: sections 2.1–2.4 for the four scans of 01–04,
+# section 4 for the three losses of 05–07) shows its lines of the committed run, read from the
+# file and not measured again, and all seven say the same two things: a call is host-bound at 4096×128, and
 # near the floor on a large batch. Against the code it replaces, each algorithm wins on the clock
 # that matters, in every case timed.**
 #
-# A "profile it" cell of notebooks 01–04 calls `profile.committed(name)`, which prints the table
-# with its legend (the columns, the `!` mark, the anchors) and draws the chart; 05–07 print only
-# the lines their takeaway quotes. Notebook 08 defines the columns at the end of its section 4.
+# Notebook 09, sections 2.1–2.4 call `profile.committed(name)` for each scan, which prints the table with
+# its legend (the columns, the `!` mark, the anchors) and draws the chart, and defines the columns
+# at its start. The "profile it" sections of notebooks 01–07 keep only a takeaway, its figures
+# asserted in a folded Checks cell.
 #
 # * **The `!` marks.** A `!` after a name means its outputs disagreed with ours by more than the
 #   harness's tolerance. The committed run has three: torchrl's vectorised GAE, reward-to-go and
@@ -253,7 +255,7 @@ assert all(row(FULL, a, *s, impl="torch_compile", pass_="fwd+bwd")["kernel_ms"]
 #   rounds).
 
 # %%
-h200 = profile.committed_rows(RES, "gae", DTYPE)  # the lines of notebook 02's "profile it" table
+h200 = profile.committed_rows(RES, "gae", DTYPE)  # the lines of GAE's table (notebook 09, section 2.2)
 by_case = {(r["impl"], r["B"], r["T"], r["pass"]): r for r in h200}
 ours_line, loop_line = by_case["rltriton_lite", 4096, 128, "fwd"], by_case["pytorch_loop", 4096, 128, "fwd"]
 print(f"GAE 4096×128 fwd: ours {ours_line['wall_us']:.1f} µs wall, {ours_line['gpu_us']:.2f} µs GPU "

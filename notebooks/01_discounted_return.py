@@ -21,10 +21,9 @@
 #   * its gradient as a forward scan in Triton, behind a `torch.autograd.Function`.
 # * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the checked exercises.
 # * **Needs:** notebooks 00, 00b and 00c, and writing a `torch.autograd.Function`. No GPU.
-# * **Reference:** the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists
-#   flags, values and hook signatures.
-# * **Minimum path:** sections 1–5 (5 is the harness later exercises run in) and the three checked
-#   exercises. Section 6 and the open questions can wait.
+# * **Reference:** the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–6 (5 is the harness later exercises run in) and the three checked
+#   exercises. Section 7 and the open questions can wait.
 #
 # Policy-gradient methods weight a log-probability by the return $G_t$. Here you compute it as one
 # scan, with episode ends and a rollout window that cuts episodes:
@@ -43,7 +42,7 @@
 #   \text{trunc}_t$, or the window's last step.
 #
 # Only a termination drops the bootstrap, through $(1-\text{term}_t)$. Section 2 gathers these
-# cases on one card, [the episode-end card](#The-episode-end-card), which the later notebooks use.
+# cases on [the episode-end card](#The-episode-end-card), which the later notebooks use.
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #
@@ -103,11 +102,11 @@ print(G)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Section 1's loop mixes everything together: each step's inputs, the carry and the output. A kernel
-# keeps them apart, in three pieces: a [prologue](GLOSSARY.md#prologue) that builds each step's pair
-# $(a_t, b_t)$ from that step's inputs alone, the scan that combines the pairs, and an
-# [epilogue](GLOSSARY.md#epilogue) that turns the scan's output into what is stored. This section
-# makes the split in NumPy and checks it against the loop.
+# A kernel splits section 1's loop into three pieces:
+#
+# * a [prologue](GLOSSARY.md#prologue) builds each step's pair $(a_t, b_t)$ from that step's inputs alone;
+# * the scan combines the pairs;
+# * an [epilogue](GLOSSARY.md#epilogue) turns the scan's output into what is stored.
 #
 # The return is $G_t = b_t + a_t G_{t+1}$, with
 #
@@ -143,9 +142,8 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ### The episode-end card
 #
-# Every estimator of the course splits as the return just did, and its kinds of step fit on one
-# card. Later notebooks link back here rather than repeat it. Each row is a kind of step; the
-# last two columns write the reset in its two forms:
+# Every estimator of the course splits as the return just did, and its kinds of step fit on this
+# card. The last two columns write the reset in its two forms:
 #
 # | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
 # | --- | --- | --- | --- | --- |
@@ -155,47 +153,38 @@ print("prologue + scan + epilogue == the loop")
 # | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$, not read; reset true |
 #
 # An episode end does two separate things to its step. It **cuts** the [carry](GLOSSARY.md#carry):
-# the reset. And it gives $b_t$ its [**end form**](GLOSSARY.md#end-form), with the bootstrap where
-# there is one. Every estimator writes each bootstrap into $b_t$, and resets at every episode end,
-# the window's last step included.
+# that is the reset. And it gives $b_t$ its [**end form**](GLOSSARY.md#end-form), with the
+# bootstrap where there is one.
 #
-# **The reset's two forms.** Tensor code such as `rl.linear_scan` takes pairs $(a_t, b_t)$ and has
-# no flag argument, so it writes a reset as $a_t = 0$, as `returns_as_scan` does. Every Triton
-# function you write returns a triple $(a_t, b_t, \text{reset}_t)$ instead, as 00c's `reset_scan`
-# does: the bool marks the cut, and $a_t$ keeps its usual value, which is not read at a reset.
-# Either way, the scan *selects* $y_t = b_t$ at a reset.
+# **The reset's two forms.** Tensor code such as `rl.linear_scan` has no flag argument, so it
+# writes a reset as $a_t = 0$. Triton code returns a triple $(a_t, b_t, \text{reset}_t)$, as 00c's
+# `reset_scan` does: the bool marks the cut, and $a_t$ is not read there. Either way, the scan
+# *selects* $y_t = b_t$.
 #
-# **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and a
-# next value behind a termination may be one. $0 \times \text{NaN}$ is NaN, so the reset and the
-# dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`): they pick one of two
-# values and do no arithmetic with the other. Where a formula writes $(1-\text{term}_t)$ as a
-# factor, that is notation: the code selects. The scan's select keeps out a NaN that lies behind
-# the step. A NaN inside the step's own $b_t$, such as a next value at a termination, needs a
-# select that you write.
+# **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and
+# so may a next value behind a termination. $0 \times \text{NaN}$ is NaN. So the reset and the
+# dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`), and a factor
+# $(1-\text{term}_t)$ in a formula is a select in the code. The reset keeps out a NaN behind the
+# step. A NaN in the step's own $b_t$ needs a select that you write.
 #
-# **Why the window's last step must reset.** Its bootstrap in $b_{T-1}$ already stands for
-# everything after the window. Yet a scan can take a value from past its last step: the start
-# value $y_T$, `rl.linear_scan`'s `initial`. The same scan runs one piece of a longer row, and
-# there $y_T$ is the next piece's value, the real continuation
-# ([notebook 11, section 2](11_across_devices.ipynb#2.-Composing-the-maps-gives-every-segment-its-carry)).
-# At the window's last step only the reset keeps such a value out; without it, what follows the
-# window is counted twice.
-#
-# Two steps show it: rewards 1 and 1, $\gamma = 0.5$ and $V(s_2) = 10$, so
-# $(a_0, b_0) = (0.5, 1)$ and the last step has $b_1 = 1 + 0.5 \cdot 10 = 6$. Let $y_2 = 10$
-# come in from past the window:
+# **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for everything
+# after the window. But a window cut from a longer rollout has a value past its last step: the
+# scan's start value $y_T$ (`initial` in `rl.linear_scan`). Only the reset keeps it out. Two
+# steps show it: rewards 1 and 1, $\gamma = 0.5$ and $V(s_2) = 10$, so $(a_0, b_0) = (0.5, 1)$ and
+# $b_1 = 1 + 0.5 \cdot 10 = 6$. Let $y_2 = 10$ come in from past the window:
 #
 # | step 1 | $G_1$ | $G_0$ |
 # | --- | --- | --- |
 # | resets ($a_1 = 0$ in tensor form) | $b_1 = 6$, whatever $y_2$ is | $1 + 0.5 \cdot 6 = 4$ |
 # | does not reset ($a_1 = 0.5$) | $6 + 0.5 \cdot 10 = 11$: the rest counted twice | $1 + 0.5 \cdot 11 = 6.5$ |
 #
-# **Why the checkers start from 100.** The harness and `rl.linear_scan` start from $y_T = 0$,
-# and from 0 the two rows agree ($a_1 \cdot 0 = 0$), so a missing reset changes no number. The
-# checkers of notebook 02's `gae_pairs` and of this notebook's `returns_autograd` therefore start
-# their scans from 100, where it does.
+# <details><summary>Details: why the checkers start from 100, and the end form at the window's last step</summary>
 #
-# <details><summary>Details: the end form at the window's last step</summary>
+# The harness and `rl.linear_scan` start from $y_T = 0$. From 0 the two rows above agree
+# ($a_1 \cdot 0 = 0$), so a missing reset changes no number. The checkers of notebook 02's
+# `gae_pairs` and of this notebook's `returns_autograd` therefore start their scans from 100, a
+# stand-in for the rest of a longer rollout. [Notebook 11, section 2](11_across_devices.ipynb#2.-Composing-the-maps-gives-every-segment-its-carry)
+# runs one piece of a longer row this way, with the next piece's value as $y_T$.
 #
 # The card treats the window's end as a truncation: the episode goes on unseen, and the bootstrap
 # in $b_{T-1}$ stands in for the rest. For the return the end form only adds that bootstrap. Two
@@ -205,7 +194,7 @@ print("prologue + scan + epilogue == the loop")
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the two-step table above, and the exercises' reset forms (CI runs them; skip when reading)
+# Checks: the two-step table above, the checkers' 100, and the exercises' reset forms (CI runs them; skip when reading)
 a_reset = torch.tensor([[0.5, 0.0]], device=DEVICE)  # a_1 = 0: the window's last step resets
 a_no_reset = torch.tensor([[0.5, 0.5]], device=DEVICE)  # the slip: a_1 = gamma
 r_two = torch.tensor([[1.0, 1.0]], device=DEVICE)
@@ -223,7 +212,7 @@ torch.testing.assert_close(kept_out, G_two)  # the reset ignores y_2
 torch.testing.assert_close(counted_twice, torch.tensor([[6.5, 11.0]], device=DEVICE))  # G_1 = 6 + 0.5 * 10
 said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
 assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
-# the list at the top of the exercises: which reset form each scan exercise of 01-04 uses
+# the fold at the top of the exercises: which reset form each scan exercise of 01-04 uses
 tasks = {name: " ".join(exercises.task(name).split()) for name in (
     "n_step_returns", "gae_pairs", "transposed_scan", "returns_autograd", "gae_prologue", "q_lambda", "retrace",
     "vtrace_kernel")}
@@ -235,16 +224,14 @@ assert "-> (a, b, reset, valid, keep)" in tasks["gae_prologue"] and "Your reset_
 # ## 3. The kernel
 #
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. Its scan is the
-# package's shared scan kernel, which you read at the end of 00c. That kernel composes the steps
-# [chunk](GLOSSARY.md#chunk) by chunk, carries the value from one chunk to the next, and selects
-# $y_t = b_t$ at every episode end, the reset. So only the prologue and the epilogue are specific to
-# the return.
+# package's shared scan kernel, which you read at the end of 00c. It works
+# [chunk](GLOSSARY.md#chunk) by chunk and resets at every episode end. Only the prologue and the
+# epilogue are the return's own.
 #
-# The cell below runs the kernel on 4 rows of 45 steps, with terminations, truncations, a per-step
-# $\gamma$ and a mask. The [`mask`](GLOSSARY.md#mask-of-steps) argument marks the steps that take
-# part. A step with mask 0 (padding, say) acts as if deleted from the row: nothing of it is read,
-# and its outputs are 0. The step before it takes its $G_{t+1}$ from the next step with mask 1. The
-# row's last step with mask 1 is the window's last step.
+# The cell below runs it on 4 rows of 45 steps, with terminations, truncations, a per-step
+# $\gamma$ and a [`mask`](GLOSSARY.md#mask-of-steps). A step with mask 0 (padding, say) acts as if
+# deleted from the row: nothing of it is read, and its outputs are 0. The row's last step with
+# mask 1 is the window's last step.
 
 # %%
 B, T = 4, 45
@@ -260,11 +247,8 @@ G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# The kernel must match section 1's loop on three kinds of input: batch-major, time-major
-# (`time_dim=0`), and one `bootstrap_value` per row in place of `next_values`. The masked steps
-# must act as deleted: their outputs are 0, a NaN in them is never read, and a row with them
-# deleted gives the same returns at its other steps. Then a NaN reward must stay inside its own
-# episode, and a row that spans several chunks must still give the loop's answer.
+# The kernel must match section 1's loop batch-major, time-major (`time_dim=0`), and with one
+# `bootstrap_value` per row in place of `next_values`. The masked steps must act as deleted.
 
 # %%
 expected = reference.discounted_returns(to_numpy(r), gamma=to_numpy(gamma), terminated=to_numpy(term),
@@ -293,8 +277,8 @@ np.testing.assert_allclose(to_numpy(G2), expected2, rtol=1e-5, atol=1e-5)
 print("kernel == loop")
 
 # %% [markdown]
-# A NaN reward stays inside its episode. The steps before it in that episode add it to their sums
-# and become NaN. Every other episode and row is untouched.
+# A NaN reward stays inside its episode: the steps before it in that episode become NaN, and
+# nothing else does.
 
 # %%
 r_nan = torch.ones(1, 10, device=DEVICE)
@@ -306,9 +290,9 @@ print(G_nan)
 assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() and torch.isfinite(G_nan[0, 7:]).all()
 
 # %% [markdown]
-# The rows above fit in one chunk. `profile.rollout_error` runs the kernel, in chunks of 256 steps,
-# on the profiler's rollout with episode ends, and returns its relative error against the float64
-# reference. A row of 1,000 steps spans four chunks, so this also checks the carry between chunks:
+# The rows above fit in one chunk. `profile.rollout_error` runs the kernel in chunks of 256 steps
+# and returns its relative error against the float64 reference. A row of 1,000 steps spans four
+# chunks, so this checks the carry between chunks:
 
 
 # %%
@@ -319,14 +303,12 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. The harness for Triton prologues
 #
-# Section 3's kernel calls the package's own [hooks](GLOSSARY.md#hook), which take more arguments
-# than an exercise needs (strides, the row, the arithmetic dtype). So the hook exercises here and in
-# notebooks 03–07 hand your `@triton.jit` function to a smaller [harness](GLOSSARY.md#harness)
-# instead. This section is its one description.
+# The hook exercises here and in notebooks 03–07 hand your `@triton.jit` function to a small
+# [harness](GLOSSARY.md#harness). This section is its one description.
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
-# prologue inside the chunked scan with resets, the one you wrote in notebook 00c (`reset_scan`).
-# It runs one program per row and returns the scanned `y`. The hooks you write take their
+# prologue inside the chunked scan with resets that you wrote in 00c (`reset_scan`). It runs one
+# program per row and returns the scanned `y`. The [hooks](GLOSSARY.md#hook) you write take their
 # arguments in this order:
 #
 # * `prologue(X, P, offs, t, m, T) -> (a, b, reset)`, with `reset` a bool per step.
@@ -341,30 +323,27 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # | `m` | the in-bounds mask |
 # | `T` | the row length |
 #
-# Every input is loaded at `offs`, but not every input's entry $t$ describes step $t$:
-# `next_values[t]` is $V(s_{t+1})$, for one. The glossary's table "Which step entry $t$ holds"
-# ([Names and signatures](GLOSSARY.md#names-and-signatures)) lists them all.
+# Not every input's entry $t$ describes step $t$: `next_values[t]` is $V(s_{t+1})$, for one. The
+# glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists them all.
 #
-# The harness follows four rules, all visible in its kernel printed below:
+# Four rules, all visible in the kernel printed below:
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
-# * [Lanes](GLOSSARY.md#lane) past the end (where `m` is false) become the
-#   [identity](GLOSSARY.md#identity) (1, 0), with no reset, whatever the prologue returns there.
+# * [Lanes](GLOSSARY.md#lane) past the end (`m` false) become the
+#   [identity](GLOSSARY.md#identity) (1, 0), with no reset.
 # * Where `reset` is set, the scan selects $y_t = b_t$, as on [the card](#The-episode-end-card).
-# * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
-#   window's last step belongs in $b$, and that step still resets. A checker may start the scan
-#   from another value, a stand-in for what lies past the window.
+# * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). A bootstrap at the
+#   window's last step belongs in $b$, and that step still resets.
 #
-# A NaN inside your own $b_t$ is yours to keep out, with a `tl.where`: the reset cannot remove it.
+# A NaN inside your own $b_t$ is yours to keep out, with a `tl.where`.
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 
 # %% [markdown]
-# A worked prologue before the exercises: the plain discounted sum $y_t = r_t + \gamma y_{t+1}$,
-# with no episode ends. Its triple is $a_t = \gamma$, $b_t = r_t$, and a reset only at the
-# window's last step, so the prologue loads one input and reads one parameter. Run through
-# `scan_hook`, it matches `rl.linear_scan` on the same pairs:
+# A worked prologue: the plain discounted sum $y_t = r_t + \gamma y_{t+1}$, with no episode ends.
+# Its triple is $a_t = \gamma$, $b_t = r_t$, and a reset only at the window's last step. Through
+# `scan_hook` it matches `rl.linear_scan` on the same pairs:
 
 # %%
 @triton.jit
@@ -379,107 +358,79 @@ torch.testing.assert_close(y_w, rl.linear_scan(torch.full_like(r_w, 0.9), r_w, b
 print("discounted_sum through scan_hook == rl.linear_scan")
 
 # %% [markdown]
-# ## 6. Optional: profile it
+# ## 6. The backward
 #
-# **Takeaway: at the small shapes of RL code, a call of the return is
-# [host-bound](GLOSSARY.md#host-bound): its [wall time](GLOSSARY.md#wall-time-and-gpu-time) is many
-# times its GPU time.** Our call's times in the committed H200 run, in µs:
+# The scan $y_t = b_t + a_t y_{t+1}$ runs backwards in time. Autograd hands its backward pass
+# $dy_t$, the gradient that reaches $y_t$ directly from the loss $L$. But $y_t$ also reaches $L$
+# through $y_{t-1} = b_{t-1} + a_{t-1} y_t$. The total gradient $g_t = \partial L / \partial b_t$
+# adds that second path:
 #
-# | shape | pass | GPU time | wall time |
-# | --- | --- | --- | --- |
-# | 16×128 | forward | 1.8 | 52 |
-# | 16×128 | forward + backward | 4.4 | 588 |
-# | 4096×128 | forward | 3.4 | 22.5 |
-# | 4096×128 | forward + backward | 7.5 | 350 |
+# $$g_t = dy_t + a_{t-1}\, g_{t-1}, \qquad g_0 = dy_0 .$$
 #
-# * **Host-bound.** At 16×128 the wall time is more than 20 times the GPU time, and nearly all that
-#   the backward adds is host work: autograd records the call, walks its graph, allocates the
-#   gradients and launches the backward's kernel. The benchmark times whole calls, so it cannot say
-#   which of these costs the most
-#   ([notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time)).
-# * **An upper bound, not a fixed cost.** The 16×128 calls took longer in wall time than the
-#   4096×128 ones, which handle 256 times the data. Wall times drift with the load on the shared
-#   host ([notebook 14](14_appendix_data.ipynb), section 3), so the 16×128 wall times are only an
-#   upper bound on the host's cost per call.
+# This is the [transposed scan](GLOSSARY.md#transposed-scan) of notebook 00, section 8: a scan
+# run *forwards* in time. Step $t$ takes the multiplier of the step before, so the reset moves one
+# step later. Step $t$ resets where step $t-1$ reset, and step 0 resets, with nothing before it.
+# For the return, $a_t = \gamma(1 - \text{term}_t)$, so $g_t = dG_t + \gamma(1-\text{term}_{t-1})\,g_{t-1}$.
+# The other gradient is one product per step: $\partial L / \partial a_t = g_t\, y_{t+1}$.
 #
-# The cell prints the return's table and chart from that run. It measures nothing.
-# [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to
-# read them, for this notebook and for 02–07.
-#
-# The `!` after `torchrl_reward2go` marks outputs that differ from ours by more than the check's
-# 1e-4 (2.9e-4 and 4.1e-4 relative, at the two small shapes): torchrl computes the sum as a
-# `conv1d` with the weights $\gamma^k$ cut off below 1e-7
-# ([benchmarks/README.md, "Known disagreements"](../benchmarks/README.md#peers)), while our kernel
-# matches the float64 loop to 1e-5 (section 4).
-#
-# <details><summary>Details: the backward's figures at every shape</summary>
-#
-# Adding the backward multiplies the wall time by 11 to 17, and the GPU time by only 2 to 3.
-#
-# </details>
+# By hand: $a = (0.5, 0.5, 0)$ and $L = \sum_t y_t$, so every $dy_t = 1$. Then $g_0 = 1$,
+# $g_1 = 1 + 0.5 \cdot 1 = 1.5$ and $g_2 = 1 + 0.5 \cdot 1.5 = 1.75$. The window's reset $a_2 = 0$
+# is never read. Autograd agrees:
 
 # %%
-h200 = profile.committed("discounted_return", missing_ok=True)  # the H200's table and chart, read by name: not measured here
+a_bw = torch.tensor([[0.5, 0.5, 0.0]], dtype=torch.float64)
+b_bw = torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float64, requires_grad=True)
+rl.linear_scan(a_bw, b_bw, backend="torch").sum().backward()  # L = sum of y_t: every dy_t = 1
+g = [1.0]  # g_0 = dy_0
+for t in (1, 2):
+    g.append(1.0 + a_bw[0, t - 1].item() * g[-1])  # g_t = dy_t + a_(t-1) g_(t-1), forwards in time
+assert g == [1.0, 1.5, 1.75] and b_bw.grad.tolist() == [g]
+print("transposed scan == autograd:", g)
+
+# %% [markdown]
+# ## 7. Optional: profile it
+#
+# At the small shapes of RL code, a call of the return is [host-bound](GLOSSARY.md#host-bound): at
+# 16×128 its wall time is more than 20 times its GPU time, in the committed H200 run. The table,
+# its chart and what they show are in
+# [notebook 09, section 2.1](09_benchmarks.ipynb#2.1-Discounted-return:-host-bound).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
-ours_h200 = {(r["B"], r["T"], r["pass"]): r for r in h200 if r["impl"] == profile.OURS_IMPL}
-assert not h200 or len(ours_h200) == 8
-for wall, gpu, wall_x, gpu_x in profile.backward_added(h200).values():
-    assert 11 < wall_x < 17 and 1.8 < gpu_x < 3.1  # "11 to 17", "2 to 3"
-    assert wall > 2 * gpu  # "mostly host time"
-if h200:
-    fw16, bw16 = ours_h200[16, 128, "fwd"], ours_h200[16, 128, "fwd+bwd"]
-    fw4k, bw4k = ours_h200[4096, 128, "fwd"], ours_h200[4096, 128, "fwd+bwd"]
-    assert (round(fw16["gpu_us"], 1), round(fw16["wall_us"])) == (1.8, 52)  # the table's first row
-    assert (round(bw16["gpu_us"], 1), round(bw16["wall_us"])) == (4.4, 588)  # ... its second
-    assert (round(fw4k["gpu_us"], 1), round(fw4k["wall_us"], 1)) == (3.4, 22.5)  # ... its third
-    assert (round(bw4k["gpu_us"], 1), round(bw4k["wall_us"])) == (7.5, 350)  # ... its fourth
-    assert fw16["wall_us"] > 20 * fw16["gpu_us"] and bw16["wall_us"] > 20 * bw16["gpu_us"]  # "more than 20 times"
-    wall_added, gpu_added = bw16["wall_us"] - fw16["wall_us"], bw16["gpu_us"] - fw16["gpu_us"]
-    assert (wall_added - gpu_added) / wall_added > 0.99  # "nearly all that the backward adds is host work"
-    assert fw16["wall_us"] > fw4k["wall_us"] and bw16["wall_us"] > bw4k["wall_us"]  # "16×128 took longer than 4096×128"
-    assert 4096 // 16 == 256  # "256 times the data"
-    _, res_h200 = profile.committed_results()  # the raw rows: each peer's error against ours
-    r2go = {(r["B"], r["T"]): r for r in res_h200["rows"]
-            if (r["algorithm"], r["impl"], r["dtype"]) == ("discounted_return", "torchrl_reward2go", "float32")}
-    marked = sorted(k for k, r in r2go.items() if profile.flagged(r))
-    assert marked == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in h200 if r["flagged"])  # "the two small shapes"
-    assert sorted(round(r2go[k]["max_rel_err"], 5) for k in marked) == [0.00029, 0.00041]  # "2.9e-4 and 4.1e-4"
-    assert all(r2go[k]["tol"] == 1e-4 and r2go[k]["checked_against"] == "rltriton_lite" for k in marked)  # "the check's 1e-4"
+# Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
+# every row of the return, as a table and a chart: profile.committed("discounted_return") (notebook 09, section 2.1)
+RUN, RES, h200 = profile.committed_or_empty("discounted_return")
+_fw16 = [r for r in h200 if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd")]
+assert not h200 or len(_fw16) == 1 and _fw16[0]["wall_us"] > 20 * _fw16[0]["gpu_us"]  # "more than 20 times"
+assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task.
+# `print(exercises.task(name))` restates a task. The first two are Triton prologues, whose reset is
+# a flag. The third, `n_step_returns`, is tensor code, whose reset is $a_t = 0$.
 #
-# **Which [reset form](#The-episode-end-card) each scan exercise of 01–04 uses:** tensor code
-# ($a_t = 0$) in `n_step_returns` (01) and `gae_pairs` (02); the Triton triple
-# $(a_t, b_t, \text{reset}_t)$ in `transposed_scan`, `returns_autograd` (01), `gae_prologue` (02),
-# `q_lambda` (03), `retrace` and `vtrace_kernel` (04).
+# <details><summary>Details: which reset form each scan exercise of 01–04 uses</summary>
 #
-# **`transposed_scan`** (a Triton prologue). This is the
-# [transposed scan](GLOSSARY.md#transposed-scan), the gradient of a reverse scan, which you built in
-# NumPy in notebook 00, section 8. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd
-# hands the backward pass $dy_t$, the gradient that reaches $y_t$ directly from the loss. But $y_t$
-# also reaches the loss through $y_{t-1} = b_{t-1} + a_{t-1} y_t$. The total gradient $g_t$ adds
-# that second path: $g_t = dy_t + a_{t-1}\, g_{t-1}$. This is a scan run *forwards*. From $g$, each
-# input's gradient is one product per step: $\partial L/\partial b_t = g_t$ and
-# $\partial L/\partial a_t = g_t\, y_{t+1}$.
+# * Tensor code, the reset as $a_t = 0$: `n_step_returns` (01) and `gae_pairs` (02).
+# * Triton, the triple $(a_t, b_t, \text{reset}_t)$: `transposed_scan`, `returns_autograd` (01),
+#   `q_lambda` (03), `retrace` and `vtrace_kernel` (04).
+# * `gae_prologue` (02), in the package's own form, returns that triple followed by `valid` and
+#   `keep`: `(a, b, reset, valid, keep)`.
 #
-# Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
+# </details>
+#
+# ### Triton prologues: the reset is a flag
+#
+# **`transposed_scan`** (a Triton prologue). Write [section 6](#6.-The-backward)'s transposed scan
+# as a prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
 # ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
-#
-# > **Reset form: Triton (the flag)**, as in [the card](#The-episode-end-card)'s Triton column.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ of each step of the chunk, whose forward
 #   scan is $g_t = dy_t + a_{t-1}\, g_{t-1}$.
-# * **Edge case:** nothing comes before step 0, so $g_0 = dy_0$. The checker tests it: in its case
-#   marked "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not
-#   keep that out, since $0 \cdot \infty = \text{NaN}$.
+# * **Edge case:** nothing comes before step 0, so $g_0 = dy_0$: step 0 resets.
 #
 # <details><summary>Details: where a_(t-1) = 0, and the checker</summary>
 #
@@ -487,14 +438,16 @@ if h200:
 # the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does. A reset there
 # would pass too.
 #
-# The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`.
+# The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`. In its case marked
+# "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not keep
+# that out, since $0 \cdot \infty = \text{NaN}$: only the reset does.
 #
 # </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Notebook 00, section 8, built this scan in NumPy. There `a_prev` was `a` shifted one step
-# right. Here the shift is an address: step $t$ reads $a$ at step $t-1$. The harness runs the
+# Section 6 wrote this scan as a Python loop, and notebook 00, section 8, in NumPy. There `a_prev`
+# was `a` shifted one step right. Here the shift is an address: step $t$ reads $a$ at step $t-1$. The harness runs the
 # scan. You only return the triples: which factor multiplies $g_{t-1}$, the value carried into the
 # step? And which step has no value carried into it?
 #
@@ -560,25 +513,21 @@ exercises.attempt("transposed_scan", transposed_scan)
 # PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
 # whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
 #
-# > **Reset form: Triton (the flag)**, as in [the card](#The-episode-end-card)'s Triton column.
-#
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
 #   `rewards`. Both passes must launch Triton code of yours.
 #   * `forward`: the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
-#   * `backward`: it gets the upstream gradient of $G$ (the $dy$ of `transposed_scan`). It runs the
-#     transposed scan forwards (`reverse=False`), with the flags of the step *before*:
-#     $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$, with $dG_t$ the upstream gradient's entry $t$. It returns one
+#   * `backward`: it gets the upstream gradient $dG$ and runs section 6's transposed scan forwards
+#     (`reverse=False`): $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
 # * **Edge cases:** there is no truncation input and no bootstrap. The window's last step resets in
-#   the forward, and step 0, which has no step before it, in the backward. The checker tests both:
-#   in its cases marked "past the window" both scans start from 100, not 0, and only those two
-#   resets keep that value out.
+#   the forward, and step 0 in the backward.
 #
 # <details><summary>Details: what the checker compares</summary>
 #
 # The checker differentiates a weighted sum of your returns, and compares both the returns and the
-# gradient.
+# gradient. In its cases marked "past the window" both scans start from 100, not 0, and only the
+# two resets above keep that value out.
 #
 # </details>
 #
@@ -665,13 +614,14 @@ def returns_autograd(rewards, terminated, gamma):
 exercises.attempt("returns_autograd", returns_autograd)
 
 # %% [markdown]
+# ### Tensor code: the reset is $a_t = 0$
+#
 # **`n_step_returns`.** Compute the $n$-step return with tensor ops. It is not one scan, but it is
 # the difference of two values of one scan.
 #
-# > **Reset form: tensor code ($a_t = 0$)**, as in [the card](#The-episode-end-card)'s tensor-code column.
-#
 # Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
-# window's end. It is one reverse scan, `rl.linear_scan`. There is no truncation input:
+# window's end. It is one reverse scan, `rl.linear_scan`, with the resets as $a_t = 0$ and no
+# truncation input:
 #
 # | step | multiplier | $b_t$ | reset? |
 # | --- | --- | --- | --- |
@@ -679,9 +629,7 @@ exercises.attempt("returns_autograd", returns_autograd)
 # | termination (at any step, the window's last included) | 0 | $r_t$ | yes |
 # | the window's last step, not terminated | 0 | $r_t + \gamma V'_{T-1}$ | yes |
 #
-# A select (`torch.where`) adds the bootstrap, so a NaN value at a termination is never read into
-# the sum.
-#
+# A select (`torch.where`) adds the bootstrap, so a NaN value at a termination is never read.
 # Then there are two cases:
 #
 # * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). The first
@@ -689,10 +637,8 @@ exercises.attempt("returns_autograd", returns_autograd)
 #   $G^{(n)}_t = S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$.
 # * Elsewhere the sum stops by itself, and $G^{(n)}_t = S_t$.
 #
-# $V(s_{t+n})$ is `next_values[t + n - 1]`, since `next_values[t]` is $V(s_{t+1})$. One step off is
-# the likeliest slip.
-#
-# Both cases, on one row:
+# $V(s_{t+n})$ is `next_values[t + n - 1]`, since `next_values[t]` is $V(s_{t+1})$. Both cases, on
+# one row:
 
 # %%
 r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3  # v1: next_values
@@ -722,12 +668,8 @@ S_end = S_of(r1, v_nan, term_end)
 assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
 
 # %% [markdown]
-# Your function does this for every $t$ at once. Decide for each step which case holds. Then
-# gather $S_{t+n}$ and $V(s_{t+n})$, with indices clamped to the row (`n` may exceed `T`).
-
-# %% [markdown]
-# **The task.** Write it with tensor ops (`rl.linear_scan`, as above, or any others), with no
-# Python loop over time.
+# **The task.** Write it for every $t$ at once, with tensor ops (`rl.linear_scan` or any others)
+# and no Python loop over time.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -810,8 +752,7 @@ exercises.attempt("n_step_returns", n_step_returns)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below.)*
 #
 # 1. Make $\gamma$ a per-step tensor that is $\gamma^{\Delta t}$ for irregular time steps
 #    $\Delta t$ (semi-MDPs). Check against the loop.
@@ -835,14 +776,13 @@ exercises.attempt("n_step_returns", n_step_returns)
 # %% [markdown]
 # ## What you now know
 #
-# * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$. It resets at
-#   every episode end (done: a termination, a truncation, or the window's last step).
-# * Only a termination drops the bootstrap. Where `done & ~term`, $b_t$ gets $\gamma_t V'_t$.
-# * `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
-# * The gradient is a forward scan, $g_t = dG_t +
+# * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$.
+#   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
+# * The card serves every estimator. Every episode end resets, the window's last step included.
+#   Every bootstrap goes into $b$, and only a termination drops it. A value that may be NaN is
+#   selected away, never multiplied by 0.
+# * The gradient is a forward scan, with the reset one step later: $g_t = dG_t +
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
-# * The card serves every estimator: every bootstrap goes into $b$, and every episode end and the
-#   window's last step reset. A value that may be NaN is selected away, never multiplied by 0.
 # * A reset is $a_t = 0$ in tensor code and a flag in Triton: `exercises.scan_hook` runs a prologue
 #   `(X, P, offs, t, m, T) -> (a, b, reset)`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,

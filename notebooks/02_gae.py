@@ -145,9 +145,8 @@ print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
 # **`gae_pairs`** (tensor ops; checked exercises work as in
-# [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue.
-#
-# > **Reset form: tensor code ($a_t = 0$)**, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor-code column.
+# [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue in tensor code, with the
+# reset as $a_t = 0$ ([the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor-code column).
 #
 # * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
@@ -155,8 +154,16 @@ print("prologue + scan + epilogue == the loop")
 #   checker) is $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$, with
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$ and done any episode end or the window's
 #   last step.
-# * **Edge cases:** `next_values` behind a termination may be NaN: select it away. The checker
-#   scans from a nonzero value after the window, so the window's last step must reset.
+# * **Edge cases:** `next_values` behind a termination may be NaN: select it away. The window's
+#   last step must reset.
+#
+# <details><summary>Details: the checker's start value</summary>
+#
+# The checker scans from a nonzero value past the window, as
+# [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card) explains. Only the reset
+# at the window's last step keeps it out.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -242,8 +249,8 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# The kernel must match the loop on terminations, truncations that bootstrap from the true next
-# value, left and right padding, a per-step discount, and a time-major buffer:
+# The kernel must match the loop on terminations, truncations, left and right padding, a per-step
+# discount, and a time-major buffer:
 
 # %%
 B, T = 4, 50
@@ -290,8 +297,9 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# The backward kernel, the transposed scan, against autograd of the PyTorch path. A next value
-# behind a termination is never read, so its gradient is 0:
+# The backward kernel, [notebook 01's transposed scan](01_discounted_return.ipynb#6.-The-backward),
+# against autograd of the PyTorch path. A next value behind a termination is never read, so its
+# gradient is 0:
 
 # %%
 r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
@@ -312,49 +320,20 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# **Takeaway: at 16×128 both the package's call and a bare naive GAE kernel are
-# [host-bound](GLOSSARY.md#host-bound), and this run cannot say which has more host work.** The
-# naive kernel is the table's [anchor](GLOSSARY.md#anchor), a yardstick timed beside ours. At
-# 16×128, forward, in µs:
-#
-# | | ours | the naive kernel |
-# | --- | --- | --- |
-# | GPU time | 1.8 | 8.0 |
-# | wall time | 50.1 | 29.9 |
-#
-# Ours is faster on the GPU, yet the naive kernel was 1.7× faster in wall time: at this shape the
-# host's work, not the kernel, sets the wall time. So the naive kernel is the table's one line
-# whose `wall ÷ ours` reads under 1. [Notebook 14](14_appendix_data.ipynb), section 6, asks whether
-# the 1.7× gap is real.
-#
-# As in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it), the 16×128
-# wall times are only an upper bound on the host's cost, and the backward's extra wall time is
-# mostly host time. The `!` after `torchrl_vec_gae` marks the same disagreement as notebook 01's
-# torchrl row, here 5.3e-4 and 5.9e-4 relative. The cell prints the committed H200 table and chart
-# and measures nothing ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
-
-# %%
-h200 = profile.committed("gae", missing_ok=True)  # the H200's table and chart, read by name: not measured here
+# At 16×128 the host, not the kernel, sets the wall time: a bare naive GAE kernel takes over 4 times
+# our GPU time, yet our call took 1.7 times its wall time, in the committed H200 run. The table, its
+# chart and what they show are in [notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
-assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).values())  # "mostly host time"
-under_1 = [(r["impl"], r["B"], r["T"], round(r["vs_ours"], 3)) for r in h200
-           if r["vs_ours"] is not None and r["vs_ours"] < 1]
-assert not h200 or under_1 == [("bare_triton_launch", 16, 128, 0.597)], under_1  # "the one line under 1"
-assert "bare_triton_launch" in profile.ANCHORS  # "the table's anchor"
+# Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
+# every row of GAE, as a table and a chart: profile.committed("gae") (notebook 09, section 2.2)
+RUN, RES, h200 = profile.committed_or_empty("gae")
+_fwd16 = {r["impl"]: r for r in h200 if (r["B"], r["T"], r["pass"]) == (16, 128, "fwd")}
 if h200:
-    bare16 = next(r for r in h200 if (r["impl"], r["B"], r["T"], r["pass"]) == ("bare_triton_launch", 16, 128, "fwd"))
-    ours16 = next(r for r in h200 if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
-    assert (round(ours16["gpu_us"], 1), round(bare16["gpu_us"], 1)) == (1.8, 8.0)  # "1.8 against ... 8.0 µs"
-    assert (round(bare16["wall_us"], 1), round(ours16["wall_us"], 1)) == (29.9, 50.1)  # "29.9 against 50.1 µs"
-    assert round(ours16["wall_us"] / bare16["wall_us"], 1) == 1.7  # "the 1.7× gap"
-    assert all(r["wall_us"] > 2 * r["gpu_us"] for r in (ours16, bare16))  # "both calls are host-bound" (08's 2×)
-    _, res_h200 = profile.committed_results()  # the raw rows: each peer's error against ours
-    vec = {(r["B"], r["T"]): r for r in res_h200["rows"]
-           if (r["algorithm"], r["impl"], r["dtype"]) == ("gae", "torchrl_vec_gae", "float32") and profile.flagged(r)}
-    assert sorted(vec) == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in h200 if r["flagged"])
-    assert sorted(round(r["max_rel_err"], 5) for r in vec.values()) == [0.00053, 0.00059]  # "5.3e-4 and 5.9e-4"
+    _ours16, _bare16 = _fwd16[profile.OURS_IMPL], _fwd16["bare_triton_launch"]
+    assert _bare16["gpu_us"] > 4 * _ours16["gpu_us"]  # "over 4 times our GPU time"
+    assert round(_ours16["wall_us"] / _bare16["wall_us"], 1) == 1.7  # "1.7 times its wall time"
+assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
@@ -364,7 +343,7 @@ if h200:
 #
 # Without a checker:
 #
-# *(Answer each in its cell below, for your teacher's grader.)*
+# *(Answer each in its cell below.)*
 #
 # 1. Set $\lambda = 1$. Show that `returns` equals `rl.discounted_returns` when `next_values`
 #    is `values[t+1]` inside episodes. Why does the equality fail for arbitrary `next_values`?
@@ -394,8 +373,8 @@ if h200:
 # %% [markdown]
 # ## Appendix: the package's hook form
 #
-# Optional, and safe to skip on a first reading: for reading the package's source, and for its
-# exercise `gae_prologue`. No later exercise uses this form.
+# Optional: for reading the package's source, and for the exercise `gae_prologue`. No later
+# exercise uses this form.
 #
 # ### The package's prologue
 #
@@ -404,56 +383,42 @@ if h200:
 # the package (scan.py):              (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
 # ```
 #
-# The arguments keep their order, and so do the first three outputs, the triple of
-# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues). New:
+# The first three outputs are the triple of
+# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# `valid` is false on padding. `keep` is a tuple handed on to the epilogue.
 #
-# * `SX`, new after `X`: each input's (row, time) strides. With `row`, they let one hook read
-#   batch-major and time-major buffers alike.
-# * `row`, in place of `offs`: the index of the row.
-# * `ACC`, new at the end: the dtype to compute in.
-# * `valid`, returned: false on padding.
-# * `keep`, returned: a tuple of values handed to the epilogue, so that nothing is loaded twice.
+# Three helpers read the inputs, and the exercise's template calls them for you. The one to read is
+# `step`, printed below. Its `return` line gives the step's γ and λ, then three flags:
+# `term`, `done` (any episode end, the window's last step included) and `valid`.
 #
-# The input slots have names, defined in `rltriton_lite/episode.py`: `X[REWARDS]` is the rewards
-# and `SX[REWARDS]` their (row, time) strides. `P` holds the numbers, such as `P[P_GAMMA]`, γ when
-# it is one number for all steps.
+# <details><summary>Details: the new arguments, the other helpers, and the names you can skip</summary>
 #
-# Three helpers read the inputs, so a prologue uses few of its arguments itself:
-#
-# * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`. These are the
-#   step's γ and λ, then three flags. `done` is any episode end: terminated, truncated, or
-#   `t == T - 1` (the window's end).
+# * `SX`, after `X`: each input's (row, time) strides. With `row` (the index of the row, in place
+#   of `offs`), they let one hook read batch-major and time-major buffers alike. `ACC`, at the end:
+#   the dtype to compute in.
+# * The input slots have names, defined in `rltriton_lite/episode.py`: `X[REWARDS]` is the rewards
+#   and `SX[REWARDS]` their strides. `P` holds the numbers, such as `P[P_GAMMA]`.
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
-# * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
-#
-# The cell below prints `step` and `values_now_and_next`, mostly machinery. Read three places: in
-# `step`, the line that computes `done` and the `return` line; in `values_now_and_next`, the
-# docstring.
-#
-# <details><summary>Details: the names in them you can skip</summary>
-#
-# * `ahead` is a masked call's look-ahead. Without a mask it is `None`, and `last`, the window's
-#   last step, is `t == T - 1`.
+#   `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$, from one load.
+# * `ahead`, the package's ninth argument, is a masked call's look-ahead. Without a mask it is
+#   `None`, and `last` is `t == T - 1`. Your prologue may leave it out:
+#   `exercises.package_prologue` handles the mask before the kernel runs.
 # * `P[P_OPEN]` is 0 unless the window is one piece of a longer row, split across processes. Its
 #   last step then ends nothing.
 # * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
 #   per step or one number.
-# * `values[t+1]` comes from the same load as `values[t]`, shifted by one step.
-# * The helpers load at every step in bounds, even where a value is not used, and the prologue
-#   selects afterwards. A load masked by the flags or by `valid` would also be correct.
+# * The helpers load at every step in bounds, and the prologue selects afterwards. A load masked by
+#   the flags or by `valid` would also be correct.
 #
 # </details>
 
 # %%
-for fn in (episode.step, episode.values_now_and_next):  # what the helpers read, and what they return
-    print(inspect.getsource(getattr(fn, "fn", fn)))
+print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # read its return line
 
 # %% [markdown]
-# Notebook 01's discounted return in this form, the model for the exercise. Read three lines:
+# Notebook 01's discounted return in this form, the model for the exercise. Read two lines:
 #
-# * the `step` call;
-# * the `b` line, which adds the bootstrap only where `done & ~term` (a truncation or the window's
-#   end);
+# * the `b` line, which adds the bootstrap only where `done & ~term`;
 # * the `return` line: `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an empty
 #   `keep`.
 #
@@ -461,7 +426,7 @@ for fn in (episode.step, episode.values_now_and_next):  # what the helpers read,
 #
 # The returns' prologue has GAE's shape, so `step` hands it a λ too: $\lambda = 1$, and
 # `gamma * lam` is then exactly γ (multiplying by 1.0 changes no bit). Its $b_t$ is the reward
-# plus its bootstrap, not GAE's δ. `ahead` is the masked call's look-ahead of the fold above.
+# plus its bootstrap, not GAE's δ.
 #
 # The prologue and epilogue live in `rltriton_lite/returns.py`, and the shared scan kernel
 # (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of steps. `load` comes
@@ -476,29 +441,22 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # ### Exercise `gae_prologue`
 #
 # **`gae_prologue`** (optional, a Triton hook). Your `gae_pairs` again, in the package's form:
-# write `gae_prologue(X, SX, P, row, t, m, T, ACC)`. The checker runs `rl.gae` with your prologue
-# in place of the package's (`exercises.package_prologue`).
+# write `gae_prologue(X, SX, P, row, t, m, T, ACC)`. `rl.gae` runs it in place of its own.
 #
-# > **Reset form: Triton (the flag)**, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column.
-#
-# <details><summary>Details: the package's ninth argument, ahead</summary>
-#
-# The package's prologues end with one more argument, `ahead=None`, which they pass on to `step`
-# and `values_now_and_next`. It is a masked call's look-ahead: the value at the next unpadded step,
-# and whether there is one. Your prologue may leave it out. `exercises.package_prologue` turns the
-# look-ahead off and handles the mask before the kernel runs, so the kernel calls your prologue
-# with the eight arguments above, and the helpers take their default `ahead=None`.
-#
-# </details>
-#
-# * **Inputs:** read them with the three helpers above, as the starter's template does. The
-#   rewards' load takes `valid`, as in `_returns_prologue`.
+# * **Inputs:** the starter's template reads them with the three helpers.
 # * **Returns:** `(a, b, reset, valid, keep)`. The first three are `gae_pairs`'s step as a triple:
 #   where `gae_pairs` set $a_t = 0$, set the flag instead. `valid` is `step`'s, and `keep = (v,)`,
 #   so the epilogue adds $V_t$ to the advantage without reading `values` again.
-# * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
-#   γ. The helpers handle the layouts and the padding. Drop a termination's bootstrap with
-#   `tl.where`.
+# * **Edge cases:** drop a termination's bootstrap with `tl.where`. The helpers handle the layouts
+#   and the padding.
+#
+# <details><summary>Details: what the checker runs</summary>
+#
+# The checker runs `rl.gae` with your prologue in place of the package's
+# (`exercises.package_prologue`), on rollouts with terminations, truncations, padding, time-major
+# inputs and a per-step γ. It calls your prologue with the eight arguments above.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -585,13 +543,17 @@ exercises.attempt("gae_prologue", gae_prologue)
 # ### The epilogue
 #
 # Chunks, carries and threads are the shared kernel's job, which is why every estimator is about
-# 20 lines. An epilogue takes the prologue's arguments plus six more. `O` and `SO` are the output tensors
-# and their strides. `valid` is the prologue's. `y` is the scanned value at $t$. `y_in` is the
-# value that entered step $t$: $y_t = b_t + a_t\,y_{in}$, so in a reverse scan `y_in` is $y_{t+1}$.
-# `keep` is what the prologue handed on. GAE's epilogue, below, stores two outputs:
+# 20 lines. GAE's epilogue, below, stores two outputs: the advantages $y_t$, and the returns
+# $y_t + V_t$, with $V_t$ taken from `keep`.
 #
-# * the advantages $y_t$, which is all the plain returns' epilogue stores;
-# * the returns $y_t + V_t$, with $V_t$ taken from `keep`.
+# <details><summary>Details: the epilogue's arguments</summary>
+#
+# An epilogue takes the prologue's arguments plus six more. `O` and `SO` are the output tensors and
+# their strides. `valid` is the prologue's. `y` is the scanned value at $t$. `y_in` is the value
+# that entered step $t$: $y_t = b_t + a_t\,y_{in}$, so in a reverse scan `y_in` is $y_{t+1}$.
+# `keep` is what the prologue handed on.
+#
+# </details>
 
 # %%
 print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))

@@ -18,15 +18,15 @@
 #
 # * **You will learn:** λ-returns from one-step TD to Monte Carlo; the bias–variance trade-off of
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
-# * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
+# * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and `q_lambda`.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
 # * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise
-#   `q_lambda`. Section 5 (the bias–variance measurement), 6 and the open questions can wait.
+# * **Minimum path:** sections 1–4, the worked prologue and `q_lambda`. Section 5 (bias and
+#   variance), 6 and the open questions can wait.
 #
-# The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$. It is the critic
-# target of Dreamer and of many actor-critics.
+# The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$. Dreamer and
+# many actor-critics use it as the critic's target.
 #
 # <details><summary>Details: sources, and where else the λ-return appears</summary>
 #
@@ -93,14 +93,13 @@ print(G)
 # The loop mixes $V'_t$ and $G_{t+1}$, but only $G_{t+1}$ is carried from step to step. So what
 # multiplies it is $a_t$, and the rest, the bootstrap from $V'_t$ included, is $b_t$:
 #
-# * $a_t = \gamma_t\lambda_t$, with [the card](01_discounted_return.ipynb#The-episode-end-card)'s
-#   [reset](GLOSSARY.md#reset) where done$_t$ ($a_t = 0$ in the NumPy below);
+# * $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
-#   $1-\lambda_t$ inside an episode, the rest going to $G_{t+1}$. Where done$_t$ it is 1, since
-#   there is no $G_{t+1}$ to mix in: $b_t$'s [end form](GLOSSARY.md#end-form).
+#   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in:
+#   $b_t$'s [end form](GLOSSARY.md#end-form).
 #
-# The window's last step needs that end form even from $y_T = 0$: the ordinary form would leave
-# $\lambda G_T$ to the scan, and in section 1's example give $G_2 = 0.5 \cdot 30 = 15$, not 30.
+# The window's last step needs that end form. The ordinary form would give $G_2 = 0.5 \cdot 30 = 15$
+# in section 1's example, not 30.
 #
 # In NumPy, against the loop:
 
@@ -139,21 +138,19 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the o
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
-# The kernel is the shared scan with TD(λ)'s own prologue, in the package's [hook](GLOSSARY.md#hook)
-# form (notebook 02's appendix), from `rltriton_lite/returns.py`:
+# The kernel is the shared scan with TD(λ)'s own [prologue](GLOSSARY.md#hook):
 
 # %%
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# Two lines differ from GAE's: its `b` has no $-V_t$, and `w = tl.where(done, 1.0, 1.0 - lam)` is
-# section 2's $w_t$, which [selects](GLOSSARY.md#select) the end form of $b$.
+# Two lines differ from GAE's: `b` has no $-V_t$, and `w` is section 2's $w_t$, a
+# [select](GLOSSARY.md#select) of $b$'s end form.
 #
 # ## 4. Kernel against the loop
 #
-# The kernel must match the loop on terminations, truncations, a random mask, per-step γ and λ,
-# and a time-major buffer. At the ends of the family, λ = 0 must give the one-step TD target, and
-# λ = 1 notebook 01's return:
+# The kernel must match the loop on terminations, truncations, a mask, per-step γ and λ, and a
+# time-major buffer. λ = 0 must give the one-step TD target, and λ = 1 notebook 01's return:
 
 # %%
 B, T = 4, 45
@@ -186,21 +183,19 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # %% [markdown]
 # ## 5. How λ trades bias for variance
 #
-# Which λ should one use? $G_t$ is a random estimate of the true value $v(s_t)$: its mean can be
-# off (bias), and it scatters around its mean (variance), with
-# $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$. This section measures both on an example
-# with a known true value:
+# Which λ should one use? $G_t$ estimates the true value $v(s_t)$, with
+# $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$. We measure both where $v$ is known:
 #
-# * a chain that never ends, with random rewards $r_t \sim \mathcal N(m_r, \sigma_r^2)$ of mean
-#   $m_r$. Every state has the same true value $v = m_r/(1-\gamma)$.
-# * a critic that overestimates by $\eta$ and is noisy, $V'_t = v + \eta + \sigma_c\,\xi_t$. Its errors
-#   $\xi_t$ are standard normal, independent across steps and of the rewards.
+# * a chain that never ends, with rewards $r_t \sim \mathcal N(m_r, \sigma_r^2)$. Every state's
+#   true value is $v = m_r/(1-\gamma)$.
+# * a critic that overestimates by $\eta$ and is noisy, $V'_t = v + \eta + \sigma_c\,\xi_t$, with
+#   $\xi_t$ standard normal and independent of everything else.
 # * windows of $T$ steps, bootstrapped at the end.
 #
 # **Where λ puts the weight.** $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$, with
 # $\alpha_t = (\gamma\lambda)^t$ and $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$;
 # the window's last step bootstraps fully, $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. The critic's
-# weights for four λ, with $\gamma = 0.8$ and $T = 20$ (log scale; a weight of 0 is not drawn):
+# weights for four λ, with $\gamma = 0.8$ and $T = 20$ (log scale):
 
 # %%
 gamma_, T_mc, m_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
@@ -231,19 +226,15 @@ assert beta_show[0, 0] == gamma_ and np.isclose(beta_show[-1, -1], gamma_**T_mc)
 # %% [markdown]
 # λ moves the error between two sources:
 #
-# * **The critic**, through the $\beta_t$. Its bias enters $G_0$ as $\eta\sum_t\beta_t$: $\gamma\eta$
-#   at λ = 0, shrinking as λ grows to $\gamma^T\eta$ at λ = 1. Its noise enters the variance as
-#   $\sigma_c^2\sum_t\beta_t^2$. Until λ nears 1, a larger λ spreads the weight over more states,
-#   whose independent errors partly cancel; at λ = 1 the whole weight $\gamma^T$ sits on one
-#   bootstrap value.
-# * **The sampled rewards**, through the $\alpha_t$. Their noise enters the variance as
-#   $\sigma_r^2\sum_t\alpha_t^2$, which grows with λ: at λ = 1, $G_0$ sums every reward's noise.
+# * **The critic**, through the $\beta_t$. Its bias enters $G_0$ as $\eta\sum_t\beta_t$, from
+#   $\gamma\eta$ at λ = 0 down to $\gamma^T\eta$ at λ = 1. Its noise adds
+#   $\sigma_c^2\sum_t\beta_t^2$ to the variance. Until λ nears 1, a larger λ spreads the weight
+#   over more states, whose errors partly cancel. At λ = 1 the whole weight $\gamma^T$ sits on one
+#   value.
+# * **The rewards**, through the $\alpha_t$. Their noise adds $\sigma_r^2\sum_t\alpha_t^2$, which
+#   grows with λ: at λ = 1, $G_0$ sums every reward's noise.
 #
-# So a trade-off needs both random rewards and an imperfect critic, biased or noisy.
-#
-# Bias and variance belong to the *distribution* of $G_0$, so we draw 20,000 rollouts, one per
-# row, each with its own critic errors, and compute $G_0$ for 21 values of λ with
-# `reference.td_lambda`.
+# We draw 20,000 rollouts, each with its own critic errors, and compute $G_0$ for 21 values of λ.
 
 # %%
 lams = np.linspace(0.0, 1.0, 21)
@@ -269,8 +260,8 @@ print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:
 # As λ grows, the bias falls at every point of the grid, and the variance more than doubles. Their
 # sum is lowest inside the range, not at either end.
 #
-# **Exact values to check against.** The bias is $\eta\sum_t\beta_t$, and the variance, the
-# errors being independent, is $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$.
+# **Exact values.** The bias is $\eta\sum_t\beta_t$, and the variance is
+# $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$.
 #
 # <details><summary>Details: the two ends of λ, and two side remarks</summary>
 #
@@ -310,13 +301,12 @@ print(f"the exact curve's minimum: λ = {fine[mse_f.argmin()]:.2f}, MSE {mse_f.m
       f"bias {b2_f[mse_f.argmin()] ** 0.5:.2f} (λ=0: {b2_f[0] ** 0.5:.2f})")
 
 # %% [markdown]
-# The best λ here is about 0.73, the exact curve's minimum (the rollouts' grid has steps of 0.05).
-# There the critic's bias in $G_0$ is 1.55, down from $\gamma\eta = 2.4$ at λ = 0, and $G_0$ does
-# not sum the noise of every reward, as at λ = 1. Where the optimum lies depends on how wrong the
-# critic is, relative to how noisy the rewards are: open question 3 moves it.
+# The best λ is about 0.73, the exact curve's minimum. There the critic's bias in $G_0$ is 1.55,
+# down from $\gamma\eta = 2.4$ at λ = 0. The optimum moves with the critic's error relative to the
+# rewards' noise (open question 3).
 #
 # **Bias is not needed for a trade-off.** Take an unbiased but noisy critic, $\eta = 0$ and
-# $\sigma_c = 3$. The MSE is then the variance alone, from the same exact formulas:
+# $\sigma_c = 3$. The MSE is then the variance alone:
 
 # %%
 noise_r = vr_f  # the rewards' term, as before (σ_r = 2)
@@ -337,7 +327,7 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 
 # %% [markdown]
 # Its best λ is near 0.58, where the critic's term falls as fast as the rewards' term rises. The
-# critic's term falls as λ grows (up to λ ≈ 0.999), and the rewards' term rises all the way.
+# critic's term falls up to λ ≈ 0.999; the rewards' term rises all the way.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above (CI runs them; skip when reading)
@@ -358,35 +348,18 @@ assert np.all(np.diff(noise_r) > 0)  # "the rewards' term rises"
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: as for the return and GAE, the small shapes are
-# [host-bound](GLOSSARY.md#host-bound).** At 16×128 the forward takes 1.8 µs on the GPU but 41 µs of
-# wall time. As in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it),
-# that wall time is only an upper bound on the host's cost, and the backward's extra wall time is
-# mostly host time. The cell prints the committed H200 table and chart and measures nothing
-# ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
-#
-# The `!` after `torchrl_vec_td_lambda` marks outputs that differ from ours by more than the check's
-# 1e-4 (3.0e-4 and 3.4e-4 relative, at the two small shapes): torchrl's vectorised estimators
-# compute the sum as a `conv1d` with geometric weights cut off below 1e-7
-# ([benchmarks/README.md, "Known disagreements"](../benchmarks/README.md#peers)), while our kernel
-# matches the float64 loop to 1e-5 (section 4).
-
-# %%
-h200 = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name: not measured here
+# As for the return and GAE, TD(λ)'s small shapes are [host-bound](GLOSSARY.md#host-bound): at
+# 16×128 the forward takes 1.8 µs on the GPU but 41 µs of wall time, in the committed H200 run. The
+# table is in [notebook 09, section 2.3](09_benchmarks.ipynb#2.3-TD-lambda:-like-the-return).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
-assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).values())  # "mostly host time"
-if h200:
-    fw16 = next(r for r in h200 if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
-    assert (round(fw16["gpu_us"], 1), round(fw16["wall_us"])) == (1.8, 41)  # "1.8 µs on the GPU but 41 µs"
-    assert fw16["wall_us"] > 20 * fw16["gpu_us"]  # "host-bound"
-    _, res_h200 = profile.committed_results()  # the raw rows: each peer's error against ours
-    vec = {(r["B"], r["T"]): r for r in res_h200["rows"] if profile.flagged(r)
-           and (r["algorithm"], r["impl"], r["dtype"]) == ("td_lambda", "torchrl_vec_td_lambda", "float32")}
-    assert sorted(vec) == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in h200 if r["flagged"])
-    assert sorted(round(r["max_rel_err"], 5) for r in vec.values()) == [0.0003, 0.00034]  # "3.0e-4 and 3.4e-4"
-    assert all(r["tol"] == 1e-4 for r in vec.values())  # "the check's 1e-4"
+# Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
+# every row of TD(λ), as a table and a chart: profile.committed("td_lambda") (notebook 09, section 2.3)
+RUN, RES, h200 = profile.committed_or_empty("td_lambda")
+_fw16 = [r for r in h200 if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd")]
+assert not h200 or [(round(r["gpu_us"], 1), round(r["wall_us"])) for r in _fw16] == [(1.8, 41)]  # "1.8 µs ... 41 µs"
+assert not h200 or _fw16[0]["wall_us"] > 2 * _fw16[0]["gpu_us"]  # "host-bound" (notebook 08, section 3's 2×)
+assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
@@ -395,8 +368,7 @@ if h200:
 #
 # A worked prologue first: TD(λ) with terminations, for
 # [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues). It
-# returns section 2's triple, with $\lambda_t = 0$ at the window's last step for $b$'s end form
-# (there is no done input). Against the package's `td_lambda`:
+# returns section 2's triple, with $\lambda_t = 0$ at the window's last step for $b$'s end form:
 
 # %%
 @triton.jit
@@ -419,38 +391,37 @@ torch.testing.assert_close(G_hook, rl.td_lambda(r_h, v_h, gamma=0.9, lambda_=0.8
 print("a 9-line Triton prologue == rl.td_lambda")
 
 # %% [markdown]
-# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) learns $Q$ for the greedy policy from an
-# exploring policy's data. Its λ-return follows the rollout only while the rollout acts greedily:
+# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) learns the greedy policy's $Q$ from exploring
+# data. Its λ-return follows the rollout only while the rollout acts greedily:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\ell_t)\max_u Q(s_{t+1}, u) + \ell_t G_{t+1}\Big],
 # \qquad \ell_t = \begin{cases} \lambda & u_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
 #
 # Here $u$ is an action ($a_t$ stays the scan's multiplier), and $u_{t+1}$ the action taken at
-# $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's, so the
-# trace is cut and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
-# prologue's TD(λ) on $\max_u Q$, with a per-step λ. New: your prologue computes the max, and
-# whether $u_{t+1}$ is greedy, from all the actions' Q.
+# $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's. So the
+# trace is cut, and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
+# prologue on $\max_u Q$, with a per-step λ. New: the max, and whether $u_{t+1}$ is greedy.
 #
-# > **Reset form: Triton (the flag)**, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column.
-#
-# <details><summary>Details: sources</summary>
+# <details><summary>Details: sources, and the reset form</summary>
 #
 # Watkins, *Learning from delayed rewards*, 1989; Sutton & Barto 2nd ed., §12.10.
+#
+# The reset is Triton's flag, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s
+# Triton column: $a_t$ is not read where the flag is set.
 #
 # </details>
 #
 # * **Inputs** ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)'s
-#   `X` and `P`): `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
-#   `n_actions` is an int.
-#   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, u)$ for each action $u$, contiguous with
-#     the actions last.
-#   * `next_action` (B, T, int64) is $u_{t+1}$, the action taken at $s_{t+1}$.
+#   `X` and `P`): `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`,
+#   `n_actions` an int.
+#   * `next_q`, (B, T, n_actions) float32, contiguous: $Q(s_{t+1}, u)$ for each action $u$.
+#   * `next_action`, (B, T) int64: $u_{t+1}$.
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, with a reset
 #   wherever the trace is cut. There is no truncation input.
 # * **Edge cases:**
 #   * $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max counts as
-#     greedy**: an argmax that picks the first tied action would cut the trace where it goes on.
-#   * After a termination `next_q` may be NaN: select it away, as the worked prologue does.
+#     greedy**, so an argmax that picks the first tied action is wrong.
+#   * After a termination `next_q` may be NaN: select it away.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -520,10 +491,10 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# The checker compares your prologue, in `exercises.scan_hook`, with a float64 loop, on 3 to 5
-# actions. A failure names the case and the step where the error starts.
-#
 # <details><summary>Details: the checker's cases</summary>
+#
+# The checker compares your prologue, in `exercises.scan_hook`, with a float64 loop, on 3 to 5
+# actions. A failure names the case and the step where the error starts. Its cases:
 #
 # * a row where every next action is greedy (TD(λ) on the max);
 # * rows with non-greedy actions;
@@ -531,6 +502,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # * terminations with NaN behind them, across several chunks.
 #
 # The teacher's grader checks it on other cases of the same kinds, drawn from a seed.
+#
+# `exercises.cases(name)[i]` is case `i`, a tuple `(description, args, kwargs, expected, marks)`.
 #
 # </details>
 #
@@ -550,8 +523,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     return a_t, b_t, reset
 # ```
 #
-# One of the checker's cases, to try by hand (`exercises.cases(name)[i]` is case `i`, a tuple
-# `(description, args, kwargs, expected, marks)`):
+# One of the checker's cases, to try by hand:
 
 # %%
 case_q, args_q, kwargs_q, G_q, marks_q = exercises.cases("q_lambda")[1]  # the checker's second case
@@ -600,10 +572,9 @@ exercises.attempt("q_lambda", q_lambda)
 # ## What you now know
 #
 # * The λ-return is one reverse scan, with $a_t = \gamma_t\lambda_t$ and $b_t = r_t + \gamma_t w_t
-#   V'_t$: $w_t = 1-\lambda_t$ inside an episode and 1 at its end (the end form, needed at the
-#   window's last step even from $y_T = 0$).
+#   V'_t$: $w_t = 1-\lambda_t$ inside an episode, 1 at its end and at the window's last step.
 # * λ = 0 gives the one-step TD target, and λ = 1 the discounted return.
-# * λ trades the critic's error for the rewards' noise: in section 5's chain the MSE is lowest near
-#   λ = 0.73, not at either end. An unbiased but noisy critic has a trade-off too.
-# * Watkins's Q(λ) is TD(λ) on $\max_u Q(s_{t+1}, u)$. The trace is cut where the next action is
-#   not greedy (a tie for the max counts as greedy).
+# * λ trades the critic's error for the rewards' noise. In section 5 the MSE is lowest near
+#   λ = 0.73, and an unbiased but noisy critic has a trade-off too.
+# * Watkins's Q(λ) is TD(λ) on $\max_u Q(s_{t+1}, u)$, its trace cut where the next action is not
+#   greedy (a tie counts as greedy).

@@ -18,20 +18,19 @@
 #
 # * **You will learn:** IMPALA's off-policy correction as one scan; Retrace as a Triton prologue,
 #   V-trace's policy-gradient epilogue, and V-trace as a whole kernel of your own.
-# * **Time:** 3.5–5.5 h with the open questions, 2–3.5 h without, in two sessions: the second
-#   starts at `vtrace_kernel`, the capstone, which alone can take a newcomer 1–2 h.
+# * **Time:** 3.5–5.5 h with the open questions, 2–3.5 h without. Plan two sessions: the capstone,
+#   `vtrace_kernel`, alone can take 1–2 h.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the three checked exercises. Section 5, the open questions,
-#   the optional section and the optional [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
+#   the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
 #
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
-# $\pi$. V-trace corrects the $n$-step return for this lag with two importance weights of the
-# action taken $u_t$, each *truncated* (clipped at a ceiling):
+# $\pi$. V-trace corrects the $n$-step return with two importance weights of the action taken
+# $u_t$, each *truncated* (clipped at a ceiling):
 #
-# * $\rho_t$ decides which value the target converges to. Once it is clipped, that value is not
-#   always $V^\pi$.
+# * $\rho_t$ decides which value the target converges to: once clipped, not always $V^\pi$.
 # * $c_t$ decides how far back a TD error travels. A TD error $k$ steps later reaches step $t$
 #   through the product $c_t c_{t+1} \cdots c_{t+k-1}$, the trace.
 #
@@ -43,11 +42,14 @@
 #
 # The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With
 # $\lambda = \bar c = 1$, that is wherever $\pi$ is less likely than $\mu$ to take the action
-# taken. With $\bar c < 1$, it is every step. The trace is cut to 0 only in four places:
+# taken. With $\bar c < 1$, it is every step. The trace is cut (nothing later reaches step $t$) in
+# only four places:
 #
-# * at a [reset](GLOSSARY.md#reset), which is an episode end or the window's last step;
-# * where $\pi(u_t \mid s_t) = 0$;
-# * where $\lambda_t = 0$;
+# * at a [reset](GLOSSARY.md#reset), which is an episode end or the window's last step. There
+#   $c_t$ is not 0: the link is cut. In Triton form $a_t$ keeps $\gamma_t c_t$, and the flag
+#   stops it;
+# * where $\pi(u_t \mid s_t) = 0$, so $c_t = 0$;
+# * where $\lambda_t = 0$, so $c_t = 0$;
 # * everywhere, if $\bar c = 0$.
 #
 # </details>
@@ -60,9 +62,9 @@
 #
 # $$v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t).$$
 #
-# `vs` $= v_t$ is the critic's regression target. The ratio $\pi/\mu$ comes in as
-# `log_rhos` $= \log\pi(u_t|s_t) - \log\mu(u_t|s_t)$, and the clip levels as `rho_bar` and `c_bar`.
-# The second output, the policy-gradient advantage, is read off $v$ afterwards (section 2).
+# `vs` $= v_t$ is the critic's target. The ratio comes in as
+# `log_rhos` $= \log\pi(u_t|s_t) - \log\mu(u_t|s_t)$, the clips as `rho_bar` and `c_bar`. The
+# second output, the policy-gradient advantage, is read off $v$ (section 2).
 
 # %%
 import importlib
@@ -101,8 +103,8 @@ print(inspect.getsource(reference.vtrace))
 
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, the default clips
-# $\bar\rho = \bar c = \bar\rho_{pg} = 1$ ($\bar\rho_{pg}$ clips the advantage `pg` of
-# section 2), rewards and values 1, a bootstrap value of 2. Compared with μ, π likes:
+# $\bar\rho = \bar c = \bar\rho_{pg} = 1$ ($\bar\rho_{pg}$ clips section 2's advantage), rewards
+# and values 1, a bootstrap value of 2. Compared with μ, π likes:
 #
 # * the first action twice as much ($\pi/\mu = 2$, clipped to 1);
 # * the second half as much ($\pi/\mu = 0.5$: it halves the trace);
@@ -127,11 +129,10 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
 #
-# * **[prologue](GLOSSARY.md#prologue)**: the three clipped weights from `log_rhos`, then $a_t$,
-#   $b_t$ and the reset;
+# * **[prologue](GLOSSARY.md#prologue)**: the clipped weights, then $a_t$, $b_t$ and the reset;
 # * **scan**: its output $y_t$ is $v_t$ itself;
 # * **[epilogue](GLOSSARY.md#epilogue)**: `vs` $= y_t$, and the advantage, from $v_{t+1}$, the value
-#   the scan carried *into* step $t$: no extra pass.
+#   the scan carried *into* step $t$.
 #
 # **The advantage.** `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(u_t|s_t)$ in the
 # policy loss. Its λ-mix follows rlax:
@@ -141,21 +142,15 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #   \text{follow}_t = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
 #
 # $\rho^{pg}_t = \min(\bar\rho_{pg}, \pi/\mu)$ is the advantage's own clipped weight (`pg_rho_bar`).
-# $\text{follow}_t$ is what the advantage reads after step $t$: the next target $v_{t+1}$ inside an
-# episode, the next value $V'_t$ at its end.
 #
-# **The advantage on three steps.** Take section 1's example (λ = 1, so
-# $A^{pg}_t = \rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,\text{follow}_t - V_t\big)$), and make
-# step 1 terminate, with a NaN as its next value. Then $\rho^{pg} = (1, 0.5, 1)$ and
-# $v = (1.5, 1, 2)$, and each step reads a different $\text{follow}_t$:
+# **The advantage on three steps.** Take section 1's example (λ = 1) and make step 1 terminate,
+# with a NaN as its next value. Then $\rho^{pg} = (1, 0.5, 1)$ and $v = (1.5, 1, 2)$:
 #
 # | step | what it is | $\text{follow}_t$ | $A^{pg}_t$ |
 # | --- | --- | --- | --- |
 # | $t = 2$ | the window's last step | $V'_2 = 2$ | $1 \cdot (1 + 0.5 \cdot 2 - 1) = 1$ |
 # | $t = 1$ | a termination | not read: the [select](GLOSSARY.md#select) $(1-\text{term}_1)$ drops it, NaN and all | $0.5 \cdot (1 - 1) = 0$ |
 # | $t = 0$ | inside the episode | $v_1 = 1$, the next step's target | $1 \cdot (1 + 0.5 \cdot 1 - 1) = 0.5$ |
-#
-# The package's epilogue gets $v_{t+1}$ as an argument, `y_in` (section 3).
 
 # %%
 vs3, pg3 = reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], gamma=0.5,
@@ -165,10 +160,8 @@ np.testing.assert_allclose(vs3, [1.5, 1.0, 2.0])
 np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 
 # %% [markdown]
-# **The window's last step** resets and takes
-# [the card](01_discounted_return.ipynb#The-episode-end-card)'s [end form](GLOSSARY.md#end-form).
-# The term $-\gamma_t c_t V'_t$ of $b_t$ cancels against the scan's $\gamma_t c_t v_{t+1}$; after
-# the window there is no $v_T$, so $[\lnot\text{done}_t]$ drops it, and
+# **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form). There is no
+# $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so $[\lnot\text{done}_t]$ drops it:
 # $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary form would give
 # $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2.
 #
@@ -220,9 +213,8 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # %% [markdown]
 # ## 3. The kernel
 #
-# Section 2's split becomes three [hooks](GLOSSARY.md#hook) in `rltriton_lite/vtrace.py` (notebook
-# 02's appendix): `_step` loads one step's coefficients, flags and clipped weights, and the prologue
-# and the epilogue are section 2's formulas. The printout is optional.
+# The kernel is section 2's split, as three [hooks](GLOSSARY.md#hook) in `rltriton_lite/vtrace.py`.
+# The printout is optional.
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -232,10 +224,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # Points worth noticing:
 #
 # * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates
-#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$, then adds $V$. That drops
-#   $\gamma_t c_t (V_{t+1} - V'_t)$, so it assumes $V'_t = V_{t+1}$ wherever the trace runs on:
-#   false across padding, and wherever the next values are not `values[t+1]`. It also has no
-#   truncation flag, so it cannot cut the trace at a time limit and keep the bootstrap.
+#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ from one `values` input, its
+#   $\delta_t$ built on $V_{t+1}$ too. That is exact in its convention, but the single input forces
+#   $V'_t = V_{t+1}$: false across padding, and wherever the next values are not `values[t+1]`.
+#   Nor can it cut the trace at a time limit and keep the bootstrap: it has no truncation flag.
 # * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
 #   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
 # * **The weights are constants for gradients,** as in IMPALA: `log_rhos` gets none.
@@ -263,9 +255,8 @@ print("importance weights are constants")
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# The kernel must match the loop and, on-policy, reduce to TD(λ) and GAE. The rollout has ratios
-# clipped on all three weights, terminations, truncations, left and right padding, a per-step γ
-# and λ, and a time-major copy.
+# The kernel must match the loop, and reduce to TD(λ) and GAE on-policy. The rollout has clipped
+# ratios, episode ends, padding, a per-step γ and λ, and a time-major copy.
 
 # %%
 B, T = 4, 50
@@ -284,7 +275,7 @@ kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
 rollout4 = (lr_, r, v, gamma, term, trunc, nv, kw)  # kept for the optional section after the exercises
 
 # %% [markdown]
-# The kernel against the loop on that rollout; padded steps must be 0:
+# Against the loop; padded steps must be 0:
 
 # %%
 vs, pg = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, next_values=nv,
@@ -297,7 +288,7 @@ np.testing.assert_allclose(to_numpy(pg), e_pg, rtol=1e-5, atol=1e-5)
 assert (vs[~mask] == 0).all() and (pg[~mask] == 0).all()
 
 # %% [markdown]
-# The same data as a time-major (T, B) buffer, which the kernel reads through strides:
+# The same data time-major, (T, B), read through strides:
 
 # %%
 tm = lambda x: x.t().contiguous()  # noqa: E731
@@ -341,9 +332,9 @@ print("on-policy V-trace == TD(λ) == GAE")
 
 # %% [markdown]
 # What the ratios do, on one row with a constant ratio $\pi/\mu$, rewards 1 and an imperfect
-# critic. At $\pi/\mu \ge 1$ the weights clip to 1, and `vs` is the on-policy return. As the ratio
-# falls, $\rho_t$ shrinks each correction and $c_t$ the trace, so `vs` slides toward the critic's
-# $V_t$, which it reaches at ratio 0.
+# critic. At $\pi/\mu \ge 1$ the weights clip to 1: the on-policy return. As the ratio falls,
+# $\rho_t$ shrinks each correction and $c_t$ the trace. `vs` slides toward the critic's $V_t$,
+# which it reaches at ratio 0.
 
 # %%
 T1 = 60
@@ -388,34 +379,24 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# **Takeaway: every implementation in the table agrees with ours, and one [peer](GLOSSARY.md#peer),
-# rl_triton, reads faster at 16×128 (GPU 1.52 against 2.03 µs, `wall ÷ ours` 0.696) and at
-# 64×16384 (`wall ÷ ours` 0.855).** Whether such a gap is real is for
-# [notebook 14](14_appendix_data.ipynb)'s noise rule (its section 6): both wall gaps are within the
-# noise, and a GPU time at 16×128 holds only to a few µs (its section 3). The backward's extra wall
-# time is mostly host time, as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
-# The cell prints the committed H200 table and chart and measures nothing
-# ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
-
-# %%
-h200 = profile.committed("vtrace", missing_ok=True)  # the H200's table and chart, read by name: not measured here
-assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every implementation agreed with ours
+# Every implementation in the committed H200 run agrees with ours. One [peer](GLOSSARY.md#peer),
+# rl_triton, reads faster than ours at two shapes, both gaps within the noise. The table is in
+# [notebook 09, section 2.4](09_benchmarks.ipynb#2.4-V-trace:-a-peer-within-the-noise).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
-assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).values())  # "mostly host time"
-under_1 = [(r["impl"], r["B"], r["T"], r["pass"], round(r["vs_ours"], 3)) for r in h200
-           if r["vs_ours"] is not None and r["vs_ours"] < 1]
-assert not h200 or under_1 == [("rl_triton", 16, 128, "fwd", 0.696), ("rl_triton", 64, 16384, "fwd", 0.855)], under_1
+# Checks: the claims above, on the committed H200 run (CI runs them; skip when reading)
+# every row of V-trace, as a table and a chart: profile.committed("vtrace") (notebook 09, section 2.4)
+RUN, RES, h200 = profile.committed_or_empty("vtrace")
+assert not any(r["flagged"] for r in h200)  # "every implementation agrees with ours"
+_faster = [(r["impl"], r["B"], r["T"], r["pass"]) for r in h200 if r["vs_ours"] is not None and r["vs_ours"] < 1]
+assert not h200 or _faster == [("rl_triton", 16, 128, "fwd"), ("rl_triton", 64, 16384, "fwd")]  # "one peer, two shapes"
 if h200:
-    gpu16 = {r["impl"]: r["gpu_us"] for r in h200 if (r["B"], r["T"], r["pass"]) == (16, 128, "fwd") and r["gpu_us"]}
-    assert (round(gpu16["rl_triton"], 2), round(gpu16[profile.OURS_IMPL], 2)) == (1.52, 2.03)  # "GPU 1.52 against 2.03 µs"
-    _, res = profile.committed_results()
-    probe_us = profile.wall_probe_us()
-    for shape in ((16, 128), (64, 16384)):  # "both wall gaps are within the noise": notebook 14's rule, 2.3×
-        ours_wall = profile.wall_range(res, probe_us, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "vtrace", shape, "fwd")
-        peer_wall = profile.wall_range(res, probe_us, {}, "rl_triton", "vtrace", shape, "fwd")
-        assert profile.noise_verdict(ours_wall, peer_wall, 2.3) == "within the noise", (shape, ours_wall, peer_wall)
+    _probe_us = profile.wall_probe_us()
+    for _impl, _B, _T, _pass in _faster:  # "both gaps within the noise": notebook 14's noise rule, 2.3×
+        _ours_wall = profile.wall_range(RES, _probe_us, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "vtrace", (_B, _T), _pass)
+        _peer_wall = profile.wall_range(RES, _probe_us, {}, _impl, "vtrace", (_B, _T), _pass)
+        assert profile.noise_verdict(_ours_wall, _peer_wall, 2.3) == "within the noise", (_B, _T, _ours_wall, _peer_wall)
+assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
@@ -428,8 +409,8 @@ if h200:
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
 #   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
-# **Mind the index.** The link from step $t+1$ back to step $t$ carries the trace $c_{t+1}$ in
-# Retrace, but $c_t$ in V-trace. Side by side, inside an episode:
+# **Mind the index.** The link from step $t+1$ back to step $t$ carries $c_{t+1}$ in Retrace, $c_t$
+# in V-trace:
 #
 # $$\begin{aligned}
 # \text{Retrace:}\quad G_t &= r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot)
@@ -443,21 +424,24 @@ if h200:
 # Write its prologue for [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues),
 # as for notebook 03's `q_lambda`.
 #
-# > **Reset form: Triton (the flag)**, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column.
+# <details><summary>Details: the reset form</summary>
+#
+# The reset is Triton's flag, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s
+# Triton column: $a_t$ is not read where the flag is set.
+#
+# </details>
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each loaded at `offs`:
 #   * `X[0]`, `rewards`, $r_t$;
 #   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$;
-#   * `X[2]`, `next_q`, $Q_{t+1} = Q(s_{t+1}, u_{t+1})$, the value of the action taken next:
-#     (B, T), not `q_lambda`'s (B, T, A);
-#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$: entry $t$ is already step $t+1$'s, so
-#     no shift;
+#   * `X[2]`, `next_q`, $Q_{t+1} = Q(s_{t+1}, u_{t+1})$, the action taken next: (B, T), not
+#     `q_lambda`'s (B, T, A);
+#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$: entry $t$ is already step $t+1$'s;
 #   * `X[4]`, `terminated`, a bool flag.
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. There is no
 #   truncation input.
-# * **Edge cases:** the window's last step resets, as a termination does, and takes $c = 0$ there,
-#   which gives $b$ its end form (as in notebook 03). Behind a termination the `next_*` inputs may
-#   be NaN: select them away.
+# * **Edge cases:** the window's last step resets and takes $c = 0$, which gives $b$ its end form.
+#   Behind a termination the `next_*` inputs may be NaN: select them away.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -540,14 +524,17 @@ exercises.attempt("retrace", retrace)
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue). Write the policy-gradient advantage as an epilogue. The
-# prologue is given: `exercises.vtrace_prologue` (λ = 1) returns section 2's triple (its source
-# is printed after the capstone, which asks you to write that step).
+# prologue is given: `exercises.vtrace_prologue` (λ = 1) returns section 2's triple.
+#
+# **One clip.** Section 2 gave the advantage its own clip $\bar\rho_{pg}$. Here one clip, $\bar\rho$
+# (`P[1]`), serves both $\rho_t$ and $\rho^{pg}_t$, as in the IMPALA paper and at the package's
+# defaults $\bar\rho_{pg} = \bar\rho = 1$.
 #
 # The advantage needs $v_{t+1}$, the *next* step's target. `scan_hook`'s `epilogue`
 # ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)),
 # `(X, P, offs, t, m, T, y, y_in) -> out`, gets it:
 #
-# * `y` is the scanned value at step $t$, here $v_t$.
+# * `y` is the scanned value, $v_t$.
 # * `y_in` is the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$): in this
 #   reverse scan $v_{t+1}$, and 0 at the row's last step.
 #
@@ -560,14 +547,13 @@ exercises.attempt("retrace", retrace)
 # </details>
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
-#   (γ, ρ̄, c̄), and `P[2]` is only for the given prologue.
+#   (γ, ρ̄, c̄), `P[2]` only for the prologue.
 # * **Returns:** section 2's $A^{pg}_t$ at λ = 1,
 #   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, with
-#   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$ and $\pi_t/\mu_t$ = `exp(log_rhos)`: `P` has no
-#   $\bar\rho^{pg}$ here, so clip at ρ̄ (`P[1]`), as IMPALA does.
+#   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$ and $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step.
-#   There is no truncation input. At a termination, `y_in` is the next episode's value and
-#   `next_values` may be NaN: select both away.
+#   There is no truncation input. At a termination, `y_in` is the next episode's and `next_values`
+#   may be NaN: select both away.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -639,30 +625,36 @@ vtrace_pg = None
 # %%
 exercises.attempt("vtrace_pg", vtrace_pg)
 
+# %% jupyter={"source_hidden": true}
+# Checks: "One clip" above (CI runs them; skip when reading)
+_vtrace_args = inspect.signature(rl.vtrace).parameters
+assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 1.0  # "the package's defaults"
+
 # %% [markdown]
 # *A good place to stop for a first session.* The capstone builds on `retrace`, `vtrace_pg` and
 # your `reset_scan` from 00c: have it at hand.
 #
-# **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). Write V-trace in
-# Triton with no harness. A first kernel scans `vs` row by row, in [chunks](GLOSSARY.md#chunk), with
-# section 2's step and its resets, carried by your own combine as in `reset_scan`. A second kernel,
-# launched after the first has finished, reads `vs` one step on and computes `vtrace_pg`'s
-# advantage.
-#
-# > **Reset form: Triton (the flag)**, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column.
+# **`vtrace_kernel`** (the capstone). Write V-trace in Triton as a whole kernel, with no harness. A first kernel scans `vs` row by row, in [chunks](GLOSSARY.md#chunk), with
+# section 2's step and its resets. A second kernel, launched after the first has finished, reads
+# `vs` one step on and computes `vtrace_pg`'s advantage.
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
 #   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
 #   the chunk length, a power of two (`tl.arange` needs one). λ = 1.
-# * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄. The checker
-#   compares them with `reference.vtrace` on rows shorter and longer than a chunk, with
-#   terminations.
+# * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄.
 # * **The recurrence** is section 2's at λ = 1, with no truncation input:
 #   $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$, with
 #   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$ and
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$. Each [lane](GLOSSARY.md#lane)'s triple
-#   $(a_t, b_t, k_t)$ holds the reset flag $k_t$. Padding lanes, past the row's end, get the
-#   [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
+#   $(a_t, b_t, k_t)$ holds the reset flag $k_t$.
+#
+# <details><summary>Details: the checker, and the reset form</summary>
+#
+# The checker compares `(vs, pg)` with `reference.vtrace` on rows shorter and longer than a chunk,
+# with terminations. The reset is Triton's flag, as in
+# [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column.
+#
+# </details>
 #
 # <details><summary>Details: why a second kernel for pg</summary>
 #
@@ -684,70 +676,24 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # </details>
 
 # %% [markdown]
-# **What your kernel does**, part by part: with the recurrence above, these six parts are the
-# whole task. The hints below hold the code.
+# **What your kernel does**, part by part. The hints below hold the code.
 #
 # 1. **The loop.** One program per row walks the row's chunks of `chunk` steps, from the last to
-#    the first; lanes past the row's end are padding. It carries one number from chunk to chunk,
-#    $v$ at the first step of the chunk just done, starting at 0.
-# 2. **The triple.** Each step's five inputs give its triple: split the recurrence as section 2
-#    does, with the card's resets. Padding lanes get the identity $(1, 0, \text{false})$. At a
-#    termination, select $V'_t$ out of $\delta_t$: it may be NaN.
-# 3. **The reset.** A reverse scan of the chunk's triples gives each step the map $(A, B, K)$ of
-#    itself and the chunk's later steps. The [combine](GLOSSARY.md#combine) is 00c's
-#    `reset_combine`, and `tl.associative_scan(..., reverse=True)` calls it as
-#    `combine(later run, earlier run)`
-#    ([notebook 00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
-#    It returns `(a2 * a1, b2 + a2 * b1, k1 | k2)`, or `(a2, b2, True)` where `k2` is set: a reset
-#    in the earlier run ignores the later one. With numbers, on steps 0 and 1 with triples
-#    $(0.5, 1, \text{false})$ and $(0.8, 2, \text{false})$, and $y_2 = 4$ after them:
-#
-#    * One step at a time: $y_1 = 2 + 0.8 \cdot 4 = 5.2$, then $y_0 = 1 + 0.5 \cdot 5.2 = 3.6$.
-#    * The scan calls `combine(0.8, 2, False, 0.5, 1, False)`, step 1's triple first. It returns
-#      $(0.5 \cdot 0.8,\ 1 + 0.5 \cdot 2,\ \text{false}) = (0.4, 2, \text{false})$, and
-#      $2 + 0.4 \cdot 4 = 3.6 = y_0$.
-#    * Operands swapped, the result is $(0.4,\ 2 + 0.8 \cdot 1,\ \text{false}) = (0.4, 2.8,
-#      \text{false})$, and $2.8 + 0.4 \cdot 4 = 4.4$: wrong.
-#    * If step 0 terminates, its triple $(0.5, 1, \text{true})$ comes back unchanged: $y_0 = 1$.
-# 4. **The carry and the store.** `vs` at a step is $B + A \cdot \text{carry}$ where $K$ is false
-#    (no reset between the step and the chunk's end), and $B$ alone where it is true. It is stored
-#    at every real step; the carry into the chunk before is `vs` at this chunk's first step.
-# 5. **The second kernel's $v_{t+1}$.** It handles each element of the (B, T) output on its own:
-#    $v_{t+1}$ is the row's `vs` at step $t+1$, or `next_values` at the window's last step, never
-#    the next row's first step.
+#    the first. It carries one number from chunk to chunk, $v$ at the first step of the chunk just
+#    done, starting at 0.
+# 2. **The triple.** Split the recurrence as section 2 does, with its resets.
+#    Padding lanes, past the row's end, get the [identity](GLOSSARY.md#identity)
+#    $(1, 0, \text{false})$. At a termination, select $V'_t$ out of $\delta_t$: it may be NaN.
+# 3. **The scan.** Use 00c's `reset_combine` unchanged, with `reverse=True`. Order rule: the scan
+#    passes the later step's triple first, as `(a1, b1, k1)`
+#    ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+#    Each step gets the map $(A, B, K)$ of itself and the chunk's later steps.
+# 4. **The carry and the store.** `vs` is $B + A \cdot \text{carry}$ where $K$ is false (no reset
+#    up to the chunk's end), and $B$ alone where it is true. It is stored at every real step.
+# 5. **The second kernel's $v_{t+1}$.** Each element of the (B, T) output on its own: $v_{t+1}$ is
+#    the row's `vs` at step $t+1$, or `next_values` at the window's last step.
 # 6. **The advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in `vtrace_pg`,
 #    with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every real element.
-#
-# <details><summary>Details: part 3's combine in symbols</summary>
-#
-# | | step 0 | step 1 |
-# | --- | --- | --- |
-# | in time | the earlier run | the later run |
-# | its map is applied | second, to $y_1$ | first, to $y_2$ |
-# | in `combine(a1, b1, k1, a2, b2, k2)` | the second operand: `a2, b2, k2` $= (a_0, b_0, k_0)$ | the first operand: `a1, b1, k1` $= (a_1, b_1, k_1)$ |
-#
-# The joined map is $y_2 \mapsto b_0 + a_0(b_1 + a_1 y_2)$: the triple
-# $(a_0 a_1,\ b_0 + a_0 b_1,\ k_0 \lor k_1)$, or `(a2 * a1, b2 + a2 * b1, k1 | k2)` in the
-# combine's names. Where `k2` is set, it is $(a_0,\ b_0,\ \text{true})$ instead. In Triton, $a$ and
-# $b$ are each a `tl.where` on `k2`, and the flag is `k1 | k2` in both cases.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: part 3's worked combine (CI runs them; skip when reading)
-def combine_by_the_text(a1, b1, k1, a2, b2, k2):
-    """Part 3's combine: (a2 * a1, b2 + a2 * b1, k1 | k2), or the second operand with its flag where k2 is set."""
-    return (a2, b2, True) if k2 else (a2 * a1, b2 + a2 * b1, k1 or k2)
-
-
-A_w, B_w, K_w = combine_by_the_text(0.8, 2.0, False, 0.5, 1.0, False)  # step 1's triple first
-assert np.isclose(2.0 + 0.8 * 4.0, 5.2) and np.isclose(1.0 + 0.5 * 5.2, 3.6)  # "y_1 = 5.2, then y_0 = 3.6"
-assert np.allclose((A_w, B_w), (0.4, 2.0)) and not K_w and np.isclose(B_w + A_w * 4.0, 3.6)  # "(0.4, 2, false)", "3.6 = y_0"
-A_s, B_s, _ = combine_by_the_text(0.5, 1.0, False, 0.8, 2.0, False)  # swapped
-assert np.allclose((A_s, B_s), (0.4, 2.8)) and np.isclose(B_s + A_s * 4.0, 4.4)  # "(0.4, 2.8, false)", "4.4: wrong"
-assert combine_by_the_text(0.8, 2.0, False, 0.5, 1.0, True) == (0.5, 1.0, True)  # "returns it unchanged: y_0 = 1"
-y_ref = rl.linear_scan(torch.tensor([[0.5, 0.8]]), torch.tensor([[1.0, 2.0]]), initial=torch.tensor([4.0]), backend="torch")
-torch.testing.assert_close(y_ref, torch.tensor([[3.6, 5.2]]))  # the package agrees: y_0 = 3.6, y_1 = 5.2
 
 # %% [markdown]
 # <details><summary>Hint 1: where to start</summary>
@@ -838,8 +784,7 @@ def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho
 exercises.attempt("vtrace_kernel", vtrace_kernel)
 
 # %% [markdown]
-# To compare with your kernel's step: `exercises.vtrace_prologue`, given for `vtrace_pg`. Its
-# `ratio` is $\pi/\mu$ before either clip, and `rho_delta` is $\rho_t\delta_t$:
+# The given `exercises.vtrace_prologue`, to compare with your kernel's triple:
 
 # %%
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
@@ -885,9 +830,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # %% [markdown]
 # ## After the exercises: which policy-gradient advantage (optional)
 #
-# Optional. The package follows rlax, not the IMPALA paper, so that λ is one knob for both
-# outputs. The folds derive how the two advantages differ; the cells check it on section 4's
-# rollout.
+# The package follows rlax, not the IMPALA paper, so that λ is one knob for both outputs. The folds
+# derive how the two advantages differ; the cells check it on section 4's rollout.
 #
 # <details><summary>Details: the paper's advantage against rlax's</summary>
 #
@@ -966,8 +910,7 @@ print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
 #   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
 # * $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value `vs` converges to, and
 #   $c_t = \lambda_t\min(\bar c, \pi/\mu)$ how far a TD error travels.
-# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$ wherever the trace runs
-#   on: wrong across padding, and with next values that are not `values[t+1]`.
-# * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`), as in rlax:
-#   the IMPALA paper's advantage at λ = 1, a different one below.
+# * IMPALA's code scans $v_t - V_t$ from one `values` input, which forces $V'_t = V_{t+1}$: wrong
+#   across padding, and where the next values are not `values[t+1]`.
+# * `pg_advantages` come from the same pass, as in rlax: the IMPALA paper's advantage at λ = 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.

@@ -17,7 +17,7 @@
 # # 04b — Where V-trace converges (optional)
 #
 # * **You will learn:** which value V-trace's critic converges to when $\bar\rho$ clips the
-#   importance weights: in one state here, in any finite MDP in the exercise.
+#   importance weights. Section 1 works it out in one state, the exercise in any finite MDP.
 # * **Time:** 45 min–1 h, the reading and the checked exercise.
 # * **Needs:** notebook 04, sections 1 and 2. No GPU and no Triton: this notebook is about the algorithm.
 # * **Optional:** notebook 04's kernels and exercises do not need it. Notebook 06 reuses its
@@ -26,12 +26,13 @@
 # Notebook 04 wrote V-trace's target with two truncated importance weights of the action taken,
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \qquad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}),
-#   \qquad v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t),$$
+#   \qquad v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t).$$
 #
-# with the TD error $\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t$. The critic $V$ is
-# trained towards `vs` $= v_t$. Where does that training stop? With $\bar\rho = \infty$ it stops at
-# $V^\pi$, the value of the learner's policy. With a finite $\bar\rho$, as IMPALA uses, it can stop
-# elsewhere.
+# Here π is the learner's (target) policy and μ the behaviour policy that collected the data.
+# $V'_t$ is the value of the next state, and $\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t$
+# is the TD error. The critic $V$ is trained towards `vs` $= v_t$. Where does that training stop?
+# With $\bar\rho = \infty$, it stops at $V^\pi$, the value of π. With a finite $\bar\rho$, as in
+# IMPALA, it can stop elsewhere.
 
 # %%
 import numpy as np
@@ -46,18 +47,15 @@ rng = np.random.default_rng(41)
 # %% [markdown]
 # ## 1. Which value the target converges to
 #
-# Training moves the critic $V$ towards `vs`. A tabular critic, one free value per state, therefore
-# stops where the mean correction `vs` − V is 0 in every state. (A critic with function
-# approximation stops where the correction's projection onto what it can represent is 0; this
-# notebook keeps to the tabular case.)
+# Training moves the critic $V$ towards `vs`. This notebook keeps to a tabular critic, with one
+# free value per state. It stops where the mean correction `vs` − V is 0 in every state.
 #
 # **The condition.** That happens where, and only where, the mean *one-step* correction is 0 in
 # every state:
 #
 # $$E_\mu[\rho_t\,\delta_t \mid s_t = s] = 0 \quad \text{for every state } s.$$
 #
-# The traces $c_t$ do not appear in it. This section first shows why it is the right condition,
-# then solves it, and checks the answer on a one-state example.
+# The traces $c_t$ do not appear in it. This section shows why, then solves the condition.
 #
 # **The example.** One state, two actions, $\gamma = 0.9$ and $\bar c = \lambda = 1$:
 #
@@ -72,7 +70,7 @@ rng = np.random.default_rng(41)
 # So $E_\mu[c_t] = 0.2 \cdot 1 + 0.8 \cdot \tfrac14 = 0.4$.
 #
 # **Why that condition, in one state.** The correction `vs` − V is a sum of terms. The first is
-# $\rho_t\delta_t$; write $d = E_\mu[\rho_t\delta_t]$ for its mean. The term from one step later
+# $\rho_t\delta_t$. Write $d = E_\mu[\rho_t\delta_t]$ for its mean. The term from one step later
 # is $\gamma c_t\,\rho_{t+1}\delta_{t+1}$, with mean $\gamma E_\mu[c_t]\,d = 0.36\,d$. Each later
 # term is the one before times that same 0.36, so the whole mean correction is
 #
@@ -82,15 +80,16 @@ rng = np.random.default_rng(41)
 #
 # **In any finite MDP.** Now $d$ is a vector, $d_s = E_\mu[\rho_t\delta_t \mid s_t = s]$, one
 # entry per state. The number $E_\mu[c_t]$ becomes the traces' matrix
-# $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$, which weighs the next state's
+# $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$. It weighs the next state's
 # correction by the trace and by how likely that state follows $s$. Its rows sum to at most 1,
-# since $E_\mu[c_t] \le E_\mu[\pi/\mu] = 1$.
+# because $\lambda \le 1$: then $c_t = \lambda\min(\bar c, \pi/\mu) \le \pi/\mu$, and
+# $E_\mu[c_t] \le E_\mu[\pi/\mu] \le 1$.
 #
 # State by state, the whole mean correction is
-# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$; the fold below derives the
-# series term by term. With $\gamma < 1$ the matrix $I - \gamma C$ is invertible, so the whole
-# correction is 0 in every state exactly where $d$ is. The condition only has to hold in states μ
-# visits: the critic never trains on or reads the others.
+# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$. The fold below derives this
+# series term by term. With $\gamma < 1$, the matrix $I - \gamma C$ is invertible. So the whole
+# correction is 0 in every state exactly where $d$ is. The condition only has to hold in the
+# states that μ visits, since the critic never trains on or reads the others.
 #
 # <details><summary>Details: the series term by term</summary>
 #
@@ -105,22 +104,21 @@ rng = np.random.default_rng(41)
 #   $m_k = \gamma\,C\,m_{k-1}$.
 #
 # By induction on $k$, $m_k = (\gamma C)^k d$, and the sum over $k$ is the series above. So the
-# traces $c$ only scale how far a correction travels; they do not move the point where $d = 0$.
+# traces $c$ only scale how far a correction travels. They do not move the point where $d = 0$.
 #
 # </details>
 #
-# **In training's windows.** A window of $T$ steps cuts the series short. Its last step
-# [resets](GLOSSARY.md#reset) with its [end form](GLOSSARY.md#end-form)
-# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)), so a step $j$ steps
+# **In training's windows.** Training sees windows of $T$ steps, and a window cuts the series
+# short. Its last step [resets](GLOSSARY.md#reset) with its [end form](GLOSSARY.md#end-form)
+# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a step $j$ steps
 # before the end gets only the first $j + 1$ terms. Training then stops where the correction,
-# averaged over the window's positions, is 0. Assume that μ's states are equally likely at every
-# position, as in a stationary rollout. Then that average is
-# $\frac{1}{T}\sum_{k<T}(T-k)(\gamma C)^k d$, and its matrix is invertible, so the average too is 0
-# exactly where $d = 0$. The fold below shows both steps.
+# averaged over the window's positions, is 0. That too happens exactly where $d = 0$, as the fold
+# below shows.
 #
 # <details><summary>Details: the average over a window's positions, and why it is 0 only at d = 0</summary>
 #
-# With μ's states equally likely at every position, the $k$-th term has the same mean,
+# Assume that μ's states are equally likely at every position, as in a stationary rollout. Then
+# the $k$-th term has the same mean,
 # $(\gamma C)^k d$, at every position it reaches. A window of $T = 3$ steps shows which positions
 # receive which terms:
 #
@@ -138,13 +136,15 @@ rng = np.random.default_rng(41)
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d.$$
 #
 # The matrix in front of $d$ is invertible, so this average is 0 exactly where $d = 0$. To see why,
-# write $X = \gamma C$. Counting the terms by the position they reach,
+# write $X = \gamma C$. Count the terms by position instead of by term: the position $j - 1$ steps
+# before the end receives the $j$ terms $I, X, \dots, X^{j-1}$, for $j = 1, \dots, T$ (the table's
+# rows, the last position first). So
 # $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1}) = \big(T\,I - \sum_{j=1}^{T} X^j\big)(I - X)^{-1}$.
-# $I - X$ is invertible, as above. The rows of $C$ are non-negative and sum to at most 1, so every
-# row of $X^j$ sums to at most $\gamma^j$, and the rows of $\sum_{j=1}^{T} X^j$ sum to at most
-# $\gamma + \dots + \gamma^T < T$. A matrix $T\,I - N$ whose $N$ has such rows is invertible: if
-# $(T\,I - N)x = 0$, the entry of $x$ largest in size, $x_s$, would satisfy
-# $T|x_s| = |(Nx)_s| < T|x_s|$, so $x = 0$.
+# $I - X$ is invertible, as above. The entries of $C$ are non-negative and its rows sum to at most
+# 1. So every row of $X^j$ sums to at most $\gamma^j$. Write $N = \sum_{j=1}^{T} X^j$: its rows sum
+# to at most $\gamma + \dots + \gamma^T < T$. Then $T\,I - N$ is invertible. Suppose
+# $(T\,I - N)x = 0$, and let $x_s$ be the entry of $x$ largest in size. Then
+# $T|x_s| = |(Nx)_s| \le (\gamma + \dots + \gamma^T)\,|x_s|$, which forces $x_s = 0$, so $x = 0$.
 #
 # </details>
 
@@ -192,26 +192,23 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 # $$\sum_u \mu(u)\min(\bar\rho, \tfrac{\pi(u)}{\mu(u)})
 # \,\delta(u) = \sum_u \min(\bar\rho\,\mu(u), \pi(u))\,\delta(u) = 0.$$
 #
-# Here $\delta(u)$ is the TD error of a step that takes action $u$.
-#
-# This is the expected TD error under the policy $\pi_{\bar\rho}(u) \propto \min(\bar\rho\,\mu(u), \pi(u))$.
-# So V-trace learns $V^{\pi_{\bar\rho}}$.
+# Here $\delta(u)$ is the mean TD error of a step that takes action $u$. Up to a positive factor,
+# the sum is the expected TD error under the policy
+# $\pi_{\bar\rho}(u) \propto \min(\bar\rho\,\mu(u), \pi(u))$. A policy's expected TD error is 0 in
+# every state only at that policy's own value. So V-trace learns $V^{\pi_{\bar\rho}}$.
 #
 # <details><summary>Details: IMPALA's Theorem 1, and the paper's ρ̄</summary>
 #
-# The general statement is IMPALA's Theorem 1. Assume $\bar c \le \bar\rho$, and that
+# IMPALA's Theorem 1 states the general result. Assume $\bar c \le \bar\rho$, and that
 # $E_\mu[\rho_t]$ stays above a positive constant in every state. Then the V-trace operator is a
-# contraction, whose unique fixed point is $V^{\pi_{\bar\rho}}$. This notebook does not prove the
-# theorem: the contraction is the hard part. It shows where the fixed point lies, in any finite
-# MDP, and checks that on one state.
-#
-# The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
-# experiments use $\bar\rho = 1$: $\pi_{\bar\rho} \propto \min(\mu, \pi)$, renormalised.
+# contraction, and its unique fixed point is $V^{\pi_{\bar\rho}}$. This notebook does not prove
+# that the operator contracts, which is the hard part. It only shows where the fixed point lies.
+# The paper's experiments use $\bar\rho = 1$, so $\pi_{\bar\rho} \propto \min(\mu, \pi)$.
 #
 # </details>
 #
-# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. That happens, state by state, in one of
-# two ways (different states may fall under different ways):
+# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. In each state, that happens in one of two
+# ways, and different states may take different ways:
 #
 # * No weight is clipped, because $\bar\rho \ge \max_u \pi(u)/\mu(u)$. Then
 #   $\min(\bar\rho\,\mu, \pi) = \pi$.
@@ -220,10 +217,9 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 #   $\pi > 0$. An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped
 #   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
 #
-# Clipping some actions more than others can move the fixed point, as in this section's example
-# with $\bar\rho = 1$: action 0's weight is
-# clipped from 4 to 1, action 1's stays at 1/4. Its one state returns to itself, so the value of
-# any policy $\nu$ is $V^\nu = E_\nu[r] / (1 - \gamma)$:
+# Clipping some actions more than others can move the fixed point. In this section's example with
+# $\bar\rho = 1$, action 0's weight is clipped from 4 to 1, and action 1's stays at 1/4. The one
+# state returns to itself, so the value of any policy $\nu$ is $V^\nu = E_\nu[r] / (1 - \gamma)$:
 #
 # | | action 0 | action 1 | value $E_\nu[r]/(1-\gamma)$ |
 # | --- | --- | --- | --- |
@@ -233,17 +229,17 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 #
 # So the fixed point moves from 8 to 5.
 #
-# Uneven clipping need not move it, though: V-trace still learns $V^\pi$ when, at $V^\pi$, the
-# clipped weights happen to average the TD errors to 0, as in an MDP where every action has the
-# same $Q^\pi$.
+# Uneven clipping need not move the value, though. Where every action has the same $Q^\pi$, each
+# action's mean TD error at $V^\pi$ is 0, so any weights average them to 0. Then
+# $V^{\pi_{\bar\rho}} = V^\pi$, although $\pi_{\bar\rho} \ne \pi$.
 #
 # The cells below check, on μ's rollouts, that the mean of `vs` − V is 0 at the fixed point and
 # points towards it elsewhere.
 #
 # <details><summary>Details: why the PyTorch path here</summary>
 #
-# This section uses the PyTorch path of `rl.vtrace`, the same function. The section is about the
-# algorithm, and the interpreter would take seconds per call here.
+# The cells call `rl.vtrace` with `backend="torch"`. This section is about the algorithm, and the
+# interpreter would take seconds per call.
 #
 # </details>
 
@@ -261,11 +257,13 @@ def pi_clipped(rho_bar):
 assert np.allclose(pi / mu, [4, 0.25]) and np.allclose(np.minimum(1.0, pi / mu), [1, 0.25])  # the example's table
 assert np.isclose(mu @ np.minimum(1.0, pi / mu), 0.2 * 1 + 0.8 / 4) and np.isclose(g1 * 0.4, 0.36)  # E_mu[c] = 0.4
 assert np.allclose(np.minimum(1.0 * mu, pi), [0.2, 0.2]) and np.allclose(pi_clipped(1.0), [0.5, 0.5])  # rho_bar = 1
+r_same = np.array([1.0, 1.0])  # every action has the same Q^pi: pi_rho_bar != pi, yet the same value
+assert not np.allclose(pi_clipped(1.0), pi) and np.isclose(float(pi_clipped(1.0) @ r_same), float(pi @ r_same))
 
 # %% [markdown]
-# Below, a batch of μ's rollouts, 16,384 rows × 100 steps: the folded measurement at the end of
-# this section needs that many rows to see a small effect. Then the correction `vs` − V that
-# V-trace applies to a critic whose value is V at every step, and its mean:
+# The cell below draws a batch of μ's rollouts, 16,384 rows × 100 steps. The folded measurement at
+# the end of this section needs that many rows to see a small effect. Then it defines the
+# correction `vs` − V that V-trace applies to a critic whose value is V at every step, and its mean:
 
 # %%
 actions = rng.random((16384, 100)) < mu[1]  # μ's actions: True is action 1
@@ -309,7 +307,7 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 #
 # | the mean at $V^\pi$ of | value |
 # | --- | --- |
-# | the one-step term, $d = E_\mu[\rho_t\delta_t]$ (what the exercise's checker reports if you hand it $V^\pi$) | −0.12 |
+# | the one-step term, $d = E_\mu[\rho_t\delta_t]$ | −0.12 |
 # | all terms, $d\,/\,(1 - 0.36)$ | −0.1875 |
 # | `vs` − V over the batch, as the cell above prints it | −0.187 |
 #
@@ -333,9 +331,9 @@ torch.testing.assert_close(corr_v_pi[:, -1], (rho_mu * (r_mu + g1 * v_pi - v_pi)
 # <details><summary>Details: the window of 100 steps, measured</summary>
 #
 # In a window of 100 steps the mean is smaller in magnitude than −0.1875, by about 0.001, because
-# the window's last steps have fewer later terms. So small an effect needs many rows to be seen.
+# the window's last steps have fewer later terms.
 # The rows are independent rollouts, so the spread of their means gives the measurement's standard
-# error: about 0.00014 with 16,384 rows. The window's value and the all-terms value then lie more
+# error. It is about 0.00014 with 16,384 rows. The window's value and the all-terms value then lie more
 # than seven standard errors apart. The folded cell below shows the measurement at the window's
 # value.
 #
@@ -359,9 +357,8 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "at
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
-# **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 1's
-# condition holds state by state, so it applies to any finite MDP, not only to its one state. Write the value
-# that V-trace's critic converges to, learning from μ's data.
+# **`vtrace_fixed_point`**, in NumPy. Section 1's condition holds state by state, so it applies to
+# any finite MDP. Write the value that V-trace's critic converges to when it learns from μ's data.
 #
 # * **Inputs:** `P` has shape (S, A, S). `P[s, u, s2]` is the probability of reaching state `s2`
 #   after action `u` in state `s`. `R`, shape (S, A), is the mean reward. `pi` and `mu`, (S, A),
@@ -370,13 +367,12 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "at
 #   for no clip).
 # * **Returns:** `V`, shape (S,), float64: the $V$ at which V-trace's mean correction
 #   $E_\mu[\rho_t\delta_t \mid s_t = s]$ is 0 in every state.
-# * **How it is checked:** the checker holds no answer. It computes that mean correction with
-#   your `V`. The correction must vanish in every state, which happens at one $V$ only. Where it
-#   does not vanish, the message gives its sign, which is the way a one-step V-trace update would
-#   move your `V`.
+# * **How it is checked:** the checker holds no answer. It computes the mean correction at your
+#   `V`, which must vanish in every state. Only one $V$ does that. Where the correction does not
+#   vanish, the message gives its sign: the way a one-step V-trace update would move your `V`.
 #
-# Then try it for self-study (it is not graded and has no answer cell). As $\bar\rho$ grows, where
-# does `V` go? And as $\bar\rho \to 0$? Mind the actions where $\pi = 0$.
+# Then, for self-study (not graded): as $\bar\rho$ grows, where does `V` go? And as
+# $\bar\rho \to 0$? Mind the actions where $\pi = 0$.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -388,13 +384,12 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "at
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Each action's weight in state $s$ is $\mu(u|s)\min(\bar\rho, \pi/\mu) = \min(\bar\rho\,\mu, \pi)$:
-#   the second form divides by nothing, which keeps the code short (the checker's `mu` is never 0).
+# * Each action's weight in state $s$ is $\mu(u|s)\min(\bar\rho, \pi/\mu) = \min(\bar\rho\,\mu, \pi)$.
+#   The second form needs no division.
 # * The condition is a weighted sum of TD errors. Dividing by the weights' sum in each state does
 #   not change where it is 0, and it makes the weights a policy $\nu$.
 # * The condition is then the Bellman equation of $\nu$: $V(s) = \sum_u \nu(u|s)\big(R(s,u) + \gamma\sum_{s'} P(s,u,s')V(s')\big)$.
 # * That is linear in $V$: $(I - \gamma P_\nu)V = r_\nu$, solved with `np.linalg.solve`.
-# * Check your function on section 1's one state first: it must give that section's number.
 #
 # </details>
 #
@@ -417,7 +412,7 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "at
 # print(vtrace_fixed_point(P2, R2, pi2, mu2, 0.5, 1.0))  # must print [1.6 2.8]
 # ```
 #
-# $(2.18, 3.09)$ is $V^\pi$ of the two states: the weights were not clipped.
+# If you get $(2.18, 3.09)$, you computed $V^\pi$, as if no weight were clipped.
 #
 # </details>
 #
@@ -440,6 +435,14 @@ vtrace_fixed_point = None
 # %%
 exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 
+# %% jupyter={"source_hidden": true}
+# Checks: Hint 3's V^pi of the two states, (2.18, 3.09) (CI runs them; skip when reading)
+P_h, R_h = np.zeros((2, 2, 2)), np.array([[1.0, 0.0], [2.0, 2.0]])
+P_h[0, 0, 1] = P_h[0, 1, 0] = P_h[1, :, 0] = 1.0
+pi_h = np.array([[0.75, 0.25], [0.5, 0.5]])
+v_pi_h = np.linalg.solve(np.eye(2) - 0.5 * np.einsum("sa,sat->st", pi_h, P_h), (pi_h * R_h).sum(1))
+assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
+
 # %% [markdown]
 # ## What you now know
 #
@@ -448,6 +451,5 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 # * That is the value $V^{\pi_{\bar\rho}}$ of the policy $\pi_{\bar\rho} \propto
 #   \min(\bar\rho\,\mu, \pi)$, found by one linear solve in a finite MDP.
 # * $\pi_{\bar\rho} = \pi$ exactly when, in each state, no weight is clipped or all are clipped
-#   alike; then it is $V^\pi$. Clipping some actions more than others can move it (it need not,
-#   where every action has the same $Q^\pi$).
+#   alike. Then the fixed point is $V^\pi$. Clipping some actions more than others can move it.
 # * The traces $c_t$ change how far a correction travels, not where it stops.

@@ -17,8 +17,7 @@
 # # 08 — Profiling: bytes, floors, and wall time versus GPU time
 #
 # * **You will learn:** a kernel's memory floor (sections 1–2); the two clocks, wall time and GPU
-#   time, and paired rounds (section 3); what a CUDA graph removes (section 4); what a CPU can
-#   measure (section 5).
+#   time (section 3); what a CUDA graph removes (section 4); what a CPU can measure (section 5).
 #
 # * **Time:** 1.25–2 h for the reading and the two checked exercises; 2.5–3.5 h with the open
 #   questions.
@@ -27,31 +26,11 @@
 #
 # * **Minimum path:** sections 1–5 and the checked exercises `vtrace_floor_bytes` and
 #   `lean_gae_loop`.
-
-# %% [markdown]
-# Each section asks a question, has you predict, shows a table or a chart, and states its finding
-# with one headline figure. The section's other figures sit in a folded box at its end.
 #
-# <details><summary>Details: where each number comes from</summary>
-#
-# Every printed table starts with a `source:` line naming one of these (the files: [notebook 14,
-# section 1](14_appendix_data.ipynb)):
-#
-# | source | card | what it timed |
-# | --- | --- | --- |
-# | the benchmark run | H200 | every call once: its GPU time (CUDA-graph replays) and its wall time |
-# | the wall probe | H200, the same session | our calls a second time, and a bare `torch.add`: wall time |
-# | the paired loss probe | H100 | the three losses against their eager formulas, in 15 paired rounds |
-# | the replay probe | H200, the same session | GAE's call eager, then captured in CUDA graphs |
-# | this machine | yours | section 5's op counts and CPU timings |
-#
-# </details>
-#
-# **Compare µs within one source.** The same call's µs differ from host to host and drift within
-# a session, so a ratio is safest between figures of one source: wall ÷ GPU time within the
-# benchmark run, the eager formula ÷ ours within the paired loss probe. Section 3's noise rule says
-# how far apart timings from two sources must be to count. GPU time and % floor always come from the
-# benchmark run.
+# **One model runs through the notebook:** bytes set a kernel's floor, GPU time is a fixed cost plus
+# that floor, and wall time is the larger of host time and GPU time. Figures come from one committed
+# H200 run unless a table's `source:` line names another file; [notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from)
+# says where each file comes from and how far to trust it.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -96,7 +75,7 @@ def first_line(name):
     return open(os.path.join(RESULTS, name), encoding="utf-8").readline()
 
 
-# the legend's sources, each with the card its file names
+# the sources a table's `source:` line names, each with the card its file names (notebook 14, section 1)
 SOURCE = {"run": f"the benchmark run ({card(RES['gpu'])})",
           "wall": f"the wall probe ({card(first_line(profile.COMMITTED_WALL))})",
           "loss": f"the paired loss probe ({card(first_line(profile.COMMITTED_LOSS_WALL))})",
@@ -135,9 +114,9 @@ def ratio_span(values):
     return f"{lo:.{decimals(lo)}f}–{hi:.{decimals(hi)}f}×"
 
 
-def against(prediction, measured, what, model=None):
-    """Your prediction (None: not made) beside the measured figure, and the model's figure where given."""
-    print(f"{what}: measured {measured:.3g}" + ("" if model is None else f", the model gives {model:.3g}")
+def against(prediction, measured, what, model=None, how="measured"):
+    """Your prediction (None: not made) beside the figure (`how` it was found), and the model's figure where given."""
+    print(f"{what}: {how} {measured:.3g}" + ("" if model is None else f", the model gives {model:.3g}")
           + ("" if prediction is None else f", you predicted {prediction:.3g}"))
 
 # %% [markdown]
@@ -145,10 +124,9 @@ def against(prediction, measured, what, model=None):
 #
 # **Question: how fast could a memory-bound kernel possibly be?** A **memory-bound** kernel, as
 # every kernel of the package is, does a few operations per byte it moves, so its bytes set its
-# time: count them. Per (row, step), GAE **reads** the reward, the value $V(s_t)$ and the
-# episode-end flag, and **writes** the advantage $\hat A_t$ and the return. $V(s_{t+1})$ is the next
-# element of the values tensor, read anyway; the carry stays in the kernel. PPO's clipped loss reads
-# three tensors per step and writes one scalar per batch.
+# time. Per (row, step), GAE **reads** the reward, the value $V(s_t)$ and the episode-end flag, and
+# **writes** the advantage and the return. $V(s_{t+1})$ is the next element of the values tensor,
+# read anyway.
 #
 # **Predict first:** GAE's bytes per (row, step) in float32, at 4 bytes a float and 1 a bool.
 
@@ -160,7 +138,7 @@ GAE_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
 gae_bytes = sum(t["bytes"] for t in GAE_TRAFFIC)
 print("source: counted by hand. GAE, float32, per (row, step)")
 print(profile.table(GAE_TRAFFIC))
-against(my_gae_bytes, gae_bytes, "GAE's bytes per (row, step), float32")
+against(my_gae_bytes, gae_bytes, "GAE's bytes per (row, step), float32", how="counted")
 assert gae_bytes == profile.op("gae").bytes_per_step(4) == 17
 
 PPO_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
@@ -173,8 +151,8 @@ print(f"PPO's loss moves {ppo_bytes} B per (row, step) in float32")
 assert ppo_bytes == profile.op("ppo").bytes_per_step(4) == 12
 
 # %% [markdown]
-# In bfloat16 the floats halve but the flag stays 1 byte: GAE moves 9 B, not 8.5. **The floor** is
-# the time these bytes take at the speed of a large device-to-device copy, the usable memory bandwidth:
+# (In bfloat16 the flag stays 1 byte: 9 B, not 8.5.) **The floor** is the time these bytes take at
+# the speed of a large device-to-device copy:
 # $t_\text{floor} = B \cdot T \cdot \text{bytes per step} \,/\, \text{copy bandwidth}$.
 
 # %%
@@ -188,14 +166,13 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 # %% [markdown]
 # **Finding:** GAE moves 17 B per step, so at 16384×1024 its 285 MB take at least 67 µs.
 #
-# **One model for the rest of this notebook.** Launches are asynchronous, so a call's host work
-# (Python, checks, the launcher, the allocator) overlaps its GPU work:
+# **The model.** Launches are asynchronous, so a call's host work (Python, checks, the launcher)
+# overlaps its GPU work:
 #
 # $$\text{wall} \approx \max(\text{host},\ \text{GPU}), \qquad \text{GPU} \approx t_0 + t_\text{floor}.$$
 #
-# Its two constants come from the benchmark run: $t_0 \approx 2$ µs, the GPU time of a kernel at
-# the smallest shape (16×128), and host $\approx 23$ µs, the wall time of the lightest forward call
-# at 16×128 and 4096×128.
+# From the benchmark run: $t_0 \approx 2$ µs, a kernel's GPU time at 16×128, and host $\approx 23$
+# µs, the wall time of the lightest forward call at 16×128 and 4096×128.
 
 # %%
 T0_US, HOST_US = 2.0, 23.0  # the model's constants (the Checks cell below reads them off the committed data)
@@ -214,11 +191,9 @@ for b, t in [(16, 128), (4096, 128), (16384, 1024)]:
 # %% [markdown]
 # <details><summary>Details: the L2 cache, and the other calls' host time</summary>
 #
-# * Bytes read again from the **L2 cache**, a memory on the GPU chip that is faster than the card's
-#   main memory, can beat the floor (section 3). The H200 reports an L2 of 60 MiB
-#   (`L2_cache_size` = 62,914,560 bytes, as [notebook 14](14_appendix_data.ipynb), section 4,
-#   reads it).
-# * 23 µs is the lightest call; most forward calls at 16×128 and 4096×128 take more.
+# * Bytes read again from the **L2 cache**, a faster memory on the GPU chip, can beat the floor. The
+#   H200's L2 holds 60 MiB (`L2_cache_size` = 62,914,560 bytes).
+# * 23 µs is the lightest call; most forward calls at these shapes take more.
 #
 # </details>
 
@@ -244,12 +219,9 @@ assert math.isclose(ppo_floor_ms, r_ppo["floor_ms"], rel_tol=1e-4)
 # ## 2. GPU time against the floor, on a large batch
 #
 # **Question: how close to the floor do the kernels get on a large batch?** **% floor** = floor ÷
-# GPU time: at 100 %, the kernel moves its bytes as fast as a plain copy.
-#
-# **Predict first:** GAE's % floor at 16384×1024, from the model's GPU time printed above.
-#
-# The finding reads the table's `% floor` column; `GPU ÷ model` compares each kernel with the model.
-# V-trace's bytes are an exercise, so its row hides what would give them away: `(exercise)`.
+# GPU time: at 100 %, the kernel moves its bytes as fast as a plain copy. **Predict first:** GAE's %
+# floor at 16384×1024, from the model's GPU time printed above. (V-trace's bytes are an exercise, so
+# its row hides them.)
 
 # %%
 my_pct_floor = None  # your prediction: GAE's % floor at 16384×1024
@@ -271,17 +243,15 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
         "GAE's % floor at 16384×1024", model=model_pct_gae)
 
 # %% [markdown]
-# **Finding:** close to the floor, not at it: GAE reaches 83 % of its floor (the `% floor` column).
-# The model, whose 2 µs of fixed cost is small beside the 67 µs floor, gave 97 %.
+# **Finding:** close to the floor, not at it: GAE reaches 83 % of its floor; the model, whose 2 µs
+# of fixed cost is small beside the 67 µs floor, gave 97 %.
 #
 # <details><summary>Details: the other kernels, and SAC</summary>
 #
-# * Every kernel's GPU time lies within about 20 % of the model's, mostly above it (the `GPU ÷
-#   model` column): these kernels move bytes a little more slowly than a copy.
-# * SAC, which mostly reads, comes closest to its floor; [notebook 14](14_appendix_data.ipynb),
-#   section 4, says why reads can go a little faster than a copy. The benchmark's SAC row is the
-#   λ = 0 target, an elementwise kernel, not the λ-return scan of notebook 06 (notebook 06,
-#   section 5).
+# * Every kernel's GPU time lies within about 20 % of the model's, mostly above it (`GPU ÷ model`):
+#   these kernels move bytes a little more slowly than a copy.
+# * SAC, which mostly reads, comes closest to its floor. Its row is the λ = 0 target, an
+#   elementwise kernel, not notebook 06's λ-return scan.
 #
 # </details>
 
@@ -305,18 +275,15 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # %% [markdown]
 # ## 3. Two clocks: wall time versus GPU time at the shapes RL code uses
 #
-# **Question: at the shapes RL code uses, where does a call's time go?** RL shapes are small:
-# 16 × 128, 4096 environments × 128 steps, or a few long rows (64 × 16384). The **GPU time**
-# replays a CUDA graph (section 4), with no host in it; the **wall time** is what a Python loop
-# waits for. Their ratio labels a call:
+# **Question: at the shapes RL code uses (16×128, 4096×128, 64×16384), where does a call's time
+# go?** The **GPU time** replays a CUDA graph (section 4), with no host in it; the **wall time** is
+# what a Python loop waits for. Their ratio labels a call:
 #
 # | wall ÷ GPU time | label |
 # | --- | --- |
 # | more than 2× | **host-bound**: the host sets the call's time |
 # | in between | **mixed**: both matter |
 # | at most 1.2× | **GPU-bound**: the kernel is the call |
-#
-# A label near 2× can change from run to run, as the host's load drifts.
 #
 # **Predict first**, with `model_us`: GAE's wall ÷ GPU time at 4096×128, and so its label.
 
@@ -379,17 +346,12 @@ print(profile.table(shape_table, digits=3))
 #
 # <details><summary>Details: the model's figures, the largest shape, and where the model breaks</summary>
 #
-# * **Why the model's ratio is lower** (the printout above the chart). The run's wall time is above
-#   the model's 23 µs: GAE's call does more host work than the lightest call. Its GPU time is below
-#   the model's: GAE's 8.9 MB fit in the 60 MiB L2 cache (section 1), and back-to-back replays do
-#   not flush it, so each replay finds its inputs there.
-# * **The cheapest call.** Even a plain `torch.add` costs 8.2 µs of wall time at
-#   its fastest (the wall probe).
-# * **The largest shape.** At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses,
-#   which are mixed.
-# * **Where the model breaks:** the scans at 64×16384 take several times the GPU time the model
-#   gives GAE (the table's last two columns). 64 rows give the GPU few programs, and each walks its
-#   row's chunks one after another: a latency the model lacks.
+# * The run's wall time is above the model's 23 µs: GAE does more host work than the lightest call.
+#   Its GPU time is below the model's: its 8.9 MB stay in the 60 MiB L2 cache between replays.
+# * Even a plain `torch.add` costs 8.2 µs of wall time at its fastest (the wall probe).
+# * At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses, which are mixed.
+# * The scans at 64×16384 take several times the GPU time the model gives GAE: 64 rows give the GPU
+#   few programs, each walking its row's chunks one after another.
 #
 # </details>
 
@@ -421,12 +383,10 @@ assert min(sec["fwd", "torch.add"] for sec in probe.values()) == 8.2  # "`torch.
 # **Question: when is one call faster than another on the wall clock?** Two calls timed minutes
 # apart may differ only because the host was busier for one. A **paired** probe times both in the
 # same rounds, the order reversed every other round, and divides within each round: the **paired
-# ratio**. The host's load slows both calls of a round alike and cancels, so a call faster in every
-# round is faster.
+# ratio**. The host's load slows both calls of a round alike.
 #
-# One case, 15 rounds on an H100: PPO's loss with its backward at 4096×128, ours against the eager
-# formula of notebook 05. **Predict first:** the lowest round's ratio, eager ÷ ours (above 1, ours
-# won every round).
+# One case, 15 rounds on an H100: PPO's loss with its backward at 4096×128, ours against notebook
+# 05's eager formula. **Predict first:** the lowest round's ratio, eager ÷ ours.
 
 # %%
 my_lowest_x = None  # your prediction: the lowest round's ratio, the eager formula's wall time ÷ ours
@@ -435,20 +395,17 @@ eager_paired_us, median_x, lowest_x, highest_x = paired["ppo", (4096, 128), "fwd
 ours_paired_us = paired["ppo", (4096, 128), "fwd+bwd", "rltriton_lite"][0]
 print(f"source: {SOURCE['loss']}. PPO's loss with its backward at 4096×128, 15 paired rounds: "
       f"ours {ours_paired_us:.0f} µs, the eager formula {eager_paired_us:.0f} µs per call (the medians)")
-print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, lowest {lowest_x:.2f}, "
-      f"highest {highest_x:.2f}")
+print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, lowest {down(lowest_x, 2):.2f}")
 against(my_lowest_x, lowest_x, "the lowest round's ratio, the eager formula ÷ ours")
 
 # %% [markdown]
-# **Finding:** ours was faster in every round: the eager formula took 1.58× our wall time in the
-# lowest round, 1.71× in the median one and 2.29× in the highest. Notebook 09, section 4 reads the
-# other cases.
+# **Finding:** ours was faster in every round: the eager formula took 1.71× our wall time in the
+# median round and 1.58× in the lowest.
 #
-# **The noise rule**, where no paired rounds exist: two timings count as different only when more
-# than 2.3× apart. A smaller gap is **within the noise**: it says neither which call is faster nor
-# that the two are equally fast. This 2.3× is another figure than the 2.29× above: the most that
-# one call's two unpaired timings in the benchmark's session differed, rounded up. That the two are
-# close is a coincidence. The rule's derivation: [notebook 14](14_appendix_data.ipynb), sections 3 and 6.
+# **Where no paired rounds exist**, the **noise rule** applies: two timings count as different only
+# when more than 2.3× apart, the most one call's timings drifted within the benchmark's session. A
+# smaller gap is **within the noise**: it says neither which call is faster nor that they are equal
+# ([notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
@@ -456,25 +413,24 @@ _loss_text = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="
 assert _loss_text.startswith("# NVIDIA H100") and "H100" in SOURCE["loss"]  # "15 rounds on an H100"
 assert "the order reversed every other round" in _loss_text.splitlines()[0]  # "the order reversed every other round"
 assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds"
-assert [round(lowest_x, 2), round(highest_x, 2)] == [1.58, 2.29]  # "1.58× in the lowest round ... 2.29× in the highest"
+assert down(lowest_x, 2) == 1.58 and highest_x > median_x  # "still 1.58× in the lowest" (notebook 09's table: 1.58–2.30)
 assert round(median_x, 2) == 1.71  # "1.71× in the median round"
 assert lowest_x > 1  # "ours was faster in every round"
-# the noise rule's 2.3×: the most one call's two wall timings of the session differ, rounded up (14, section 3)
+# the noise rule's 2.3×: the most one call's two wall timings of the session differ, rounded up (14, section 6)
 NOISE_X = 2.3
 assert up(max(max(w) / min(w) for w in profile.timed_twice(RES, probe).values())) == NOISE_X
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
 #
-# **Question: how do you take the host's share out of a call, and what does that cost?**
-#
-# **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`); `g.replay()`
+# **Question: how do you take the host's share out of a call, and what does that cost?** **A CUDA
+# graph** records the kernels a region launches, once (`torch.cuda.graph(g)`); `g.replay()`
 # resubmits them all with one driver call, with no Python, checks or allocator. The price: shapes
-# and addresses are frozen (copy new data in: `static.copy_(fresh)`), each replay overwrites the
-# outputs, and nothing inside may sync with the host (`.item()`) or branch on data.
+# and addresses are frozen (copy new data in: `static.copy_(fresh)`), and nothing inside may sync
+# with the host (`.item()`) or branch on data.
 #
-# **Predict first.** A replay leaves only the model's GPU term, $t_0 + t_\text{floor}$. What share
-# of GAE's 4096×128 call would capturing remove?
+# **Predict first.** A replay leaves only the GPU term, $t_0 + t_\text{floor}$. What share of GAE's
+# 4096×128 call would capturing remove?
 
 # %%
 my_removed_pct = None  # your prediction: the % of GAE's 4096×128 call a CUDA graph removes
@@ -503,22 +459,18 @@ print(f"the model, GAE: a replay leaves its {model_gpu:.2g} µs of GPU time, so 
 against(my_removed_pct, removed["gae"], "GAE 4096×128, % of the call a graph removes", model=model_removed)
 
 # %% [markdown]
-# **Finding:** a CUDA graph removes nearly all of a small call: 88 % of GAE's call at 4096×128.
-# Each replay is still one launch, so put a whole update step in one graph, not each call in a
-# graph of its own.
+# **Finding:** a CUDA graph removes nearly all of a small call: 88 % of GAE's call at 4096×128, as
+# against the model's 85 %. Every algorithm loses over 85 %. Each replay is still one launch, so a
+# graph of 100 calls (the table's last row) removes more than a graph of one.
 #
-# <details><summary>Details: the model, the other calls, and one graph against many</summary>
+# **`torch.compile(mode="reduce-overhead")`** records the CUDA graphs for you. It captures each
+# region between two graph breaks in a graph of its own and runs the code at a break eagerly. One
+# graph for the whole step is the best case, not a requirement. The package's functions are
+# `torch.library` custom ops, which cause no break.
 #
-# * The model predicted 85 % for GAE. Every algorithm loses over 85 % of its call.
-# * The table's last two rows time GAE again, on the replay probe. A graph that holds one call
-#   still pays a launch for each call; a graph of 100 calls pays one for all of them, and removes
-#   more.
-#
-# </details>
-#
-# **`torch.compile(mode="reduce-overhead")`** records the graphs for you, if the region traces into
-# one graph. The package's functions, `torch.library` custom ops, do: below, a step calling GAE then
-# PPO's loss compiles with `fullgraph=True` (the backend only records the graph).
+# The cell below traces a step calling GAE, then PPO's loss; `fullgraph=True` would raise at a
+# break. CUDA graphs need a GPU, so it does not run reduce-overhead: its backend only records the
+# traced graph, to count it on any machine.
 
 # %%
 graphs = []
@@ -553,46 +505,11 @@ assert replay[4096, 128] == [25.9, 4.5, 3.2]  # the probe's own printout: eager,
 assert replay_hundred < replay_one < replay_eager  # "a graph of one call removes less": each replay is a launch
 
 # %% [markdown]
-# ### Reading the profile tables of notebooks 01 to 07
-#
-# Notebooks 01–07 each end with a "profile it" table of the committed run's rows. Its columns:
-#
-# | column | what it is |
-# | --- | --- |
-# | `floor µs` | the time the call's fewest bytes take at the copy bandwidth (section 1) |
-# | `% floor` | 100 × floor ÷ GPU time (section 2) |
-# | `wall µs/call` | the wall time: what one call costs a Python loop (section 3) |
-# | `GPU µs` | the GPU time: the kernels alone, timed by replaying a CUDA graph (section 4) |
-# | `wall ÷ ours` | this line's wall time ÷ ours, same shape and pass: above 1, ours is faster |
-#
-# The legend under each table explains its `!` marks.
-#
-# <details><summary>Details: where <code>GPU µs</code> reads <code>n/a</code></summary>
-#
-# Where the harness has no graph to replay: the Python loops and torchrl's functions, which it does
-# not try to capture, JAX, which cannot be captured, and accelerated-scan's TD(λ), whose capture
-# failed.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the `n/a` rows, on the harness's peer list and the committed run (CI runs them; skip when reading)
-from rltriton_lite import bench  # noqa: E402
-
-_not_tried = {q.impl for q in bench.PEERS if not q.graph}  # the peers the harness does not try to capture
-assert {"pytorch_loop", "jax"} < _not_tried and all(q.startswith("torchrl") for q in _not_tried - {"pytorch_loop", "jax"})
-_no_gpu = {(r["impl"], r["algorithm"]) for r in RES["rows"] if r["kernel_ms"] is None}
-assert {i for i, _ in _no_gpu} - _not_tried == {"accelerated_scan"}  # every other n/a: a peer never captured
-assert {a for i, a in _no_gpu if i == "accelerated_scan"} == {"td_lambda"}  # "the capture of accelerated-scan's TD(λ) failed"
-assert all(r["kernel_ms"] is not None for r in RES["rows"] if r["impl"] == "accelerated_scan" and r["algorithm"] != "td_lambda")
-
-# %% [markdown]
 # ## 5. A real measurement on this CPU: one call against CleanRL's loop over time
 #
 # **Question: on this CPU, what does CleanRL's loop over time cost against one call, and why?**
-# Two PyTorch codes give the same advantages: CleanRL's `ppo.py` loop, one Python iteration per
-# step, and `rl.gae` on CPU tensors, which runs ⌈log₂ T⌉ rounds of whole-tensor ops (a scan,
-# notebook 00). Inputs are time-major, `(T, N)`, as CleanRL stores them.
+# CleanRL's `ppo.py` loop runs one Python iteration per step; `rl.gae` on CPU tensors runs ⌈log₂ T⌉
+# rounds of whole-tensor ops (a scan, notebook 00). Both take time-major `(T, N)` inputs.
 
 # %%
 import collections  # noqa: E402
@@ -610,12 +527,11 @@ print(inspect.getsource(cleanrl_gae))
 
 # %% [markdown]
 # Three rollouts: CleanRL's default (128 steps × 4 envs), SB3's default (2048 × 1) and SB3's steps
-# with 64 envs. `CountOps` counts the tensor ops (ATen ops) run inside its `with` block: the same on
-# every machine. `fastest_ms` times a call, the fastest of 15 on one thread.
+# with 64 envs. `CountOps` counts the tensor ops (ATen ops) run inside its `with` block, the same on
+# every machine; `fastest_ms` times a call, the fastest of 15 on one thread.
 #
-# **Predict first.** The loop runs 16× the iterations at 2048×1 as at 128×4. The scan runs 7 rounds
-# at T = 128 and 11 at T = 2048, plus a few ops before and after. How many times as many ops should
-# the scan run at 2048×1 as at 128×4?
+# **Predict first.** The scan runs 7 rounds at T = 128 and 11 at T = 2048, plus a few ops. How many
+# times as many ops should it run at 2048×1 as at 128×4?
 
 # %%
 def fastest_ms(fn, calls=15):
@@ -682,31 +598,35 @@ for r in cpu_rows:  # with many envs the scan's arithmetic on the whole rollout 
               f"{r['torch path ms']:.3g} ms against {r['loop ms']:.3g} ms (the text below says why)")
 
 # %% [markdown]
-# **Why.** Each step of the loop runs 15 ops (the printout names them), nine of which compute, so
-# its count is T times a constant. The scan's count grows with its rounds, 1.4× for 16× the steps,
-# and not with N. Every tensor op pays a fixed CPU cost ("loop µs/op"), so the loop's time follows
-# its op count.
+# **Why.** Each step of the loop runs 15 ops (the printout names them), so its count is T times a
+# constant. The scan's count grows with its rounds, 1.4× for 16× the steps, and not with N. Every
+# tensor op pays a fixed CPU cost ("loop µs/op"), so the loop's time follows its op count.
 #
 # <details><summary>Details: the ops by name, one env, and where the scan loses its lead</summary>
 #
 # * Six ops compute nothing: five indexings (`select`) and one `view`. Nine compute: four
-#   multiplications, two additions, two subtractions (one of them `1.0 - dones`, an `rsub`) and one
-#   write (`copy_`).
-# * The `view` comes from CleanRL's shape for `next_value`, (1, N): the carry `lastgaelam` becomes
-#   (1, N) and is viewed as (N,) to be written into row t. With a single env that write takes one
-#   more op, an `expand`: 16 per step at 2048×1.
-# * The scan's 1.4× is a little under its rounds' 11/7, because a few ops run once per call.
-# * Each of the scan's rounds works on the whole (T, N) rollout, about log₂ T times the loop's
-#   arithmetic. So its lead shrinks as N grows: at 2048×64 the PyTorch path can even take longer
-#   than the loop (a line under the tables says so when it did here).
-# * On a busy machine the times move, so they are printed, not asserted.
+#   multiplications, two additions, two subtractions (one an `rsub`, `1.0 - dones`) and one write
+#   (`copy_`).
+# * The `view` reshapes the carry, (1, N) as CleanRL's `next_value` makes it, to write row t. With
+#   a single env the write takes one more op, an `expand`: 16 per step at 2048×1.
+# * Each of the scan's rounds works on the whole (T, N) rollout, so its lead shrinks as N grows: at
+#   2048×64 it can take longer than the loop. Times move on a busy machine, so they are not asserted.
 #
 # </details>
 #
-# On a GPU each of the nine computing ops is a launch: the loop makes about 9 × T launches per call,
-# our GAE call one. On the H200 at 4096×128:
+# On a GPU each computing op is a kernel launch. The benchmark's loop row is not CleanRL's code but
+# the harness's own loop, `profile.op("gae").loop`, which computes `1 - terminated` twice: 10
+# launches per step, counted below. Our GAE call launches one. On the H200 at 4096×128:
 
 # %%
+harness = profile.op("gae")  # the benchmark's `pytorch_loop` row of GAE times this op's loop
+small = harness.make(4, 128, torch.float32, "cpu", torch.Generator().manual_seed(0))
+harness_step = {n: round(c / 128) for n, c in ops_of(lambda: harness.loop(small, harness.defaults), ()).items()
+                if c >= 128}  # ops run once per step (the few run once per call left out)
+HOST_ONLY = {"aten.select.int", "aten.view.default", "aten.expand.default"}  # ops that launch no kernel
+harness_launches = sum(c for n, c in harness_step.items() if n not in HOST_ONLY)
+print(f"source: {SOURCE['here']}. The harness's loop, one step at 4×128, ops by name: {harness_step}; "
+      f"{harness_launches} launch a kernel")
 loop_h200, ours_h200 = row(RES, "gae", 4096, 128, impl="pytorch_loop"), row(RES, "gae", 4096, 128)
 print(f"source: {SOURCE['run']}. GAE 4096×128 forward, wall µs per call: "
       f"PyTorch loop over time {loop_h200['full_call_us']:,.0f}, "
@@ -736,14 +656,21 @@ assert [math.ceil(math.log2(t)) for t in (128, 2048)] == [7, 11]  # "7 at T = 12
 assert scan_growth == counts[1] / counts[0] and round(scan_growth, 1) == 1.4 and 1 < scan_growth < 11 / 7  # "1.4×"
 assert all(r["torch path ops"] < r["loop ops"] / 5 for r in op_rows)
 assert loop_h200["full_call_us"] > 400 * ours_h200["full_call_us"]  # "over 400× our call"
+# the harness's loop: "10 kernels per step", one op more than CleanRL's 9 computing ops ("computes 1 - terminated twice")
+assert harness_step == {"aten.select.int": 6, "aten.mul.Tensor": 4, "aten.rsub.Scalar": 2, "aten.add.Tensor": 2,
+                        "aten.sub.Tensor": 1, "aten.copy_.default": 1} and harness_launches == 10
+assert harness_launches == sum(c for n, c in _names.items() if n not in HOST_ONLY) + 1
+assert inspect.getsource(harness.loop).count("(1 - term[:, t])") == 2
+from rltriton_lite import bench  # noqa: E402  the harness: its pytorch_loop peer runs profile's loop
+assert [q.build for q in bench.PEERS if q.impl == "pytorch_loop"] == [bench._pytorch]
+assert "loop = _op(name).loop" in inspect.getsource(bench._pytorch)
 
 # %% [markdown]
 # ### The same two calls under `torch.profiler`
 #
-# **Question: does PyTorch's own profiler tell the same story?** `torch.profiler` records every op
-# run inside its `with` block, with its CPU time and number of calls. The next cell profiles three
-# calls of each code at 128×4 and prints the eight ops with the most **self CPU time**, an op's own
-# time without the ops it calls. **Predict first:** which kind of op fills the loop's table?
+# **Question: does PyTorch's own profiler tell the same story?** The next cell profiles three calls
+# of each code at 128×4 and prints the eight ops with the most **self CPU time**, an op's own time
+# without the ops it calls. **Predict first:** which kind of op fills the loop's table?
 
 # %%
 from torch.profiler import ProfilerActivity  # noqa: E402
@@ -765,8 +692,8 @@ for who, fn in [("CleanRL's loop", cleanrl_gae), ("rl.gae (the PyTorch path)", p
 # %% [markdown]
 # **Finding:** the same story, with times attached. The loop's table is a few kinds of tiny op,
 # indexing (`select`) and arithmetic, each run hundreds of times per call. `rl.gae` runs more kinds
-# of op (`where`, `cat`, padding) but less than a fifth as many calls. The profiler counts more
-# calls than `CountOps`, because it also records ops run inside other ops.
+# of op (`where`, `cat`) but less than a fifth as many calls. (The profiler also counts ops run
+# inside other ops, so it counts more than `CountOps`.)
 
 # %% jupyter={"source_hidden": true}
 # Checks: the profiler's counts (CI runs them; skip when reading)
@@ -778,15 +705,15 @@ assert _loop_p["aten::select"] > 4 * 128 * PROFILED_CALLS  # "hundreds of times 
 assert sum(_loop_p.values()) > PROFILED_CALLS * op_rows[0]["loop ops"]  # "more calls than CountOps"
 
 # %% [markdown]
-# **End of the minimum path.** Next, the checked [Exercises](#Exercises); the optional profiler
-# and the open questions can wait.
+# **End of the minimum path.** Next, the checked [Exercises](#Exercises). The optional profiler
+# and the open questions can wait. Each scan's full table, peers included, is in
+# [notebook 09, section 2](09_benchmarks.ipynb#2.-How-much-faster-than-each-peer?).
 
 # %% [markdown]
 # ## Optional: the profiler on this machine
 #
 # *A live tool, not a lesson.* `profile.profiler(name)` times the kernel, the PyTorch path and the
-# code it replaces on this machine; change its controls and press "run". On a CPU the Triton row is
-# a **correctness run**, checked and not timed. The next cell prints the rows as text.
+# code it replaces here; on a CPU the Triton row is a **correctness run**, checked and not timed.
 
 # %%
 ui, prof_rows = profile.profiler("gae")
@@ -816,40 +743,38 @@ if DEVICE == "cpu":
 #
 # * **Inputs:** a `(B, T)` rollout's `B` and `T`; `elem_bytes`, the bytes of one float element.
 # * **Returns:** the fewest bytes V-trace's forward must move, as notebook 04's kernel reads and
-#   writes it. It reads `log_rhos`, `rewards`, `values` and `next_values`, floats of `elem_bytes`
-#   each, and one flag, `terminated`, of 1 byte; it writes `vs` and the policy-gradient advantages.
-# * **Edge case:** section 1 did not count GAE's $V(s_{t+1})$. V-trace's `next_values` is a separate
-#   tensor (as from a target network), so it is read.
+#   writes it: it reads `log_rhos`, `rewards`, `values` and `next_values` (floats) and the flag
+#   `terminated` (1 byte); it writes `vs` and the policy-gradient advantages.
+# * **Edge case:** unlike GAE's $V(s_{t+1})$, V-trace's `next_values` is a separate tensor (as from
+#   a target network), so it is read.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 1 counted GAE's bytes by hand, in the table `GAE_TRAFFIC`. Do the same for V-trace.
-# Count one (row, step) first. Which tensors are read? Which are written? How many bytes is each
-# element? Notebook 04's `vtrace_pg` exercise lists the inputs its kernel loads.
+# Do for V-trace what section 1's `GAE_TRAFFIC` did for GAE, one (row, step) first: which tensors
+# are read, which written, and how many bytes is each element?
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * List every tensor of the call, with "read" or "write", as in `GAE_TRAFFIC`.
-# * Each one moves exactly once per step. The carry stays in the kernel.
-# * A float element is `elem_bytes` bytes. The flag `terminated` is a bool: 1 byte, always.
-# * `next_values` counts here: it is not the values tensor read one step on.
+# * List every tensor of the call, with "read" or "write"; each moves once per step.
+# * A float element is `elem_bytes` bytes; the flag `terminated` is 1 byte, always.
 # * Sum the bytes per step. The floor is $B \cdot T \cdot$ (bytes per step).
 #
 # </details>
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Take one step in float32, `vtrace_floor_bytes(1, 1, 4)`. GAE moves 17 bytes there (section 1);
-# V-trace must move 25. If your count differs, the checker's message says what your count left out.
-#
-# * `(2, 3, 4)` is 6 steps: 150 bytes. In bfloat16, `(2, 3, 2)` is 78, not 75 (half of 150): the
-#   flag stays 1 byte.
+# Three checks that do not give the count away. V-trace moves more than GAE's 17 bytes a step
+# (section 1). `(2, 3, 4)` is 6 steps, so 6 times `(1, 1, 4)`. In bfloat16 the floats halve but the
+# flag stays 1 byte, so twice the bfloat16 step is the float32 step plus 1.
 #
 # ```python
-# print(vtrace_floor_bytes(1, 1, 4), vtrace_floor_bytes(2, 3, 4), vtrace_floor_bytes(2, 3, 2))  # must print 25 150 78
+# one = vtrace_floor_bytes(1, 1, 4)
+# print(one > 17, vtrace_floor_bytes(2, 3, 4) == 6 * one, 2 * vtrace_floor_bytes(1, 1, 2) - one)  # must print True True 1
 # ```
+#
+# If a check fails, the checker's message says what your count left out.
 #
 # </details>
 #
@@ -863,7 +788,8 @@ if DEVICE == "cpu":
 # ```
 #
 # Which inputs does notebook 04's V-trace kernel read that GAE's does not, and how many outputs does
-# it write (its `vtrace_kernel` exercise returns them)?
+# it write (its `vtrace_kernel` exercise returns them)? The count: 25 bytes a step in float32, so
+# `(2, 3, 4)` is 150 and `(2, 3, 2)` is 78, not 75.
 #
 # </details>
 
@@ -876,9 +802,9 @@ def vtrace_floor_bytes(B, T, elem_bytes):
 exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 
 # %% [markdown]
-# **`lean_gae_loop`.** Section 5 counted 15 tensor ops in every step of CleanRL's loop, each with
-# a fixed cost. Most of them do not depend on the carry `lastgaelam`: they can run once, on whole
-# tensors, before the loop. Write `lean_gae_loop`, CleanRL's loop with at most 6 ops per step.
+# **`lean_gae_loop`.** Of the 15 ops in each step of CleanRL's loop (section 5), most do not depend
+# on the carry `lastgaelam`: they can run once, on whole tensors, before the loop. Write
+# `lean_gae_loop`, CleanRL's loop with at most 6 ops per step.
 #
 # * **Inputs and returns:** `cleanrl_gae`'s (section 5): `rewards`, `values`, `dones`, `(T, N)`;
 #   `next_value`, `(1, N)`; `next_done`, `(N,)`; `gamma`, `gae_lambda`. It returns
@@ -948,8 +874,7 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below: your teacher's grader collects them there.)*
 #
 # 1. From `RES["rows"]`, find for each algorithm the smallest shape at which the forward call is
 #    no longer host-bound (wall time at most twice its GPU time, section 3). What is the host time
@@ -959,9 +884,9 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 #    faster if the kernel is at the floor (count the bytes: the flag does not shrink)? Is it?
 #
 # 3. A PPO update calls GAE once per rollout and the loss once per minibatch. With the 4096×128
-#    figures above (the loss's forward only, as if each minibatch were that size), estimate the
-#    host time per update of 4 epochs × 32 minibatches, eager, and with the loss's forward
-#    captured in a CUDA graph. What changes if you count the backward too?
+#    figures above (the loss's forward, as if each minibatch were that size), estimate the host
+#    time per update of 4 epochs × 32 minibatches, eager and captured in a CUDA graph. What
+#    changes if you count the backward too?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -975,21 +900,17 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # %% [markdown]
 # ## What you now know
 #
-# * **The memory floor:** $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. Every
-#   kernel comes close to it at 16384×1024.
+# * **The floor:** $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth; every kernel comes
+#   close to it at 16384×1024.
 # * **One model:** wall ≈ max(host, GPU), GPU ≈ $t_0$ + floor; it misses the scans on few long rows.
-# * **Two clocks.** At 16×128 and 4096×128 every call is **host-bound**.
-# * **Paired comparison.** A call faster in every paired round is faster, whatever the drift.
-#   Timings that were not paired count as different only when more than 2.3× apart.
-# * **A CUDA graph** removes the host's share, over 85 % of a call at 4096×128, best when it holds
-#   a whole step. A step calling the package's functions traces into one graph, which
-#   `torch.compile(mode="reduce-overhead")` can capture.
-# * **On a CPU** the kernels are checked, not timed; CleanRL's loop pays a fixed cost for each of
-#   its 15 ops per step.
+# * **Two clocks:** at 16×128 and 4096×128 every call is **host-bound**. A call faster in every
+#   paired round is faster; unpaired timings differ only when more than 2.3× apart.
+# * **A CUDA graph** removes over 85 % of a call at 4096×128, most when it holds a whole step;
+#   reduce-overhead captures one graph per break-free region.
+# * **A loop over time** pays a fixed cost per op per step: CleanRL's runs 15 ops a step, the
+#   benchmark's launches 10 kernels a step.
 
 # %% [markdown]
-# > **Further reading** (the two appendix notebooks)
-# >
-# > * **[Notebook 14](14_appendix_data.ipynb):** where the figures come from, how they are rounded,
-# >   how far to trust them, and the noise rule's derivation.
-# > * **Notebook 13c, sections 4 and 5:** the wider chunks and the time split for few long rows.
+# > **Further reading:** [notebook 09](09_benchmarks.ipynb), the same run against every peer, scan
+# > by scan, and the fused losses; [notebook 14](14_appendix_data.ipynb), the data's sources,
+# > rounding and noise; notebook 13c, sections 4 and 5, few long rows.

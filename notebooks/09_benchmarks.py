@@ -16,43 +16,22 @@
 # %% [markdown]
 # # 09 — Benchmarks on a GPU
 #
-# * **You will learn:** to read the committed benchmark: each kernel against its floor (section 1),
-#   against other code (section 2), its wall time against its GPU time (section 3), and whether
-#   fusing a loss pays (section 4).
+# * **You will learn:** to read the committed benchmark against every peer, scan by scan, and to
+#   tell whether fusing a loss pays.
 #
 # * **Time:** 2.5–3 h with the open questions; 60–85 min for the reading, `launch_model` and
 #   `host_bound`.
 #
-# * **Needs:** notebook 08. No GPU. With one, a small slice of the benchmark re-runs live.
+# * **Needs:** notebook 08, whose model (floor, two clocks, CUDA graphs) this notebook applies. No
+#   GPU. With one, a small slice of the benchmark re-runs live.
 #
 # * **Minimum path:** sections 1–4 and the checked exercises `launch_model` and `host_bound`.
 #
 # The benchmark, `python -m rltriton_lite.bench`, times every kernel against its floor and against
-# **peers**, other implementations of the same algorithm: a PyTorch loop over time, torchrl, JAX,
-# `torch.compile`, rl-triton and others.
-#
-# Each section asks a question, has you predict, and states its finding with one headline figure;
-# the section's other figures sit in a folded box at its end.
-#
-# <details><summary>Details: where each number comes from</summary>
-#
-# Every printed table starts with a `source:` line naming one of these (the files: [notebook 14,
-# section 1](14_appendix_data.ipynb)):
-#
-# | source | card | what it timed |
-# | --- | --- | --- |
-# | the benchmark run | H200 | every call once: its GPU time (CUDA-graph replays) and its wall time |
-# | the wall probe | H200, the same session | our calls a second time, and a bare `torch.add`: wall time |
-# | the paired loss probe | H100 | the three losses against their eager formulas, in 15 paired rounds |
-# | this machine | yours | section 3's autograd timing |
-#
-# </details>
-#
-# **Compare µs within one source.** The same call's µs differ from host to host and drift within
-# a session, so a ratio is safest between figures of one source: wall ÷ GPU time within the
-# benchmark run, the eager formula ÷ ours within the paired loss probe. Notebook 08's noise rule,
-# used in section 2, says how far apart timings from two sources must be to count. GPU time and
-# % floor always come from the benchmark run.
+# **peers**: other implementations of the same algorithm (a PyTorch loop over time, torchrl, JAX,
+# `torch.compile`, rl-triton). Figures come from the committed H200 run unless a table's `source:`
+# line names another file. **Compare µs within one source:** the same call's µs differ from host to
+# host ([notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from) lists the files).
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -125,31 +104,13 @@ assert [card(res["gpu"]), WALL_CARD, LOSS_CARD] == ["H200", "H200", "H100"]  # t
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
-# **Question: does each kernel move its bytes as fast as the memory allows?** % floor = floor ÷ GPU
-# time (notebook 08, section 2). The chart has a bar per algorithm and shape, a panel per pass (the
-# forward, and the forward with its backward), and a dashed line at 100 %, on a log scale.
+# **Question: does each kernel reach its floor at every shape, and with its backward?** Notebook 08,
+# section 2 read % floor at 16384×1024, forward. The chart has a panel per pass, a bar per algorithm
+# and shape (log scale); the table gives the same figures as ranges, beside the model's for GAE (2 µs
+# per launch: one forwards, two with the backward).
 #
-# **One bar by hand first:** GAE's forward at 16384×1024: 17 bytes per step, the run's copy
-# bandwidth (`copy_bandwidth_Bps`), and the row's GPU time (`kernel_ms`, in ms).
-
-# %%
-r = row("gae", 16384, 1024)
-floor_us = 1e6 * 17 * r["B"] * r["T"] / res["copy_bandwidth_Bps"]  # the copy's time for GAE's bytes
-gpu_us = 1e3 * r["kernel_ms"]
-print(f"GAE 16384×1024 forward: floor {floor_us:.1f} µs, GPU time {gpu_us:.1f} µs: "
-      f"{100 * floor_us / gpu_us:.1f} % of the floor")
-assert math.isclose(100 * floor_us / gpu_us, profile.floor_pct(res, DTYPE)["gae", (16384, 1024), "fwd"], rel_tol=1e-4)
-
-# %% [markdown]
-# *Your turn, not graded:* the same for PPO's loss (`"ppo"`, 12 bytes per step); then find both
-# bars on the chart.
-#
-# **Predict first**, with notebook 08's model: GPU time ≈ $t_0$ + floor, $t_0 \approx 2$ µs per
-# launch. At 16×128 GAE's floor, 0.008 µs, is about 0.4 % of the model's 2.008 µs. At 4096×128
-# the floor is 2.1 µs: what % does the model give?
-#
-# The table's model charges one $t_0$ per kernel launched: GAE's forward is one launch, 2 µs, and
-# its forward with its backward two launches, 4 µs.
+# **Predict first** with notebook 08's model: at 4096×128, GAE's floor is 2.1 µs. What % floor does
+# the model give?
 
 # %%
 my_pct_4096x128 = None  # your prediction: GAE's % floor at 4096×128, forward
@@ -190,18 +151,17 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 
 # %% [markdown]
 # **Finding:** a kernel reaches its floor only where its bytes outweigh its fixed cost: near it at
-# the largest shape, far below it at the smallest, as the model predicts. At 4096×128, GAE's
-# forward measures 63 % of its floor.
+# the largest shape, far below it at the smallest, as the model predicts. At 4096×128, GAE's forward
+# measures 63 %.
 #
 # <details><summary>Details: why the run beats the model, few long rows, and SAC above 100 %</summary>
 #
-# * GAE's two GPU times, 1.8 and 3.3 µs, are below the model's 2 µs + floor: its fixed cost is a
-#   little under the round 2 µs, and at 4096×128 its bytes sit in the L2 cache (notebook 08,
-#   section 3's details).
-# * The model misses the scans on a few long rows (64×16384): 64 rows give the GPU too little
-#   parallel work. Notebook 13c, section 4 shows how the package plans for them.
-# * SAC at 64×16384 passes 100 %: its bytes sit in the L2 cache (notebook 08, section 1's
-#   details). [Notebook 14](14_appendix_data.ipynb), section 4, reads the case.
+# * GAE's GPU times, 1.8 and 3.3 µs, beat the model: its fixed cost is a little under 2 µs, and
+#   at 4096×128 its bytes sit in the L2 cache.
+# * The model misses the scans on few long rows (64×16384): 64 rows give the GPU too little
+#   parallel work (notebook 13c, section 4).
+# * SAC passes 100 % at 64×16384 because its bytes sit in the L2 cache
+#   ([notebook 14, section 4](14_appendix_data.ipynb#4.-SAC-above-the-floor:-the-L2-cache)).
 #
 # </details>
 
@@ -209,15 +169,14 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 smallest, largest = SHAPES[0], SHAPES[-1]
 _gae = {s: row("gae", *s) for s in [(16, 128), (4096, 128)]}  # the debrief: GAE's GPU times against the model
-assert round(model_pct["16×128"], 1) == 0.4 and round(pct["gae", (4096, 128), "fwd"]) == 63  # "about 0.4 %", "63 %"
+assert round(pct["gae", (4096, 128), "fwd"]) == 63  # "63 %"
 assert [round(1e3 * _gae[s]["kernel_ms"], 1) for s in _gae] == [1.8, 3.3]  # "1.8 and 3.3 µs"
 assert all(1e3 * r["kernel_ms"] < 2.0 + 1e3 * r["floor_ms"] for r in _gae.values())  # "below the model's 2 µs + floor"
 assert _gae[4096, 128]["bytes"] < 60 * 2**20  # "its bytes sit in the L2 cache" (60 MiB on this H200)
-assert round(1e6 * 17 * 16 * 128 / res["copy_bandwidth_Bps"], 3) == 0.008  # "0.008 µs"
 assert round(1e6 * 17 * 4096 * 128 / res["copy_bandwidth_Bps"], 1) == 2.1  # "2.1 µs"
 assert all(v < 1 for (a, s, p), v in pct.items() if s == smallest)  # "far below it at the smallest"
 assert min(1e3 * r["kernel_ms"] for r in rows if r["impl"] == "rltriton_lite" and r["dtype"] == DTYPE
-           and (r["B"], r["T"]) == smallest) > 1  # its fixed cost: a µs or more, against a floor of 0.008 µs
+           and (r["B"], r["T"]) == smallest) > 1  # its fixed cost: a µs or more, against a floor under 0.01 µs
 assert all(v > 75 for (a, s, p), v in pct.items() if s == largest)  # "near it at the largest shape"
 _both = {t["B × T"]: t["model, GAE"] for t in floor_table if t["pass"] == "fwd+bwd"}  # 2 × t0: two launches
 # "GAE's call launches one kernel forwards and one backwards": each pass is one scan launch (returns.py), and no row of
@@ -238,12 +197,12 @@ assert {(a, s) for (a, s, p), v in pct.items() if v > 100} == {("sac", (64, 1638
 # ## 2. How much faster than each peer?
 #
 # **Question: how does the package's call compare with the Python loops it replaces, and with other
-# compiled code?** The chart shows each peer's speed-up, its wall time per call ÷ ours in the same
-# case: right of 1×, ours is faster (log scale). Wall time is the one clock every peer has (notebook
-# 08, section 4, says why).
+# compiled code?** The chart shows each peer's wall time per call ÷ ours, in the same case (log
+# scale): right of 1×, ours is faster. Wall time is the one clock every peer has (section 2.1 says
+# which have no GPU time).
 #
-# **One bar by hand first:** a CleanRL-style loop over time (`pytorch_loop`) against ours, GAE's
-# forward at 4096×128. A row's wall time per call is `full_call_us`, in µs.
+# **One bar by hand first:** the harness's Python loop over time (`pytorch_loop`) against ours, on
+# GAE's forward at 4096×128. A row's wall time per call is `full_call_us`, in µs.
 
 # %%
 loop_us, ours_us = row("gae", 4096, 128, impl="pytorch_loop")["full_call_us"], row("gae", 4096, 128)["full_call_us"]
@@ -254,27 +213,29 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
     == [loop_us / ours_us]
 
 # %% [markdown]
-# *Your turn, not graded:* the same against `"torchrl_vec_gae"`, torchrl's vectorised GAE, which has
-# no loop over time. How much of the gap was the loop?
+# *Your turn, not graded:* do the same against `"torchrl_vec_gae"`, which has no loop over time.
 #
-# **Predict first.** CleanRL's loop runs 9 ops per step that launch a kernel (notebook 08, section
-# 5): 10.55 µs of host time each at T = 128. At 64×16384 our call takes 52 µs and the loop runs
-# 9 × 16384 such ops. How many times our wall time will the loop take?
+# **Predict first.** The benchmark's loop launches 10 kernels per step (notebook 08, section 5); at
+# T = 128 each launching op costs 9.49 µs of host time. At 64×16384 our call takes 52 µs. How many
+# times our wall time will the loop's 10 × 16384 ops take?
 
 # %%
 my_long_times_ours = None  # your prediction: GAE 64×16384 forward, the loop's wall time ÷ ours
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
 no_gpu = sorted({r["impl"] for r in rows if r["impl"] in profile.result_peers(res) and r["kernel_ms"] is None})
 print(f"{len(speedups)} (peer, case) pairs; peers with no GPU time in some rows: {no_gpu}")
-op_us = loop_us / (9 * 128)  # the host's µs per launching op, at T = 128
-print(f"GAE 4096×128, the loop: {loop_us:,.0f} µs per call for 9 × 128 launching ops, {op_us:.2f} µs per op")
-# the loop's model on the long rows: 9 × T launching ops at T = 128's cost per op
+LAUNCHES_PER_STEP = 10  # the harness's GAE loop (profile.op("gae").loop), counted in notebook 08, section 5
+op_us = loop_us / (LAUNCHES_PER_STEP * 128)  # the host's µs per launching op, at T = 128
+print(f"GAE 4096×128, the loop: {loop_us:,.0f} µs per call for {LAUNCHES_PER_STEP} × 128 launching ops, "
+      f"{op_us:.2f} µs per op")
+# the loop's model on the long rows: 10 × T launching ops at T = 128's cost per op
 long_loop_us, long_ours_us = (row("gae", 64, 16384, impl=i)["full_call_us"] for i in ("pytorch_loop", "rltriton_lite"))
-model_long_us = 9 * 16384 * op_us
+model_long_us = LAUNCHES_PER_STEP * 16384 * op_us
 against(my_long_times_ours, long_loop_us / long_ours_us, "GAE 64×16384, the loop ÷ ours",
         model=model_long_us / long_ours_us, fmt=",.0f")
-print(f"GAE 64×16384, the loop: the model (9 × 16384 ops at {op_us:.2f} µs) gives {model_long_us / 1e6:.2g} s "
-      f"per call; the run measured {long_loop_us / 1e6:.2g} s ({long_loop_us / (9 * 16384):.2g} µs per op)")
+print(f"GAE 64×16384, the loop: the model ({LAUNCHES_PER_STEP} × 16384 ops at {op_us:.2f} µs) gives "
+      f"{model_long_us / 1e6:.2g} s per call; the run measured {long_loop_us / 1e6:.2g} s "
+      f"({long_loop_us / (LAUNCHES_PER_STEP * 16384):.2g} µs per op)")
 fig = profile.peers_chart(res, DTYPE)
 plt.show()
 
@@ -289,39 +250,30 @@ print("timings, not paired)")
 print(profile.table(peer_table))
 
 # %% [markdown]
-# **Finding:** the loop pays about 10 µs of host time for each op that launches a kernel, so its
-# cost grows with T and ours barely does. On the long rows (64×16384) it took about 40,000× our
-# wall time. Against other compiled code the margins are smaller: up to about 10×.
+# **Finding:** the loop pays about 9.5 µs of host time per launching op, so its cost grows with T
+# and ours barely does. On the long rows (64×16384) it took about 40,000× our wall time; the model
+# gave about 30,000×. Against other compiled code the margins are up to about 10×.
 #
-# **How much of the gap was the loop?** Two peers answer it: the loop, and torchrl's vectorised
-# GAE, the same algorithm in PyTorch with no loop over time. On the long rows (64×16384) the loop
-# is nearly all of the gap: it took about 40,000× our wall time, the vectorised peer 50×.
-# At 4096×128 it is far less: the loop took 432×, the vectorised peer still 169×, so the loop
-# itself cost about 2.6× (432 ÷ 169). Over their cases, torchrl's vectorised GAE and TD(λ) took
-# 20–212× our wall time.
+# **How much of the gap was the loop?** torchrl's vectorised GAE, with no loop, took 50× our wall
+# time on the long rows: the loop is nearly all of the gap there. At 4096×128 the loop took 432× and
+# the vectorised peer still 169×: there the loop itself cost only about 2.6×.
 #
-# <details><summary>Details: the loops at T = 128, and what the 10 µs holds</summary>
+# <details><summary>Details: the loops at T = 128, and what the 9.5 µs holds</summary>
 #
-# * At T = 128 the Python loops took from 109× our wall time forward up to the 432× above, and
-#   45–182× with the backward.
-# * The other compiled code is rl-triton, `torch.compile`, JAX and accelerated-scan, and the eager
-#   formulas of the three losses (section 4).
-# * The 10 µs is the loop's wall time divided by its 9 × 128 launching operations, so it also holds
-#   the 6 ops per step that run on the host alone (notebook 08, section 5). A single `torch.add`
-#   took 8–11 µs per call over the shapes the wall probe timed it at.
-# * Your prediction: the cost per op times the ops gives about 30,000× on the long rows, within
-#   about 1.4× of the run's 40,000×, on this one shape.
+# * At T = 128 the Python loops took 109–433× our wall time forward, and 45–182× with the backward.
+#   torchrl's vectorised GAE and TD(λ) took 20–212×.
+# * The 9.5 µs also holds the 6 indexings per step that run on the host alone.
 #
 # </details>
 
 # %% [markdown]
 # ### Are the small gaps real?
 #
-# **Question: a peer leads in 8 of 119 cases; are those leads real?** Each peer was timed once, in
-# the benchmark run; our call was timed twice, in the run and again in the wall probe. The noise
-# rule (notebook 08, section 3) then reads: **a lead counts only if the peer is more than 2.3×
-# faster than each of our two timings.** **Predict first:** does the widest lead, the table's 0.38
-# (CRR's eager formula with its backward at 64×16384), count?
+# **Question: a peer leads in 8 of 119 cases. Are those leads real?** Each peer was timed once, in
+# the run; our calls twice, in the run and in the wall probe right after it. So notebook 08's noise
+# rule (section 3) reads: **a lead counts only if the peer is more than 2.3× faster than each of our
+# two timings.** **Predict first:** the widest lead is the table's 0.38, CRR's eager formula with its
+# backward at 64×16384. Does it count?
 
 # %%
 my_lead_counts = None  # your prediction: True if the widest lead counts, False if it is within the noise
@@ -344,11 +296,12 @@ assert [round(w_peer_us)] + [round(us) for us in w_ours_us.values()] == [283, 74
 assert [round(us / w_peer_us, 1) for us in w_ours_us.values()] == [2.6, 1.2] and w_verdict == "within the noise"
 
 # %% [markdown]
-# **Finding:** no. The peer was 2.6× faster than our first timing, but only 1.2× faster than our
-# second: within the noise, as are the other 7 leads ([notebook 14, section
-# 8](14_appendix_data.ipynb) reads them one by one). Within the noise means that these timings
-# cannot tell. Paired rounds can: in section 4's, on an H100, CRR's eager formula wins every round
-# of this case, its wall time 0.86× ours in the median.
+# **Finding:** no. The peer was 2.6× faster than our first timing but only 1.2× faster than our
+# second, so this lead is within the noise, as are the other 7
+# ([notebook 14, section 8](14_appendix_data.ipynb#8.-Single-timings-beside-paired-rounds)). Paired
+# rounds could tell, but the course has them only from another card: on an H100 (section 4), CRR's
+# eager formula won this case in every round, at 0.86× our wall time in the median. That suggests
+# the lead is real; it does not settle the H200's case.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -361,17 +314,17 @@ assert {"pytorch_loop", "jax"} <= set(no_gpu) and all(q.startswith("torchrl") fo
 assert {x["algorithm"] for x in rows if x["impl"] == "accelerated_scan" and x["kernel_ms"] is None} == {"td_lambda"}
 _add = [sec["fwd", "torch.add"] for sec in probe.values()]
 assert [down(min(_add), 0), up(max(_add), 0)] == [8, 11]  # "8–11 µs per call", rounded outwards
-assert 9.5 < op_us < 11  # "about 10 µs of host time per operation" (the lesson); 08's Checks count the 9 + 6 ops
+assert 9 < op_us < 10  # "about 9.5 µs of host time per launching op"; 08's Checks count the 10 + 6 ops
 assert op_us > min(_add)  # more than a bare op costs at its fastest
 assert round(long_ours_us) == 52  # "where our call takes 52 µs per call"
 # the debrief: the loop's model on the long rows against the run
-assert round(op_us, 2) == 10.55 and round(long_loop_us / (9 * 16384)) == 14
+assert round(op_us, 2) == 9.49 and round(op_us, 1) == 9.5 and round(long_loop_us / (10 * 16384)) == 13
 assert [round(model_long_us / 1e6, 1), round(long_loop_us / 1e6, 1)] == [1.6, 2.1]
 assert [round(model_long_us / long_ours_us, -4), round(long_loop_us / long_ours_us, -4)] == [30000, 40000]
-assert round(long_loop_us / model_long_us, 1) == 1.4  # "1.4× short", "here ... to within about 1.4×" (one shape)
+assert round(long_loop_us / model_long_us, 1) == 1.4  # the model is 1.4× short on the long rows (one shape)
 loops = [s for s in speedups if s["peer"] == "pytorch_loop"]
 _t128 = {p: [s["x"] for s in loops if s["shape"][1] == 128 and s["pass_"] == p] for p in PASSES}
-assert down(min(_t128["fwd"]), 0) == 109  # "from 109×", rounded down
+assert [down(min(_t128["fwd"]), 0), up(max(_t128["fwd"]), 0)] == [109, 433]  # "109–433×", rounded outwards
 assert max(_t128["fwd"]) == loop_us / ours_us  # "up to the 432× above": the hand-computed bar is the top of the range
 assert min(_t128["fwd"]) > 100  # "over 100× per forward call at T = 128"
 assert [down(min(_t128["fwd+bwd"]), 0), up(max(_t128["fwd+bwd"]), 0)] == [45, 182]  # "45–182× with the backward"
@@ -404,20 +357,166 @@ _w_paired = profile.read_loss_wall()[(*w_case, "pytorch_eager")]  # the widest l
 assert round(_w_paired[1], 2) == 0.86 and _w_paired[3] < 1  # "at 0.86× our wall time in the median", "every round"
 
 # %% [markdown]
+# ### 2.1 Discounted return: host-bound
+#
+# Sections 2.1–2.4 print one scan's rows each with `profile.committed(name)`: a line per
+# implementation, shape and pass, a legend for the `!` marks, and a chart. Its columns are notebook
+# 08's and chart 2's. `GPU µs` reads `n/a` where the harness had no graph to replay: the loops,
+# torchrl and JAX, which it does not capture, and accelerated-scan's TD(λ), whose capture failed.
+#
+# **Question: at RL shapes, what sets the wall time of a call of the return
+# ([notebook 01](01_discounted_return.ipynb)): the kernel or the host?** **Predict first:** at
+# 16×128, how many times its GPU time is the forward's wall time?
+
+# %%
+returns_rows = profile.committed("discounted_return", missing_ok=True)  # the H200's table and chart, read by name
+
+# %% [markdown]
+# **Finding: the host; the call is [host-bound](GLOSSARY.md#host-bound).** At 16×128 the forward
+# takes 1.8 µs on the GPU and 52 µs of wall time. The backward multiplies the wall time by 11 to 17
+# and the GPU time by only 2 to 3. In all four scans' tables, what the backward adds is mostly host
+# time (section 3).
+#
+# The `!` after `torchrl_reward2go` marks outputs 2.9e-4 and 4.1e-4 relative from ours at the two
+# small shapes, against the check's 1e-4: torchrl sums with a `conv1d` whose weights $\gamma^k$ are
+# cut off below 1e-7 ([benchmarks/README.md](../benchmarks/README.md#peers)).
+
+# %% jupyter={"source_hidden": true}
+# Checks: the `n/a` rows, on the harness's peer list and the committed run (CI runs them; skip when reading)
+_not_tried = {q.impl for q in bench.PEERS if not q.graph}  # the peers the harness does not try to capture
+assert {"pytorch_loop", "jax"} < _not_tried and all(q.startswith("torchrl") for q in _not_tried - {"pytorch_loop", "jax"})
+_no_gpu = {(r["impl"], r["algorithm"]) for r in rows if r["kernel_ms"] is None}
+assert {i for i, _ in _no_gpu} - _not_tried == {"accelerated_scan"}  # every other n/a: a peer never captured
+assert {a for i, a in _no_gpu if i == "accelerated_scan"} == {"td_lambda"}  # "accelerated-scan's TD(λ), whose capture failed"
+assert all(r["kernel_ms"] is not None for r in rows if r["impl"] == "accelerated_scan" and r["algorithm"] != "td_lambda")
+# the claims above, on the committed rows
+_ours = {(r["B"], r["T"], r["pass"]): r for r in returns_rows if r["impl"] == profile.OURS_IMPL}
+assert not returns_rows or len(_ours) == 8
+for _wall, _gpu, _wall_x, _gpu_x in profile.backward_added(returns_rows).values():
+    assert 11 < _wall_x < 17 and 1.8 < _gpu_x < 3.1  # "11 to 17", "2 to 3"
+    assert _wall > 2 * _gpu  # "mostly host time"
+if returns_rows:
+    _fw16, _bw16 = _ours[16, 128, "fwd"], _ours[16, 128, "fwd+bwd"]
+    assert (round(_fw16["gpu_us"], 1), round(_fw16["wall_us"])) == (1.8, 52)  # "1.8 µs on the GPU and 52 µs"
+    assert _fw16["wall_us"] > 20 * _fw16["gpu_us"] and _bw16["wall_us"] > 20 * _bw16["gpu_us"]  # host-bound
+    _wall_added, _gpu_added = _bw16["wall_us"] - _fw16["wall_us"], _bw16["gpu_us"] - _fw16["gpu_us"]
+    assert (_wall_added - _gpu_added) / _wall_added > 0.99  # "nearly all it adds is host work"
+    _r2go = {(r["B"], r["T"]): r for r in rows  # the raw rows: each peer's error against ours
+             if (r["algorithm"], r["impl"], r["dtype"]) == ("discounted_return", "torchrl_reward2go", "float32")}
+    _marked = sorted(k for k, r in _r2go.items() if profile.flagged(r))
+    assert _marked == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in returns_rows if r["flagged"])  # "the two small shapes"
+    assert sorted(round(_r2go[k]["max_rel_err"], 5) for k in _marked) == [0.00029, 0.00041]  # "2.9e-4 and 4.1e-4"
+    assert all(_r2go[k]["tol"] == 1e-4 and _r2go[k]["checked_against"] == "rltriton_lite" for k in _marked)  # "the check's 1e-4"
+
+# %% [markdown]
+# ### 2.2 GAE: a naive kernel against ours
+#
+# **Question: at 16×128, does the faster kernel make the faster call?** GAE's table
+# ([notebook 02](02_gae.ipynb)) has section 3's naive-kernel [anchor](GLOSSARY.md#anchor), launched
+# bare, with no checks and no autograd. **Predict first:** which call has the lower wall time at
+# 16×128?
+
+# %%
+gae_rows = profile.committed("gae", missing_ok=True)  # the H200's table and chart, read by name
+
+# %% [markdown]
+# **Finding: the host, not the kernel, sets the wall time.** Forward at 16×128, ours takes 1.8 µs on
+# the GPU against the naive kernel's 8.0 µs, yet 50.1 µs of wall time against its 29.9 µs: both
+# calls are host-bound. That 1.7× is the table's one `wall ÷ ours` under 1;
+# [notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
+# asks whether it is real. The `!` after `torchrl_vec_gae` is 2.1's cut-off again: 5.3e-4 and
+# 5.9e-4 relative.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
+assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(gae_rows).values())  # "mostly host time" (2.1)
+_under_1 = [(r["impl"], r["B"], r["T"], round(r["vs_ours"], 3)) for r in gae_rows
+            if r["vs_ours"] is not None and r["vs_ours"] < 1]
+assert not gae_rows or _under_1 == [("bare_triton_launch", 16, 128, 0.597)], _under_1  # "the one line under 1"
+assert "bare_triton_launch" in profile.ANCHORS  # "the table's anchor"
+if gae_rows:
+    _bare16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == ("bare_triton_launch", 16, 128, "fwd"))
+    _ours16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
+    assert (round(_ours16["gpu_us"], 1), round(_bare16["gpu_us"], 1)) == (1.8, 8.0)  # "1.8 µs ... against 8.0 µs"
+    assert (round(_bare16["wall_us"], 1), round(_ours16["wall_us"], 1)) == (29.9, 50.1)  # "50.1 µs ... against its 29.9 µs"
+    assert round(_ours16["wall_us"] / _bare16["wall_us"], 1) == 1.7  # "that 1.7×"
+    assert all(r["wall_us"] > 2 * r["gpu_us"] for r in (_ours16, _bare16))  # "both calls are host-bound" (08's 2×)
+    _vec = {(r["B"], r["T"]): r for r in rows  # the raw rows: each peer's error against ours
+            if (r["algorithm"], r["impl"], r["dtype"]) == ("gae", "torchrl_vec_gae", "float32") and profile.flagged(r)}
+    assert sorted(_vec) == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in gae_rows if r["flagged"])
+    assert sorted(round(r["max_rel_err"], 5) for r in _vec.values()) == [0.00053, 0.00059]  # "5.3e-4 and 5.9e-4"
+
+# %% [markdown]
+# ### 2.3 TD lambda: like the return
+#
+# **Question: does TD(λ) ([notebook 03](03_td_lambda.ipynb)) tell the return's story?**
+
+# %%
+td_rows = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name
+
+# %% [markdown]
+# **Finding: yes.** At 16×128 the forward takes 1.8 µs on the GPU and 41 µs of wall time. The `!`
+# after `torchrl_vec_td_lambda` is 2.1's cut-off again: 3.0e-4 and 3.4e-4 relative, against the
+# check's 1e-4.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
+assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(td_rows).values())  # "mostly host time" (2.1)
+if td_rows:
+    _fw16 = next(r for r in td_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
+    assert (round(_fw16["gpu_us"], 1), round(_fw16["wall_us"])) == (1.8, 41)  # "1.8 µs on the GPU and 41 µs"
+    assert _fw16["wall_us"] > 20 * _fw16["gpu_us"]  # host-bound, as the return
+    _vec = {(r["B"], r["T"]): r for r in rows if profile.flagged(r)  # the raw rows: each peer's error against ours
+            and (r["algorithm"], r["impl"], r["dtype"]) == ("td_lambda", "torchrl_vec_td_lambda", "float32")}
+    assert sorted(_vec) == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in td_rows if r["flagged"])
+    assert sorted(round(r["max_rel_err"], 5) for r in _vec.values()) == [0.0003, 0.00034]  # "3.0e-4 and 3.4e-4"
+    assert all(r["tol"] == 1e-4 for r in _vec.values())  # "the check's 1e-4"
+
+# %% [markdown]
+# ### 2.4 V-trace: a peer within the noise
+#
+# **Question: V-trace ([notebook 04](04_vtrace.ipynb)) has a [peer](GLOSSARY.md#peer) written in
+# Triton too, rl_triton. Is it faster than ours?**
+
+# %%
+vtrace_rows = profile.committed("vtrace", missing_ok=True)  # the H200's table and chart, read by name
+assert not any(r["flagged"] for r in vtrace_rows)  # no line carries a `!`: every implementation agreed with ours
+
+# %% [markdown]
+# **Finding: not by more than the noise.** Every implementation agrees with ours. rl_triton reads
+# faster at two shapes, 16×128 (`wall ÷ ours` 0.696) and 64×16384 (0.855), and both wall gaps are
+# within the noise. Its GPU time at 16×128, 1.52 against our 2.03 µs, is as unsure: a GPU time that
+# small holds only to a few µs
+# ([notebook 14, section 3](14_appendix_data.ipynb#3.-How-far-to-trust-a-figure)).
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
+assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(vtrace_rows).values())  # "mostly host time" (2.1)
+_under_1 = [(r["impl"], r["B"], r["T"], r["pass"], round(r["vs_ours"], 3)) for r in vtrace_rows
+            if r["vs_ours"] is not None and r["vs_ours"] < 1]
+assert not vtrace_rows or _under_1 == [("rl_triton", 16, 128, "fwd", 0.696), ("rl_triton", 64, 16384, "fwd", 0.855)], _under_1
+if vtrace_rows:
+    _gpu16 = {r["impl"]: r["gpu_us"] for r in vtrace_rows if (r["B"], r["T"], r["pass"]) == (16, 128, "fwd") and r["gpu_us"]}
+    assert (round(_gpu16["rl_triton"], 2), round(_gpu16[profile.OURS_IMPL], 2)) == (1.52, 2.03)  # "1.52 against our 2.03 µs"
+    for _shape in ((16, 128), (64, 16384)):  # "both wall gaps are within the noise": the noise rule, 2.3×
+        _ours_wall = profile.wall_range(res, probe, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "vtrace", _shape, "fwd")
+        _peer_wall = profile.wall_range(res, probe, {}, "rl_triton", "vtrace", _shape, "fwd")
+        assert profile.noise_verdict(_ours_wall, _peer_wall, NOISE_X) == "within the noise", (_shape, _ours_wall, _peer_wall)
+
+# %% [markdown]
 # ## 3. Wall versus GPU time
 #
-# **Question: how much of a call's wall time is GPU work?** The chart puts each call's wall time
-# beside its GPU time at the shapes RL code uses (µs, log scale). The hatched bars and dashed lines
-# are two **anchors**, yardsticks timed beside ours (the chart's labels in brackets):
+# **Question: what does a backward add to a call?** The chart sets each call's wall time beside its
+# GPU time, with and without the backward, at the shapes RL code uses (µs, log scale). Its hatched
+# bars and dashed lines are two **anchors**, yardsticks timed beside ours:
 #
-# * **the naive-kernel anchor** ("naive GAE kernel, launched bare"): a naive GAE kernel, one program
-#   per row walking its steps one at a time, launched the plain way, `kernel[(B,)](...)`;
-# * **the autograd anchor** ("minimal autograd.Function"): PPO's loss as a minimal
-#   `torch.autograd.Function`, one naive Triton kernel forwards and one backwards.
+# * **The naive-kernel anchor:** one program per row walks the row one step at a time, launched the
+#   plain way, `kernel[(B,)](...)`.
+# * **The autograd anchor:** PPO's loss as a minimal `torch.autograd.Function`, with one naive
+#   Triton kernel each way.
 #
-# **Predict first.** GAE's forward at 4096×128 read 8.4× (notebook 08, section 3). The backward
-# moves as many bytes again, so the GPU time about doubles. Guess GAE's wall ÷ GPU time with its
-# backward; the next cell computes it from the row (`full_call_us` against `kernel_ms`).
+# **Predict first.** GAE's forward at 4096×128 read 8.4× wall ÷ GPU time (notebook 08, section 3).
+# The backward doubles the bytes, so the GPU time about doubles. What will the ratio be?
 
 # %%
 my_wall_over_gpu = None  # your prediction: GAE 4096×128 with its backward, wall ÷ GPU time
@@ -434,46 +533,30 @@ assert all(profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)["gae", (4096, 128)
 # %%
 fig = profile.wall_gpu_chart(res, DTYPE, profile.RL_SHAPES)
 plt.show()
-# wall ÷ GPU time per pass and shape, and our call's wall time ÷ its anchor's (the benchmark run)
-wall_gpu = profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)  # (algorithm, shape, pass) -> (wall µs, GPU µs)
+# the chart's figures: (algorithm, shape, pass) -> (wall µs, GPU µs), and each anchor's rows (the benchmark run)
+wall_gpu = profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)
 ratio = {k: w / g for k, (w, g) in wall_gpu.items()}  # wall time ÷ GPU time
 anchors = profile.anchor_rows(res, DTYPE)
-host_table = []
-for p in PASSES:
-    for s in profile.RL_SHAPES:
-        keys = [k for k in ratio if k[1:] == (s, p)]
-        head = anchors[profile.HEAD_ANCHOR[p], *s, p]  # the anchor of this pass, at this shape
-        host_table.append({"pass": p, "B × T": profile.shape_name(s), "wall ÷ GPU": spread([ratio[k] for k in keys]) + "×",
-                           "host-bound": f"{sum(ratio[k] > 2 for k in keys)} of {len(keys)}", "anchor of": head["algorithm"],
-                           "wall, ours ÷ anchor": wall_gpu[head["algorithm"], s, p][0] / head["full_call_us"]})
-print(f"source: {SOURCE['run']}. Our calls: wall ÷ GPU time over the algorithms; our call's wall time ÷ its anchor's")
-print(f"anchors: forward, the naive-kernel anchor ({profile.ANCHORS[profile.HEAD_ANCHOR['fwd']]}); with the backward, "
-      f"the autograd anchor ({profile.ANCHORS[profile.HEAD_ANCHOR['fwd+bwd']]}, PPO's loss)")
-print(profile.table(host_table, digits=2))
 
 # %% [markdown]
-# **Finding:** at the shapes RL code uses, a call's wall time is mostly host time. With its
-# backward, GAE's call at 4096×128 takes 41× its GPU time: the backward doubled the GPU time, as
-# its bytes did, and added far more wall time than GPU time. So take out host work first, for
-# example by capturing the whole update step in a CUDA graph (notebook 08, section 4).
+# **Finding:** mostly host time. With its backward, GAE's call at 4096×128 takes 41× its GPU time:
+# the backward doubled the GPU time but added far more wall time. For every call it adds over 10×
+# more wall time than GPU time. So take out host work first, for example with a CUDA graph of the
+# whole update step.
 #
 # <details><summary>Details: the chart's exceptions, and the naive-kernel anchor</summary>
 #
-# * With its backward, every call of the chart adds over 10× more wall time than GPU time.
-# * Every call is host-bound except four scans' forwards on a few long rows (64×16384), where each
-#   row's chain of chunks makes the GPU time long.
-# * The naive-kernel anchor at 64×16384 takes 17× our wall time. Only 64 programs run, each a chain
-#   of 16384 dependent steps, so its GPU time is nearly all of its wall time.
+# * Every call is host-bound except four scans' forwards on the long rows (64×16384), whose chain
+#   of chunks makes their GPU time long.
+# * The naive-kernel anchor at 64×16384 takes 17× our wall time: its 64 programs each walk 16384
+#   dependent steps, so GPU time is nearly all of its wall time.
 #
 # </details>
 
 # %% [markdown]
-# **How much host time does a backward add?** Not this run's µs: a call's µs depend on the host
-# that timed it. With its backward, our PPO call at 4096×128 took 424 µs in this run and 196 µs in
-# section 4's paired loss probe, on an H100 ([notebook 14, sections 1 and
-# 3](14_appendix_data.ipynb)). So compare ratios within one source, never µs across two. For µs of
-# host time, this notebook takes the paired probe. It timed the three losses and the autograd
-# anchor, forward alone and with the backward, each the median of 15 rounds:
+# **How much host time does a backward add?** From one source, the paired loss probe on an H100:
+# the three losses and the autograd anchor, forward alone and with the backward, each the median of
+# 15 rounds:
 
 # %%
 paired = profile.read_loss_wall()  # LOSS_CARD: (loss, shape, pass, impl) -> (µs per call, ratio: median, lowest, highest)
@@ -487,11 +570,10 @@ print(profile.table([{"call": c, "forward": f, "with the backward": b, "the back
                       "with ÷ without": b / f} for (c, s), (f, b) in both_passes.items() if s == (4096, 128)], digits=3))
 
 # %% [markdown]
-# **Finding:** on the H100, a backward adds 120–280 µs of host time to each of our calls, at every
-# shape the probe timed: with it a call takes 2.6–7.6× its forward's wall time. The autograd
-# anchor, whose backward is one plain launch, adds 150–170 µs. So the cost is autograd's host work:
-# it records the call in its graph, walks that graph, allocates the gradients and launches a
-# second kernel. Timing whole calls does not say which of these costs most.
+# **Finding:** on the H100, a backward adds 120–280 µs of host time to each of our calls, which then
+# take 2.6–7.6× their forward's wall time. The autograd anchor, whose backward is one plain launch,
+# adds 150–170 µs. So the cost is autograd's host work: recording the call, walking its graph,
+# allocating the gradients and launching a second kernel.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run and the paired probe (CI runs them; skip when reading)
@@ -507,7 +589,7 @@ assert _bare["algorithm"] == "gae" and round(_bare["full_call_us"] / wall_gpu["g
 assert 1e3 * _bare["kernel_ms"] > 0.95 * _bare["full_call_us"]  # "its GPU time is nearly all of its wall time"
 assert "_bare_gae_kernel[(rewards.shape[0],)]" in inspect.getsource(bench.bare_gae)  # "one program per row"
 assert "for i in range(T):" in inspect.getsource(bench._bare_gae_kernel.fn)  # "one step at a time"
-assert [t["anchor of"] for t in host_table] == ["gae", "gae", "ppo", "ppo"]  # every row has its anchor
+assert {profile.HEAD_ANCHOR[p] for p in PASSES} == {"bare_triton_launch", "minimal_autograd_fn"}  # the chart's two anchors
 # the prediction: GAE at 4096×128, forward and with the backward
 _g = {p: (r["full_call_us"], 1e3 * r["kernel_ms"]) for p, r in gae_pair.items()}
 assert [round(w / g, 1) for w, g in _g.values()] == [8.4, 41.1]  # "8.4×", "41×"
@@ -534,69 +616,15 @@ assert [down(min(_x)), up(max(_x))] == [2.6, 7.6]  # "2.6–7.6× its forward's 
 assert (profile.ANCHORS["minimal_autograd_fn"], CALLS["the autograd anchor"]) == ("minimal autograd.Function", ("ppo", "minimal_autograd_fn"))
 
 # %% [markdown]
-# **Autograd's host cost on your machine.** The next cell times the smallest `autograd.Function`,
-# y = 2x on 1024 numbers, forward alone and with `.backward()`, in 7 paired rounds on one thread.
-
-# %%
-import timeit  # noqa: E402
-
-
-class Twice(torch.autograd.Function):
-    """The smallest autograd.Function: y = 2x forwards, and the gradient 2 · grad_y backwards."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @staticmethod
-    def backward(ctx, grad_y):
-        return grad_y * 2
-
-
-x_cpu = torch.randn(1024, requires_grad=True)  # on the CPU, whatever this machine has
-ones_cpu = torch.ones(1024)  # the gradient that .backward() starts from
-
-
-def paired_us(fn_a, fn_b, calls=200, rounds=7):
-    """The µs per call of two functions in each of `rounds` paired rounds, on one CPU thread: two lists."""
-    a_us, b_us = [], []
-    with profile.cpu_threads(1):
-        fn_a(), fn_b()  # a warm-up call of each
-        for k in range(rounds):
-            pair = [(fn_a, a_us), (fn_b, b_us)]
-            for fn, out in pair if k % 2 == 0 else pair[::-1]:  # the order reversed every other round
-                out.append(1e6 * timeit.timeit(fn, number=calls) / calls)
-    return a_us, b_us
-
-
-fwd_rounds, both_rounds = paired_us(lambda: Twice.apply(x_cpu), lambda: Twice.apply(x_cpu).backward(ones_cpu))
-fwd_cpu_us, both_cpu_us = min(fwd_rounds), min(both_rounds)  # each call's fastest round
-within = sorted(b / a for a, b in zip(fwd_rounds, both_rounds))  # forward + backward ÷ forward, round by round
-print(f"source: {SOURCE['here']}, one CPU thread. A minimal autograd.Function on 1024 floats, µs per call in the")
-print(f"fastest round: forward {fwd_cpu_us:.1f}, forward + backward {both_cpu_us:.1f}")
-print(f"forward + backward ÷ forward within a round: median {within[len(within) // 2]:.2g}, "
-      f"lowest to highest {spread(within)}")
-rounds_drift = max(max(t) / min(t) for t in (fwd_rounds, both_rounds))  # how far one call's rounds moved
-if rounds_drift > 2:
-    print(f"this machine is busy: one call's timings moved {rounds_drift:.1f}× between the rounds, so the µs above are "
-          f"not autograd's own cost; trust the ratio within a round (or close other notebooks' kernels and rerun)")
-assert within[len(within) // 2] > 1  # a backward costs host time, with no GPU at all
-
-# %% [markdown]
-# The backward's arithmetic is one multiplication, yet the forward with its backward takes more
-# host time in the median round: autograd walks its graph and allocates the gradient.
-
-# %% [markdown]
 # ## 4. Fused losses against their eager formulas
 #
-# **Question: does fusing a loss pay, on the GPU and on the wall clock?** Notebooks 05 and 07 fuse
-# PPO's and CRR's losses: one or two launches forwards (notebook 05, section 3) and one backwards.
-# The benchmark's SAC is notebook 06's λ = 0 target, one launch each way. The **eager formula** is
-# the plain PyTorch code ours replaces; each ratio below is its time ÷ ours (above 1, ours is faster).
+# **Question: does fusing a loss pay, on the GPU and on the wall clock?** Notebooks 05 to 07 fuse
+# each loss into one or two launches forwards and one backwards; the **eager formula** is the plain
+# PyTorch code ours replaces. Each ratio below is its time ÷ ours: above 1, ours is faster.
 #
-# **GPU time** first, from the benchmark run, with the backward. The table's last column, the **GPU
-# share of wall**, is GPU time ÷ wall time. Each row gives the larger of the two calls' shares, ours
-# or the eager formula's: if even the larger share is small, both calls are host-bound.
+# **GPU time** comes first, from the benchmark run, with the backward. The last column, the **GPU
+# share of wall** (GPU time ÷ wall time, the larger of the two calls'), says whether both calls are
+# host-bound.
 
 # %%
 LOSSES = ["ppo", "sac", "crr"]  # timed against their eager formulas at LOSS_SHAPES (section 3), and only there
@@ -622,18 +650,16 @@ print("share of wall, the larger of the two calls'")
 print(profile.table(h200_table, digits=3))
 
 # %% [markdown]
-# On the GPU, fusing pays at every shape: the eager formula, several unfused kernels, takes 2.8–9.8×
-# our GPU time. But every call here is host-bound, its GPU time at most an eighth of its wall time,
-# so the wall clock decides.
+# On the GPU, fusing pays at every shape: the eager formula's unfused kernels take 2.8–9.8× our GPU
+# time. But every call here is host-bound, with its GPU time at most an eighth of its wall time, so
+# the wall clock decides.
 #
-# **Wall time** comes from the paired loss probe, on an H100, in 15 paired rounds (notebook 08,
-# section 3): the median ratio, and in brackets the lowest and the highest. A lowest above 1 means
-# ours won every round.
+# **Wall time** comes from the paired loss probe, 15 rounds on an H100: the median ratio, with the
+# lowest and the highest in brackets. A lowest above 1 means ours won every round.
 #
-# **Predict first.** For two host-bound calls, wall ≈ host, so their wall ratio is their host costs'
-# ratio. For PPO with its backward at 4096×128 the rounds timed the eager formula at 366 µs per call
-# and ours at 196 µs, each the median of its rounds. What will the paired ratio, the median of the
-# rounds' ratios, be?
+# **Predict first.** For two host-bound calls, wall ≈ host. For PPO with its backward at 4096×128,
+# the eager formula took 366 µs per call and ours 196 µs, each the median of its rounds. What will
+# the paired ratio, the median of the rounds' ratios, be?
 
 # %%
 my_eager_over_ours = None  # your prediction: PPO with its backward at 4096×128, the eager formula's wall ÷ ours
@@ -669,12 +695,11 @@ print(profile.table(h100_table, digits=3))
 
 # %% [markdown]
 # **Finding:** fusing pays on the wall clock where the eager formula is a long chain of small ops,
-# as PPO's is: its eager formula took 1.71× our wall time in the median paired round. Where the
-# formula is short it does not: with the backward, CRR's eager formula is faster in the median
-# round at every shape.
+# as PPO's is: 1.71× our wall time in the median round. Where the formula is short it does not pay:
+# with the backward, CRR's eager formula is faster in the median round at every shape.
 #
 # **Why CRR loses with its backward.** The paired medians with the backward, in µs per call, beside
-# the autograd anchor of section 3:
+# section 3's autograd anchor:
 
 # %%
 why_crr = [{"call": "the autograd anchor (PPO's loss)"},
@@ -690,21 +715,18 @@ print(profile.table(why_crr))
 
 # %% [markdown]
 # Each of our fused calls costs about as much as the autograd anchor, one plain launch each way, or
-# more. CRR's eager formula, a few elementwise ops and a mean, costs less than our CRR call at
-# every shape.
+# more. CRR's eager formula, a few elementwise ops and a mean, costs less than our CRR call at every
+# shape.
 #
 # <details><summary>Details: the wall clock loss by loss, your prediction, and torch.compile</summary>
 #
-# * **PPO's loss:** ours is faster in every round, at every shape, forward and with the backward.
-# * **SAC's λ = 0 target:** forward, ours is faster in every round. With the backward, ours is
-#   faster in the median at every shape, and in every round only at 16×128: at 4096×128 and
-#   64×16384 the eager formula won at least one round.
-# * **CRR's loss:** forward, ours is faster in the median, but not in every round at 64×16384. With
-#   the backward, the eager formula is faster in the median, and at the two larger shapes in every
-#   round.
-# * **Your prediction.** The model, each call's own host cost, gives 1.87×: 9 % above the paired
-#   1.71×. The two divide in a different order: the model divides the two calls' medians, the
-#   paired ratio takes the median of the rounds' ratios. In three made-up rounds:
+# * **PPO:** ours wins every round, at every shape, in both passes.
+# * **SAC** (the λ = 0 target): ours wins every round forward; with the backward, the median at
+#   every shape but every round only at 16×128.
+# * **CRR:** forward, ours wins the median, but not every round at 64×16384. With the backward, the
+#   eager formula wins the median, and at the two larger shapes every round.
+# * **Your prediction.** Dividing the two medians gives 1.87×, 9 % above the paired 1.71×. Three
+#   made-up rounds show why they differ:
 #
 #   | round | ours µs | eager µs | eager ÷ ours |
 #   | --- | --- | --- | --- |
@@ -712,13 +734,12 @@ print(profile.table(why_crr))
 #   | 2, the host busy | 300 | 600 | 2.0 |
 #   | 3 | 120 | 180 | 1.5 |
 #
-#   The paired ratio, the median of the last column, is 2.0. The ratio of the medians is 200 / 120
-#   = 1.67: it sets the eager formula's round 1 against our round 3, two moments of the host. The
-#   busy round slowed both calls alike, 3× each, and its ratio is unchanged: trust the paired ratio.
-# * **`torch.compile`** of the formula is slower than ours in the median of every case, by
-#   1.1–7.7×, though with the backward not in every round. That includes the 3 cases where section
-#   2's chart, from single timings, had it ahead within the noise ([notebook 14, section
-#   8](14_appendix_data.ipynb)).
+#   The paired ratio, the median of the last column, is 2.0. The ratio of the medians, 200 / 120 =
+#   1.67, sets the eager formula's round 1 against our round 3, two moments of the host. The busy
+#   round slowed both calls 3× and kept its ratio. So trust the paired ratio.
+# * **`torch.compile`** of the formula is slower than ours in the median of every case on the H100,
+#   by 1.1–7.7×, including the 3 cases where section 2's single H200 timings had it ahead within the
+#   noise: a hint from another card, not a verdict on the H200 (notebook 14, section 8).
 #
 # </details>
 
@@ -819,43 +840,41 @@ else:
 # ## Exercises
 #
 # Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell after
-# it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+# it. `print(exercises.task(name))` restates the task. Solutions are in `notebooks/solutions/`.
 #
-# **`launch_model`.** Fit notebook 08's model of a call's GPU time, $t = t_0 + \text{bytes} /
-# \text{bandwidth}$, to a kernel's rows: write `launch_model(rows, algorithm, pass_)`. Here $t_0$ is
-# the kernel's fixed GPU cost, a few µs, not the host's cost of a call (tens of µs, section 3).
+# **`launch_model`.** Write `launch_model(rows, algorithm, pass_)`. It fits notebook 08's model of a
+# call's GPU time, $t = t_0 + \text{bytes} / \text{bandwidth}$, to a kernel's rows. $t_0$ is the
+# kernel's fixed GPU cost, a few µs, not the host's cost of a call (tens of µs).
 #
-# * **Inputs:** `rows`, the results file's list of rows (`res["rows"]` above); an `algorithm`; a
-#   pass `pass_` (`"fwd"` or `"fwd+bwd"`).
+# * **Inputs:** `rows` (`res["rows"]` above), an `algorithm`, and a pass `pass_` (`"fwd"` or
+#   `"fwd+bwd"`).
 # * **Returns:** `(t0_us, GBps)`: $t_0$ in µs and the bandwidth in GB/s ($10^9$ bytes per second),
 #   of the least-squares line through the points (bytes, GPU time).
 # * Keep only this library's rows (`impl` `"rltriton_lite"`), float32, of `algorithm` and `pass_`.
 #   A row's bytes are `bytes`; its GPU time is `kernel_ms`, in milliseconds.
-# * **Edge case:** a kernel of many shapes, measured, is not exactly on a line: fit all of them,
-#   the intercept included.
+# * **Edge case:** measured points are not exactly on a line: fit all of them, intercept included.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Print the rows of one algorithm, its bytes against `1000 * kernel_ms`. A line through them has
-# an intercept, the time of a call that moves nothing ($t_0$), and a slope, µs per byte.
-# `np.polyfit(x, y, 1)` returns the slope first, then the intercept.
+# Print one algorithm's bytes against `1000 * kernel_ms`. A line through them has an intercept, the
+# time of a call that moves nothing ($t_0$), and a slope, µs per byte. `np.polyfit(x, y, 1)`
+# returns the slope first, then the intercept.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Keep the rows whose `impl`, `dtype`, `algorithm` and `pass` are the ones asked for.
-# * $x$: their `bytes`; $y$: their GPU times in µs, `1000 * kernel_ms`.
+# * Keep the rows asked for; $x$: their `bytes`; $y$: their GPU times in µs, `1000 * kernel_ms`.
 # * Fit a line $y = \text{slope} \cdot x + t_0$.
-# * The slope is µs per byte: the bandwidth is $1/\text{slope}$ bytes per µs, which is
-#   $10^6 / \text{slope}$ bytes per second. Divide by $10^9$ for GB/s.
+# * The slope is µs per byte: the bandwidth is $10^6 / \text{slope}$ bytes per second, ÷ $10^9$
+#   for GB/s.
 #
 # </details>
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Two rows: 3 MB in 5 µs and 300 MB in 104 µs. The slope is 99 µs for 297 MB, so a third of a µs
-# per MB: 3 MB per µs, 3000 GB/s. At 3 MB that line spends 1 µs moving bytes, so $t_0$ is 4 µs.
+# Two rows: 3 MB in 5 µs and 300 MB in 104 µs. The slope is 99 µs for 297 MB: 3 MB per µs, or
+# 3000 GB/s. At 3 MB the line spends 1 µs moving bytes, so $t_0$ is 4 µs.
 #
 # ```python
 # one = {"algorithm": "gae", "impl": "rltriton_lite", "dtype": "float32", "pass": "fwd", "B": 1, "T": 1}
@@ -889,11 +908,9 @@ exercises.attempt("launch_model", launch_model)
 # %% [markdown]
 # <details><summary>Details: what the fit says on the committed run</summary>
 #
-# For PPO's forward, the fitted bandwidth is within 5 % of the copy bandwidth the benchmark
-# measured: an elementwise kernel is a fixed start-up cost plus a copy. For GAE's forward the line
-# fits poorly. Its point at 64×16384, the scan on a few long rows of section 1, sits far above the
-# line and pulls the intercept $t_0$ to several times GAE's smallest GPU time. Open question 2 asks
-# which algorithms the model misses.
+# For PPO's forward, the fitted bandwidth is within 5 % of the run's copy bandwidth: an elementwise
+# kernel is a fixed cost plus a copy. For GAE's forward the line fits poorly: its point at 64×16384
+# sits far above the line and pulls $t_0$ to several times GAE's smallest GPU time.
 #
 # </details>
 
@@ -915,11 +932,10 @@ _resid = {k: 1e3 * r["kernel_ms"] - (_slope * r["bytes"] + _t0) for k, r in _gae
 assert max(_resid, key=_resid.get) == (64, 16384) and _resid[64, 16384] > 0  # "sits far above the line"
 
 # %% [markdown]
-# **`host_bound`.** Section 3's question, asked of a results file: what is the largest measured
-# shape at which a call is host-bound? Write `host_bound(rows, algorithm, pass_)`.
+# **`host_bound`.** Write `host_bound(rows, algorithm, pass_)`: the largest measured shape at which
+# a call is host-bound (notebook 08, section 3).
 #
-# The ratio need not fall as the shape grows. The checker tests this with made-up rows like these,
-# of PPO's forward:
+# The ratio need not fall as the shape grows, as in the checker's made-up rows:
 #
 # | B × T | elements $B \cdot T$ | wall ÷ GPU | label |
 # | --- | --- | --- | --- |
@@ -928,38 +944,27 @@ assert max(_resid, key=_resid.get) == (64, 16384) and _resid[64, 16384] > 0  # "
 # | 64×16384 | 1,048,576 | 12× | host-bound |
 # | 16384×1024 | 16,777,216 | 1.1× | GPU-bound |
 #
-# The ratio falls below 2×, then rises above it again. The answer is 1,048,576; a loop that stops
-# at the first row that is not host-bound returns 2,048. The answer says nothing of a size between
-# two rows, such as 800,000 elements: no row measured it.
-#
-# <details><summary>Details: the turn in the committed run</summary>
-#
-# The committed run has no such dip, but it shows the turn: the discounted return's forward reads
-# 6.7× at 4096×128, 1.08× at 64×16384 and 1.11× at 16384×1024.
-#
-# </details>
+# The answer is 1,048,576; a loop that stops at the first row that is not host-bound wrongly
+# returns 2,048. (It says nothing of a size between two rows, such as 800,000 elements.)
 #
 # * **Inputs,** and the rows to keep: as in `launch_model`.
 # * **Returns:** $B \cdot T$ of the largest shape at which the call's wall time is more than twice
 #   its GPU time, or 0 where none is.
-# * A row's wall time per call is `full_call_us`, in microseconds. Its GPU time is `kernel_ms`, in
-#   milliseconds (`None` for a peer without one).
+# * A row's wall time is `full_call_us`, in µs. Its GPU time is `kernel_ms`, in ms (`None` for a
+#   peer without one).
 # * **Edge case:** order the shapes by their elements, $B \cdot T$, and look at every one.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Print one row, `rows[0]`, and read its keys. The checker's rows are made up, with the same keys:
-# other implementations, dtypes and passes among them. Each row is one call: one algorithm, one
-# implementation, one shape, one dtype, one pass. Everything you need is in the row.
+# Print `rows[0]` and read its keys: each row is one call (algorithm, implementation, shape, dtype,
+# pass). The checker's made-up rows have the same keys.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Keep the rows whose `impl`, `dtype`, `algorithm` and `pass` are the ones asked for.
-# * For each, put both times in one unit: the GPU time in µs is `1000 * kernel_ms`.
-# * Keep the rows whose wall time is more than twice that.
-# * Return the largest `B * T` among them, or 0 when none is left.
+# * Keep the rows asked for, and put both times in µs: the GPU time is `1000 * kernel_ms`.
+# * Keep the rows whose wall time is more than twice that; return the largest `B * T`, or 0.
 #
 # </details>
 #
@@ -967,7 +972,7 @@ assert max(_resid, key=_resid.get) == (64, 16384) and _resid[64, 16384] > 0  # "
 #
 # Two rows of GAE's forward. At 16×128, 30 µs of wall time for 0.002 ms (2 µs) of GPU time: 15×,
 # host-bound. At 64×16384, 50 µs for 0.048 ms (48 µs): 1.04×, GPU-bound. The answer is
-# 16 · 128 = 2048. Forget the 1000 and the second ratio is 50 / 0.048 ≈ 1042: you get
+# 16 · 128 = 2048. If you forget the 1000, the second ratio is 50 / 0.048 ≈ 1042, and you get
 # 1048576, the larger shape.
 #
 # ```python
@@ -1028,18 +1033,15 @@ exercises.attempt("host_bound", host_bound)
 #
 # *(Answer each in its cell below: your teacher's grader collects them there.)*
 #
-# 1. What does a backward add? With your `host_bound`, print for each algorithm of the committed
-#    run (`rows`) the largest host-bound shape, forward (`"fwd"`) and with the backward
-#    (`"fwd+bwd"`). Which calls stay host-bound with the backward even at 16384×1024? Then, from
-#    the same rows, divide the wall time the backward adds by the GPU time it adds, at each shape:
-#    what does a backward cost, and what would you optimise first in an update that calls it?
+# 1. What does a backward add? With your `host_bound`, print for each algorithm of `rows` the
+#    largest host-bound shape, `"fwd"` and `"fwd+bwd"`. Which calls stay host-bound with the
+#    backward even at 16384×1024? Then divide the wall time the backward adds by the GPU time it
+#    adds, at each shape: what would you optimise first in an update that calls it?
 #
-# 2. Model a kernel's GPU time as $t = t_0 + \text{floor}$: a fixed cost per launch, plus its
-#    bytes at the copy bandwidth. From `rows` (float32), take each algorithm's $t_0$ as its
-#    forward GPU time at 16×128 and predict its forward at
-#    4096×128, 64×16384 and 16384×1024.
-#    Where does the model hold, and within what ratio? Where it misses by far, which algorithms
-#    miss, and what do they share that the others lack?
+# 2. Model a kernel's GPU time as $t = t_0 + \text{floor}$. From `rows` (float32), take each
+#    algorithm's $t_0$ as its forward GPU time at 16×128 and predict its forward at 4096×128,
+#    64×16384 and 16384×1024. Where does the model hold, and within what ratio? Which algorithms
+#    does it miss by far, and what do they share that the others lack?
 #
 # 3. Pick one peer from chart 2 that is within 1.5× of this library somewhere. Read its
 #    implementation (the harness's peer list is in `rltriton_lite/bench.py`) and say where the
@@ -1047,9 +1049,8 @@ exercises.attempt("host_bound", host_bound)
 #
 # <details><summary>Details: context for question 2</summary>
 #
-# Notebook 13's table of the planner's choices says how the package runs each shape: the committed
-# run's 64×16384 rows are of the scans in the wide chunks of 13c's section 4. The benchmark's SAC
-# runs at λ = 0, notebook 06, section 3.
+# The committed run's 64×16384 rows are of the scans in the wide chunks of 13c's section 4. The
+# benchmark's SAC runs at λ = 0.
 #
 # </details>
 
@@ -1065,18 +1066,15 @@ exercises.attempt("host_bound", host_bound)
 # %% [markdown]
 # ## What you now know
 #
-# * **% floor**: every kernel comes near the floor at the largest shape and far below it at the
-#   smallest, where the fixed cost $t_0$ dominates; few long rows are the model's miss.
-# * **Against the loops it replaces**, the package's call is over 100× faster per forward call at
-#   T = 128; against other compiled code, up to about 10×, and where a peer led, within the noise.
-# * **Wall time at RL shapes is host time**, and a backward adds far more host work than GPU work:
-#   120–280 µs per call on the paired probe's H100. Compare µs only within one source.
-# * **Fusing pays on the GPU, and on the wall clock where the eager formula is long**, as PPO's is;
-#   CRR's short formula beats our fused call with the backward.
+# * **% floor:** every kernel comes near the floor at the largest shape; at the smallest, the fixed
+#   cost $t_0$ dominates. The model misses only on few long rows.
+# * **Against the loops it replaces,** the package's call is over 100× faster per forward call at
+#   T = 128; against other compiled code, up to about 10×. No peer's lead was beyond the noise.
+# * **Scan by scan** (sections 2.1–2.4), small calls are host-bound: a faster kernel need not make a
+#   faster call at 16×128.
+# * **A backward adds host work:** 120–280 µs per call on the paired probe's H100.
+# * **Fusing pays on the GPU;** on the wall clock only where the eager formula is long, as PPO's is.
 
 # %% [markdown]
-# > **Further reading** (the two appendix notebooks)
-# >
-# > * **[Notebook 14](14_appendix_data.ipynb):** where the figures come from and how they are
-# >   rounded; why SAC passes 100 %; the noise rule, derived and applied case by case.
-# > * **Notebook 13c, section 4:** the wider chunks the package uses for few long rows.
+# > **Further reading:** [notebook 14](14_appendix_data.ipynb), the data's sources, rounding and
+# > noise rule, case by case, and why SAC passes 100 %; notebook 13c, section 4, few long rows.

@@ -20,25 +20,22 @@
 #   and check that both runs see the same episodes.
 # * **Time:** 2.5–3 h with the open questions (longer training runs); 45–75 min for the reading and `cleanrl_advantages`.
 # * **Needs:** notebooks 02 and 05; gymnasium. No GPU.
-# * **Minimum path:** run every cell. Read sections 2 and 3 (the two swapped calls, and the same
-#   episodes from one seed), then write the checked exercise `cleanrl_advantages`. Section 1's
-#   set-up, section 4 and the open questions can wait.
+# * **Minimum path:** run every cell. Read sections 2 and 3, then write the checked exercise
+#   `cleanrl_advantages`. Section 1, section 4 and the open questions can wait.
 #
-# Everything so far checked one call against a loop. This notebook trains an agent: PPO on
-# gymnasium's CartPole-v1, on a CPU, written as CleanRL's `ppo.py` writes it. Then it runs the same
-# training again with two pieces replaced:
+# Everything so far checked one call against a loop. This notebook trains an agent: CleanRL's
+# `ppo.py` on gymnasium's CartPole-v1, on a CPU. Then it trains again with two pieces replaced:
 #
 # * the GAE loop becomes `rltriton_lite.integrations.cleanrl.gae`, one call that takes CleanRL's own
 #   names and done convention;
 # * the clipped policy loss becomes `rl.ppo_clip_loss`.
 #
 # The replacements compute the same numbers, up to float32 rounding. So from the same seed, the two
-# runs should see the same episodes, episode for episode.
+# runs should see the same episodes.
 #
-# On a CPU the package takes its PyTorch path (`backend="auto"`); on a GPU the same calls run the
-# Triton kernels. With CartPole's tiny network, most of the time goes to the environment and the
-# optimiser, not to GAE. So this notebook is about correctness in a real loop; notebook 08 is about
-# speed.
+# On a CPU the package takes its PyTorch path. On a GPU the same calls run the Triton kernels. With
+# CartPole's tiny network, most of the time goes to the environment and the optimiser, not to GAE.
+# So this notebook is about correctness in a real loop. Notebook 08 is about speed.
 
 # %%
 import inspect
@@ -106,15 +103,15 @@ def make_envs(n, seed):
 # %% [markdown]
 # ## 2. The training loop, with the two pieces as parameters
 #
-# The loop takes the two pieces as parameters. `advantages_fn` computes advantages and returns from
-# the rollout, and `policy_loss_fn` computes the clipped surrogate of a minibatch. Here are
-# CleanRL's versions first, the same in substance as in `ppo.py`. The loop below departs from
-# `ppo.py` in two ways, in both runs. First, it does not clip the value loss (`clip_vloss=False`).
-# Second, it shuffles each epoch's minibatches with a generator of its own,
-# `np.random.default_rng(iteration * 100 + epoch)`, where `ppo.py` draws from NumPy's global
-# generator (`np.random.shuffle`). The second departure is harmless: each epoch still splits the
-# rollout into random minibatches. It also keeps section 3's two interleaved runs apart, since
-# with one global generator each run's shuffles would depend on the other run's draws.
+# `advantages_fn` computes advantages and returns from the rollout. `policy_loss_fn` computes the
+# clipped surrogate of a minibatch. CleanRL's versions come first, the same in substance as in
+# `ppo.py`.
+#
+# The loop departs from `ppo.py` in two ways, in both runs. First, it does not clip the value loss
+# (`clip_vloss=False`). Second, each epoch shuffles its minibatches with a generator of its own,
+# `np.random.default_rng(iteration * 100 + epoch)`, not NumPy's global one. The minibatches are
+# still random. But section 3's two interleaved runs no longer share a generator, so one run's
+# shuffles do not depend on the other's draws.
 
 # %%
 def cleanrl_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
@@ -173,23 +170,22 @@ def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
 
 # %% [markdown]
 # **Truncation treated as termination, a shortcut of CleanRL's own.** `next_done` is
-# `terminations or truncations`, so a truncated episode is cut as if it had terminated, with no
+# `terminations or truncations`. So a truncated episode is cut as if it had terminated, with no
 # bootstrap. CleanRL's `ppo.py` does the same, and both runs keep it.
 #
-# How much does it cost? CartPole-v1 truncates only at 500 steps, so the error is rare. But when it
-# happens it is not small. The last step's target loses $\gamma V(s_{500})$. A balanced pole earns a
-# reward of 1 per step, so $V(s_{500}) \approx 1/(1-\gamma)$ and the lost term is
-# $\gamma V(s_{500}) \approx \gamma/(1-\gamma)$, which is 99 at this notebook's $\gamma = 0.99$. In
-# the short runs below no episode gets that far (section 3 checks).
+# How much does it cost? CartPole-v1 truncates only at 500 steps, so the error is rare but large.
+# The last step's target loses $\gamma V(s_{500})$. A balanced pole earns 1 per step, so
+# $V(s_{500}) \approx 1/(1-\gamma)$. The lost term is then about $\gamma/(1-\gamma)$, which is 99 at
+# $\gamma = 0.99$. In the short runs below no episode gets that far (section 3 checks).
 #
-# The right treatment, as notebooks 01 and 02 teach it, bootstraps from the value of the final
-# observation. With gymnasium's `SAME_STEP` autoreset, `next_obs` already starts the next episode,
-# so the final observation is in `infos["final_obs"]`. In the package, you pass its value in
-# `next_values` at the truncated steps: `rl.gae(..., terminated=, truncated=, next_values=)`.
+# The right treatment (notebooks 01 and 02) bootstraps from the value of the final observation.
+# With gymnasium's `SAME_STEP` autoreset, `next_obs` already starts the next episode. The final
+# observation is in `infos["final_obs"]`. You pass its value to `rl.gae` in `next_values`, at the
+# truncated steps.
 #
 # <details><summary>Optional: the bootstrap in code (neither run below uses it)</summary>
 #
-# Three new `(T, N)` buffers: `terms` and `truncs`, the two flags kept apart, and `final_v`. In
+# It needs three new `(T, N)` buffers: the two flags `terms` and `truncs`, and `final_v`. In
 # `collect_rollout`, after `envs.step`, save the value of each final observation:
 #
 # ```python
@@ -209,7 +205,7 @@ def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
 #                              truncated=truncs, next_values=next_values, time_dim=0)
 # ```
 #
-# At a termination `rl.gae` ignores the next value; at a truncation it bootstraps from it and stops
+# At a termination `rl.gae` ignores the next value. At a truncation it bootstraps from it and stops
 # the trace. The folded cell below runs these lines on CartPoles cut at 5 steps and checks the
 # truncated steps' advantages by hand.
 #
@@ -281,10 +277,10 @@ def update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_los
 # %% [markdown]
 # `train_updates` sets up the agent, the optimiser and the buffers from the seed. Then it alternates
 # the two phases, with CleanRL's linearly annealed learning rate, and times each update. It is a
-# generator: after each update it pauses and hands back the episodes so far, when the update
-# started and how many seconds it took. So section 3 can run two trainings in turn, one update
-# each. While one run is paused, the other draws from torch's random numbers, so each run keeps
-# its own random state and puts it back when it resumes. `train` runs one training to the end.
+# generator: after each update it pauses and hands back the episodes so far, the update's start
+# time and its seconds. So section 3 can run two trainings in turn, one update each. Each run saves
+# torch's random state when it pauses and restores it when it resumes, so the other run's draws do
+# not disturb it. `train` runs one training to the end.
 
 # %%
 def train_updates(advantages_fn, policy_loss_fn, a=ARGS):
@@ -324,11 +320,10 @@ def train(advantages_fn, policy_loss_fn, a=ARGS):
 # %% [markdown]
 # ## 3. Both runs, from the same seed
 #
-# The first update in a process pays a one-time warm-up (PyTorch's and the optimiser's first
-# calls), which would land on whichever run goes first. So the cell first runs one untimed update
-# of each. Then it runs the two timed trainings **interleaved**: CleanRL's first update (A), then
-# the package's first (B), then CleanRL's second, and so on. A busy spell of the shared CPU then
-# slows both runs alike, instead of only the run that happened to be going at the time.
+# The first update in a process pays a one-time warm-up, which would land on whichever run goes
+# first. So the cell first runs one untimed update of each. Then it runs the two timed trainings
+# **interleaved**: CleanRL's first update (A), then the package's first (B), then CleanRL's second,
+# and so on. A busy spell of the shared CPU then slows both runs alike.
 
 # %%
 for warm_fns in [(cleanrl_gae, cleanrl_policy_loss), (rltriton_gae, rltriton_policy_loss)]:
@@ -361,18 +356,16 @@ assert "np.random.default_rng(iteration * 100 + epoch).shuffle(b_inds)" in inspe
 
 # %% [markdown]
 # The runs agree exactly, for two reasons. First, every number the agent acts on agrees to float32
-# rounding. Second, a difference at the level of rounding almost never changes which action is
-# sampled: that would need the random draw to land within rounding of the boundary between two
-# actions. Over a short run this does not happen. Over a long run it can, once, and from then on
-# the runs differ (question 1 looks for it).
+# rounding. Second, a rounding-level difference almost never changes which action is sampled. That
+# would need the random draw to land within rounding of the boundary between two actions. Over a
+# short run this does not happen. Over a long run it can, once, and from then on the runs differ
+# (question 1 looks for it).
 #
-# **What this run shows, and what it does not.** It is short on purpose, 12 updates of 512 steps,
-# so that both runs take seconds. What it demonstrates is the swap: the package's calls and
-# CleanRL's loops give the same training, episode for episode. It does not demonstrate that PPO
-# solves CartPole. A short run's returns are noisy: the last ten printed above jump up and down,
-# and the only check of learning is a weak one, that the mean return of the last 20 episodes beats
-# that of the first 20. A longer run (question 1 makes one) is where the learning curve should
-# climb clearly towards CartPole-v1's cap of 500 steps; this notebook does not measure it.
+# **What this run shows, and what it does not.** It is short on purpose, 12 updates of 512 steps. It shows that the swap gives the same training, episode for
+# episode. It does not show that PPO solves CartPole. A short run's returns are noisy, as the last
+# ten printed above show. The only check of learning is a weak one: the mean return of the last 20
+# episodes beats that of the first 20. A longer run (question 1) is where the learning curve should
+# climb towards CartPole-v1's cap of 500 steps.
 #
 # ## 4. The learning curve, and what the swap costs
 
@@ -390,12 +383,12 @@ print(f"the fastest update on this CPU (GAE + 4 epochs of minibatches), of both 
 
 # %% [markdown]
 # The two curves lie on top of each other: section 3 checked that they are the same episodes. The
-# cell also prints the fastest update, as a yardstick for what follows.
+# cell also prints the fastest update, as a yardstick.
 #
 # What does the swap itself cost? The next cell times the two swapped pieces alone, at this run's
-# sizes: GAE on one 128 × 4 rollout, and the policy loss, forward and backward, on one minibatch,
-# as many times as an update calls it. It also counts each loss's torch calls and checks that both
-# give the same gradient.
+# sizes. GAE runs on one 128 × 4 rollout. The policy loss runs forward and backward on one
+# minibatch, as many times as an update calls it. The cell also counts each loss's torch calls and
+# checks that both give the same gradient.
 
 # %%
 T_, N_ = ARGS["num_steps"], ARGS["num_envs"]
@@ -467,26 +460,26 @@ assert all(_paired["ppo", s, "fwd+bwd", "pytorch_eager"][2] > 1 for s in _eager_
 # **Reading the timings.** On a CPU the two pieces go opposite ways:
 #
 # * **GAE: the package wins.** One scan replaces CleanRL's Python loop over 128 steps.
-# * **The loss: the package usually loses.** On a CPU it runs its PyTorch path, which also checks
-#   its inputs, handles a mask, and computes `clip_fraction` and `approx_kl`. That makes several
-#   times as many torch calls as CleanRL's loss (the cell counts them), and on 128 elements each
-#   call costs mostly its fixed overhead. On a GPU the fused Triton kernel is faster (notebook 09,
-#   section 4).
+# * **The loss: the package usually loses.** On a CPU its PyTorch path also checks its inputs,
+#   handles a mask, and computes `clip_fraction` and `approx_kl`. That makes several times as many
+#   torch calls as CleanRL's loss. On 128 elements each call costs mostly its fixed overhead. On a
+#   GPU the fused Triton kernel is faster (notebook 09, section 4).
 #
-# **The takeaway:** the swap barely changes an update's time. The swapped pieces are under half of
-# an update, and their balance (the package's pieces minus CleanRL's), all that the swap changes,
-# is under a tenth of one: with a 64-unit network, an update is mostly the network's and the
+# **The takeaway:** the swap barely changes an update's time. The swapped pieces take under half
+# of an update. The swap changes only their balance, the package's pieces minus CleanRL's, and that
+# is under a tenth of an update. With a 64-unit network, an update is mostly the network's and the
 # optimiser's work. On a GPU, where CleanRL's loop launches a few kernels per time step, the swap
 # saves more (notebook 09, section 2).
 #
 # <details><summary>Sources</summary>
 #
-# The CPU figures are this run's. Each piece's time is the fastest of 100 calls, taken in 20
-# rounds that alternate the two versions, and the yardstick is the fastest of the 24 updates: a
-# pause on a busy CPU only ever adds time.
+# The CPU figures are this run's. Each piece's time is the fastest of 100 calls, in 20 rounds
+# that alternate the two versions. The yardstick is the fastest of the 24 updates. Fastest, because
+# a pause on a busy CPU only ever adds time.
 #
-# "On a GPU the fused kernel is faster" is notebook 09's, section 4; notebook 14, section 8, says
-# which of its timings settle it.
+# "On a GPU the fused kernel is faster" comes from notebook 09, section 4
+# ([notebook 14, section 8](14_appendix_data.ipynb#8.-Single-timings-beside-paired-rounds) weighs
+# its timings).
 #
 # </details>
 
@@ -494,11 +487,11 @@ assert all(_paired["ppo", s, "fwd+bwd", "pytorch_eager"][2] > 1 for s in _eager_
 # ## Exercises
 #
 # Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell after
-# it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+# it. `print(exercises.task(name))` restates the task. Solutions are in `notebooks/solutions/`.
 #
 # **`cleanrl_advantages`.** Section 2 swapped CleanRL's loop for `cleanrl.gae`, a wrapper. Write
-# that wrapper yourself: CleanRL's advantages and returns from one call of `rl.gae`. Porting a loop
-# like this, practitioners get one thing wrong most often: which step an episode end belongs to.
+# that wrapper yourself: CleanRL's advantages and returns from one call of `rl.gae`. The usual
+# mistake in such a port is which step an episode end belongs to.
 #
 # * **Inputs:** those of section 2's `cleanrl_gae`: `rewards`, `values`, `dones`, each
 #   `(num_steps, num_envs)`, time first; `next_value` `(1, num_envs)`; `next_done` `(num_envs,)`;
@@ -506,8 +499,8 @@ assert all(_paired["ppo", s, "fwd+bwd", "pytorch_eager"][2] > 1 for s in _eager_
 # * **Returns:** `(advantages, returns)`, as `cleanrl_gae` returns them, up to float32 rounding.
 # * CleanRL's `dones[t] = 1` says the episode ended *before* step t: `obs[t]` starts a new one.
 #   `rl.gae`'s `terminated[t]` says it ended *after* step t: no bootstrap there, the trace cut.
-# * Call only `rl.gae` from the package (not `rltriton_lite.integrations`: its conversion is the
-#   exercise), with no Python loop over the steps.
+# * Call only `rl.gae` from the package, not `rltriton_lite.integrations`. Use no Python loop over
+#   the steps.
 # * **Edge case:** an episode that ended at the rollout's last step. Only `next_done` says so.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -567,20 +560,19 @@ exercises.attempt("cleanrl_advantages", cleanrl_advantages)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below: your teacher's grader collects them there.)*
 #
-# 1. Make the run longer (`total_timesteps=50_000`), in a new cell: section 3's asserts hold for the
-#    short run only. Find the first episode where the two runs differ, if any. What decided it? Mind that `train` anneals the learning rate linearly towards
-#    0 over the run's updates, whose number comes from `total_timesteps`. So a longer run changes
-#    every update's step size, not only the number of updates, and the first differing episode
-#    moves when `total_timesteps` does.
+# 1. Make the run longer (`total_timesteps=50_000`) in a new cell. Section 3's asserts hold for the
+#    short run only. Find the first episode where the two runs differ, if any. What decided it?
+#    Mind that `train` anneals the learning rate linearly towards 0 over the run's updates, whose
+#    number comes from `total_timesteps`. So a longer run changes every update's step size, not
+#    only the number of updates. The first differing episode moves when `total_timesteps` does.
 #
 # <details><summary>Hint for question 1: how to see what decided it</summary>
 #
 # `probs.sample()` hides its random numbers, so sample in the open, in both runs. Patch
-# `Agent.get_action_and_value` to draw `u = torch.rand(n)` and take action 0 where `u < p0`, the
-# probability of action 0: the same distribution, from a different random stream. Log
+# `Agent.get_action_and_value` to draw `u = torch.rand(n)`, and take action 0 where `u < p0`, the
+# probability of action 0. That is the same distribution, from a different random stream. Log
 # `(action, p0, u)` at every rollout step. Find the first step where the two runs' actions differ,
 # and show that its `u` lies between the two runs' `p0`, which differ there only by float32
 # rounding that the updates have amplified.

@@ -1118,8 +1118,9 @@ def wall_gpu_chart(res, dtype="float32", shapes=RL_SHAPES):
 
 
 # --------------------------------------------------------------------------------------------
-# One algorithm's committed results (the notebooks' "profile it" sections; on a CPU, the GPU's
-# figures come from here: a CPU cannot time a GPU kernel)
+# One algorithm's committed results (notebook 09's sections 2.1-2.4, the four scans' tables, and the
+# checks of the notebooks' "profile it" sections; on a CPU, the GPU's figures come from here: a
+# CPU cannot time a GPU kernel)
 # --------------------------------------------------------------------------------------------
 # Every figure below is read from a results file: nothing is estimated. Implementations in the
 # order shown: ours, the PyTorch code it replaces, torch.compile of it, the peers, the anchors.
@@ -1176,8 +1177,8 @@ def flagged(row) -> bool:
 
 def backward_added(rows: list[dict]) -> dict:
     """What the backward adds to our call, per shape, from ``committed_rows``' rows of one algorithm
-    (notebooks 01-04's "profile it"): ``{(B, T): (wall µs added, GPU µs added, wall ratio, GPU ratio)}``,
-    each ratio fwd+bwd ÷ fwd."""
+    (notebook 09, sections 2.1-2.4: the four scans' tables): ``{(B, T): (wall µs added, GPU µs added,
+    wall ratio, GPU ratio)}``, each ratio fwd+bwd ÷ fwd."""
     ours = {(r["B"], r["T"], r["pass"]): r for r in rows if r["impl"] == OURS_IMPL}
     out = {}
     for (B, T, pass_), fw in ours.items():

@@ -516,11 +516,12 @@ def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, ca
 
 def test_plan_of_the_course_notebooks():
     """On the course's own notebooks: every exercise of the catalog is found, bound by its starter
-    cell, and the optional profiling sections are skipped."""
+    cell, and the optional "profile it" sections of 01-07 are skipped (a takeaway and a Checks cell:
+    their tables are in 09, sections 2.1-2.4 and 4), while 09's four tables run."""
     course = collections.defaultdict(list)
     for name, stem, _ in exercises.catalog():
         course[stem].append(name)
-    skipped = 0
+    profiled = 0
     for stem, names in course.items():
         nb = nbformat.read(str(NOTEBOOKS / f"{stem}.ipynb"), as_version=4)
         plan = grade.plan_notebook(nb, exercises.names(), course, f"{stem}.ipynb")
@@ -532,10 +533,19 @@ def test_plan_of_the_course_notebooks():
             assert "NotImplementedError" in source or f"{name} = None" in source, (stem, name, source)
         ran = {n for n, _ in plan.cells}
         assert set(plan.defined_in.values()) <= ran and not ran & set(plan.skipped)
-        profiler = [n for n, c in enumerate(nb.cells, 1) if c.cell_type == "code" and "profile.committed(" in c.source]
-        # not run: skipped, or after the last exercise's cell (02 puts its exercises before it)
-        skipped += bool(profiler) and not set(profiler) & ran
-    assert skipped >= 7  # 01-07: "Optional: profile it" (08, on profiling, runs its cells)
+        section, in_profile = "", []  # the last heading of level 1 or 2; the code cells under "Optional: profile it"
+        for n, c in enumerate(nb.cells, 1):
+            if c.cell_type == "markdown":
+                section = next((t for lvl, t in reversed(list(grade._headings(c.source))) if lvl <= 2), section)
+            elif c.cell_type == "code" and section.endswith("Optional: profile it"):
+                in_profile.append(n)
+        # not run: skipped, or after the last exercise's cell
+        assert not set(in_profile) & ran, (stem, in_profile)
+        profiled += bool(in_profile)
+        if stem == "09_benchmarks":  # 09 runs its sections 2.1-2.4: the four scans' tables
+            tables = [n for n, c in enumerate(nb.cells, 1) if c.cell_type == "code" and "= profile.committed(" in c.source]
+            assert len(tables) == 4 and set(tables) <= ran, tables
+    assert profiled == 7  # 01-07: "Optional: profile it", each with its Checks cell
 
 
 def test_bound_names():

@@ -140,7 +140,7 @@ def test_fused_against_eager_reads_both_sources_at_the_eager_formulas_shapes():
 
 
 def test_backward_added_is_fwd_bwd_against_fwd_of_our_call():
-    """01-04's "profile it": per shape, what the backward adds to our call's wall and GPU time, and the ratios."""
+    """09, sections 2.1-2.4 (the four scans' tables): per shape, what the backward adds to our call's wall and GPU time, and the ratios."""
     rows = profile.committed_rows(profile.committed_results()[1], "gae")
     ours = {(r["B"], r["T"], r["pass"]): r for r in rows if r["impl"] == profile.OURS_IMPL}
     got = profile.backward_added(rows)

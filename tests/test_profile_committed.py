@@ -1,6 +1,6 @@
-"""What the notebooks' "profile it" sections show: ``profile.committed`` (one algorithm's figures
-from the committed H200 results file, read by name: a table and a chart, every value read back from the
-JSON, labelled with the GPU, the file and its date) and, on a CPU, ``profile.cpu_rows`` (the
+"""What notebook 09's sections 2.1-2.4 show and the notebooks' "profile it" checks read:
+``profile.committed`` (one algorithm's figures from the committed H200 results file, read by name:
+a table and a chart, every value read back from the JSON, labelled with the GPU, the file and its date) and, on a CPU, ``profile.cpu_rows`` (the
 PyTorch path against the code it replaces, timed for real; the kernel checked, not timed, in the
 interpreter) with ``cpu_plot`` and ``live_table``. Charts use matplotlib's Agg backend."""
 from __future__ import annotations
