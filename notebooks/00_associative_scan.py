@@ -404,8 +404,9 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell composes four steps, from
 # $t = 3$ down. Step 1 resets, and step 2's $b$ is a NaN from the next episode. It prints the
-# running triple $(A, B, \kappa)$, the map composed so far. Beside it is the running $B$ of a reset
-# written as a product with $a = 0$:
+# running triple $(A, B, \kappa)$, the map composed so far. Once $\kappa$ is set, that map ignores
+# its input, $y \mapsto B$. So its $A$ is never read: it is whatever the products left. Beside the
+# triple is the running $B$ of a reset written as a product with $a = 0$:
 
 # %%
 def combine_np(first, second):  # the first operand is the map applied first (section 3)
@@ -438,8 +439,8 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # Take $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The
 # first operand, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand,
 # steps 0–3, composes to $(0.125, 3, \text{set})$. Its $b$ is $1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$,
-# because step 2's reset already dropped step 3. The second operand's reset wins, so the combine
-# returns the second operand, and $y_0 = 3$.
+# because step 2's reset already dropped step 3. Its flag is set, so its $a$ of 0.125 is never
+# read. The second operand's reset wins, so the combine returns the second operand, and $y_0 = 3$.
 #
 # </details>
 
@@ -588,11 +589,17 @@ exercises.attempt("combine_arrays", combine_arrays)
 # the value from later steps passes through unchanged. The kernel writes 0 as the padded step's own
 # output.
 #
-# `rl.linear_scan` is the package's bare scan. It reads $a_t = 0$ as a reset and selects there. The
-# next cell runs one row through its Triton kernel (`backend=KERNEL`, [GPU note 2](#GPU-notes)). In
-# the row, step 1 ends an episode, step 3's $b$ is a NaN, and step 4 is padding. The NaN stays in
-# its own episode, steps 2 to 5: $y_1 = 2$ and $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean. The padded
-# step outputs 0 and passes $y_5 = 6$ back to step 3. The loop in `reference.linear_scan` agrees:
+# `rl.linear_scan` is the package's bare scan. It reads $a_t = 0$ as a reset and selects there.
+# This keeps section 4's rule. At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers
+# the select gives what the product gives, and it keeps $0 \cdot \text{NaN}$ out. The bare scan of
+# tensors has no flag input, so $a_t = 0$ is its *reset form*. The kernels that take a flag never
+# read $a_t$ where it is set.
+#
+# The next cell runs one row through `rl.linear_scan`'s Triton kernel (`backend=KERNEL`,
+# [GPU note 2](#GPU-notes)). In the row, step 1 ends an episode, step 3's $b$ is a NaN, and step 4
+# is padding. The NaN stays in its own episode, steps 2 to 5: $y_1 = 2$ and
+# $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean. The padded step outputs 0 and passes $y_5 = 6$ back to
+# step 3. The loop in `reference.linear_scan` agrees:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -805,7 +812,9 @@ print("linear_scan matches the loop, reverse and forward")
 # * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
 #
 # So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$. It is called
-# the **transposed scan**. The package runs it with the same kernel and `reverse=False`.
+# the **transposed scan**. The package runs it with the same kernel and `reverse=False`. Step 0 has
+# no $a_{-1}$: the code below puts 0 there, `rl.linear_scan`'s reset form
+# ([section 5](#5.-Padding-is-the-identity,-and-rl.linear_scan)), which gives $g[0] = dy[0]$.
 #
 # The fold works a case of $T = 3$ by hand. The next cell checks it with autograd on the plain loop.
 #
@@ -859,10 +868,11 @@ dy = torch.randn(T, dtype=torch.float64)  # the upstream gradient: L = sum_t dy_
 y_row = rl.linear_scan(a_row, b_row, backend="torch")
 grad_a, grad_b = torch.autograd.grad((y_row * dy).sum(), (a_row, b_row))
 
-a_prev = np.concatenate([[0.0], a_row.detach().numpy()[:-1]])  # a_{t-1}, shifted one step right
+a_prev = np.concatenate([[0.0], a_row.detach().numpy()[:-1]])  # a_{t-1}; the 0 at t = 0 is a reset: g[0] = dy[0]
 g = reference.linear_scan(a_prev, dy.numpy(), reverse=False)  # g_t = dy_t + a_{t-1} g_{t-1}
 y_after = np.concatenate([y_row.detach().numpy()[1:], [0.0]])  # y_{t+1}, and y_T = 0
 np.testing.assert_allclose(grad_b.numpy(), g, rtol=1e-12)
+assert g[0] == dy[0].item()  # the reset at t = 0
 np.testing.assert_allclose(grad_a.numpy(), g * y_after, rtol=1e-12)
 print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}")
 
@@ -938,7 +948,8 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 # * The steps are affine maps. They compose associatively but not commutatively. So a tree scan may
 #   regroup them but must keep their order
 #   ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)). A return is a reverse scan.
-# * An episode end is a reset flag and a select, never a product with $a_t = 0$. The scan treats
+# * An episode end is a reset flag and a select, never a product with $a_t = 0$. `rl.linear_scan`
+#   has no flag input, so it reads $a_t = 0$ as its reset, and selects there. The scan treats
 #   padding as the identity $(1, 0)$, and the kernel writes 0 there.
 # * Chunks, walked one after another and scanned in parallel inside, are joined by a carry:
 #   $y_t = B_t + A_t \cdot \text{carry}$.
@@ -958,17 +969,14 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #    notebooks pass `backend=KERNEL`, which the first cell sets to `"triton"`. So the kernel runs
 #    on both, in Triton's interpreter on a CPU.
 # 3. **Importing `rltriton_lite` changes Triton's interpreter.** Stock Triton's interpreter runs
-#    `tl.associative_scan` as a loop, one element at a time: section 1's sequential scan. The
-#    package replaces that loop with section 1's Hillis–Steele rounds on whole blocks. That is
-#    faster, and it regroups the steps into a tree, as a GPU does. So a combine that is not
-#    associative gives wrong numbers on a CPU too, where the loop would hide the error. The folded
-#    cell below runs such a combine, $u \oplus v = (u + v)/2$, both ways. The loop is kept as
-#    `generic_scan.one_by_one`.
+#    `tl.associative_scan` as section 1's sequential loop; the package makes it section 1's
+#    Hillis–Steele tree, as on a GPU. So a combine that is not associative gives wrong numbers on a
+#    CPU too, where the loop would hide the error (the folded check below).
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# GPU note 3: one kernel, a combine that is not associative, under stock Triton's loop and the package's tree
+# Checks: GPU note 3, a combine that is not associative, under stock Triton's loop and the package's tree (CI runs them; skip when reading)
 import triton
 import triton.language as tl
 from triton.runtime import interpreter

@@ -114,10 +114,11 @@ assert triton.cdiv(100, 64) == (100 + 64 - 1) // 64 == 2  # "2 programs"
 print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
-# **Python operators on blocks: the traps.** Inside a kernel, `r` is a block, not a number.
-# Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value. For example,
-# `min(x, y)` returns one of the two blocks whole, with no warning (GPU note 1). Use the forms on
-# the right:
+# **Python operators on blocks: the traps.** Inside a kernel, `r` is a block, not a number. In the
+# interpreter, Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value.
+# For example, `min(x, y)` there returns one of the two blocks whole, with no warning.
+# A GPU compile makes `min`, `max`, `and` and `or` elementwise and refuses `if` (GPU note 1). Use
+# the forms on the right, which are right on both:
 #
 # | not this | but this |
 # | --- | --- |

@@ -170,7 +170,8 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Load `terminated` as in 00b's `td_target_kernel`, with `!= 0`. Then `& m`, so that a padding
-#   lane never resets.
+#   lane never resets. Here a padding reset would be harmless, since the carry into the last chunk
+#   is $G_T = 0$. It matters once a value after the row enters, as `hooked_scan`'s `initial` does.
 # * Step $t$ is the triple $(\gamma, r_t, \text{term}_t)$. Padding past $T$ is $(1, 0, \text{false})$.
 # * Scan the three blocks with `reset_combine` and `reverse=True`.
 # * Select on the carry, as above. The new carry is still $G$ at the chunk's first step.
@@ -486,34 +487,33 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The package's kernel, in `rltriton_lite/scan.py`, is your `gae_kernel` grown up. Its hooks are
 # passed in, as in your `hooked_scan`. Its chunk loop is the function `scan._walk`. Its combine,
-# `scan.combine`, is your `reset_combine`. The cell below prints the lines of `_walk` that run in
+# `scan.combine`, is your `reset_combine`. The cell below holds the lines of `_walk` that run in
 # your case, each part of yours under a comment `# yours:`. A `...` stands for code left out, which
-# serves speed, long rows and the features of later notebooks.
+# serves speed, long rows and the features of later notebooks. The folded check after it compares
+# each line with the package's source.
 
 # %%
 from rltriton_lite import scan, tile  # noqa: E402
 
-WALK = [  # (the part of yours, or None for "as above"), a line of scan._walk with "..." for what is left out
-    ("the chunk loop", "for k in tl.range(...):"),
-    ("the prologue's call", "a, b, reset, valid, keep = PROLOGUE(...)"),
-    ("the padding lanes made the identity (1, 0, false)", "a = tl.where(valid, a, 1.0).to(ACC)"),
-    (None, "b = tl.where(valid, b, 0.0).to(ACC)"),
-    (None, "reset = reset & valid"),
-    ("the scan with reset_combine, then the select on the carry",
-     "y, ..., after, ... = _scan_chunk(a, b, reset, carry, ...)"),
-    ("the epilogue, which stores y", "EPILOGUE(..., y, ..., keep)"),
-    ("the new carry", "carry = after"),
-]
-walk_code = [line.strip() for line in inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()]
-printout, walk_at = [], []
-for note, shown in WALK:
-    pattern = re.escape(shown).replace(re.escape("..."), ".+")  # "..." stands for any text
-    i = next(i for i, line in enumerate(walk_code) if re.fullmatch(pattern, line))  # the line it trims
-    if walk_at and any(line and not line.startswith("#") for line in walk_code[walk_at[-1] + 1:i]):
-        printout.append("...")  # lines of _walk left out here
-    printout += ([f"# yours: {note}"] if note else []) + [shown]
-    walk_at.append(i)
-print("\n".join(printout[:2] + ["    " + line for line in printout[2:]]))  # the loop's body, indented
+# the lines of scan._walk that run in your case: a string, so that the folded check can compare it
+WALK_LISTING = """\
+# yours: the chunk loop
+for k in tl.range(...):
+    ...
+    # yours: the prologue's call
+    a, b, reset, valid, keep = PROLOGUE(...)
+    ...
+    # yours: the padding lanes made the identity (1, 0, false)
+    a = tl.where(valid, a, 1.0).to(ACC)
+    b = tl.where(valid, b, 0.0).to(ACC)
+    reset = reset & valid
+    # yours: the scan with reset_combine, then the select on the carry
+    y, ..., after, ... = _scan_chunk(a, b, reset, carry, ...)
+    ...
+    # yours: the epilogue, which stores y
+    EPILOGUE(..., y, ..., keep)
+    # yours: the new carry
+    carry = after"""
 
 # %% [markdown]
 # The names still shown:
@@ -533,12 +533,25 @@ print("\n".join(printout[:2] + ["    " + line for line in printout[2:]]))  # the
 # more of `_walk`, for the curious.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the printout and its names, in the package's source (CI runs them; skip when reading)
+# Checks: the listing and its names, in the package's source (CI runs them; skip when reading)
 source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
-# the printout: each shown line trims a line of _walk, in _walk's order, "..." where lines are left out
-assert walk_at == sorted(walk_at) and len(set(walk_at)) == len(WALK)
-assert all(re.fullmatch(re.escape(s).replace(re.escape("..."), ".+"), walk_code[i]) for (_, s), i in zip(WALK, walk_at))
-assert printout.count("...") == 3  # before the prologue, the padding lines and the epilogue: the branches not taken
+walk_code = [line.strip() for line in source_of(scan._walk).splitlines()]
+# the listing: each code line trims a line of _walk ("..." inside a line stands for any text), in _walk's
+# order, and a line "..." stands exactly where lines of _walk are left out; rebuilt here from the source
+rebuilt, walk_at, note = [], [], []
+for shown in (line.strip() for line in WALK_LISTING.splitlines()):
+    if shown.startswith("# yours: "):
+        note = [shown]
+    elif shown != "...":
+        pattern = re.escape(shown).replace(re.escape("..."), ".+")
+        i = next(i for i, line in enumerate(walk_code) if re.fullmatch(pattern, line))  # the line it trims
+        if walk_at and any(line and not line.startswith("#") for line in walk_code[walk_at[-1] + 1:i]):
+            rebuilt.append("...")  # lines of _walk left out here
+        rebuilt, note = rebuilt + note + [shown], []
+        walk_at.append(i)
+assert walk_at == sorted(walk_at) and len(set(walk_at)) == len(walk_at) == 8
+assert "\n".join(rebuilt[:2] + ["    " + line for line in rebuilt[2:]]) == WALK_LISTING  # the loop's body, indented
+assert rebuilt.count("...") == 3  # before the prologue, the padding lines and the epilogue: the branches not taken
 # scan.combine is reset_combine: a reset in the second operand selects it alone
 assert all(part in source_of(scan.combine) for part in ("tl.where(k2, a2, a2 * a1)", "tl.where(k2, b2, b2 + a2 * b1)",
                                                         "k1 | k2"))
@@ -561,7 +574,7 @@ assert "tl.where(r, b, b + a * c_in)" in source_of(scan._value)
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 
 # %% [markdown]
-# One part of yours is not in the printout: the address `R + row * T + t`. A tensor's *stride*
+# One part of yours is not in the listing: the address `R + row * T + t`. A tensor's *stride*
 # along a dimension is the distance, in elements, between neighbours along it. The package's
 # prologues read their inputs with `load`, from `rltriton_lite.tile`, which builds each address
 # from the tensor's strides. So `load` reads time-major and batch-major buffers alike, without a

@@ -225,11 +225,9 @@ exercises.attempt("strided_scan", strided_scan)
 #   `tl.where(c1 == float("-inf"), c2, ...)`;
 # * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
 #
-# `tl.maximum`'s default, `propagate_nan=tl.PropagateNan.NONE`, drops that NaN in the interpreter
-# and on an H100 (GPU note 2). Triton does not promise it. So, under the interpreter, the checker
-# runs your kernel with a `tl.maximum` that lets the NaN win, as `propagate_nan=tl.PropagateNan.ALL`
-# does, and each missing guard shows. Compiled on a GPU, the checker cannot change the max: there
-# a kernel without the guards passes.
+# Without the guards, `tl.maximum` happens to drop that NaN (GPU note 2), so nothing would show.
+# So the checker changes `tl.maximum` on purpose, under the interpreter only, to let a NaN win:
+# then each missing guard shows. Compiled on a GPU, it cannot, and a kernel without guards passes.
 #
 # </details>
 

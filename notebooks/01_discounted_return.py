@@ -167,24 +167,48 @@ print("prologue + scan + epilogue == the loop")
 # $(1-\text{term}_t)$ in a formula is a select in the code. The reset keeps out a NaN behind the
 # step. A NaN in the step's own $b_t$ needs a select that you write.
 #
-# **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for everything
-# after the window. But a window cut from a longer rollout has a value past its last step: the
-# scan's start value $y_T$ (`initial` in `rl.linear_scan`). Only the reset keeps it out. Two
-# steps show it: rewards 1 and 1, $\gamma = 0.5$ and $V(s_2) = 10$, so $(a_0, b_0) = (0.5, 1)$ and
-# $b_1 = 1 + 0.5 \cdot 10 = 6$. Let $y_2 = 10$ come in from past the window:
+# **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
+# after the window. A scan may still bring in a value from past the window: its start value $y_T$
+# (`initial` in `rl.linear_scan`, 0 by default). Code that scans a long rollout in pieces passes
+# each piece the value of the piece after it this way. Only the reset keeps that value out.
 #
-# | step 1 | $G_1$ | $G_0$ |
+# An example with two windows of one rollout. Every reward is 1 and $\gamma = 0.5$. Window A holds
+# steps 0 and 1 and bootstraps from $V(s_2) = 10$, so $b = (1, 1 + 0.5 \cdot 10) = (1, 6)$.
+# Window B holds steps 2 and 3 and bootstraps from $V(s_4) = 4$, so $b = (1, 3)$ and
+# $G = (2.5, 3)$. The cell below scans window B, then passes its $G_2 = 2.5$ into window A as
+# `initial`:
+
+# %%
+a_A = torch.tensor([[0.5, 0.0]], device=DEVICE)  # window A: step 1, the window's last step, resets (a = 0)
+b_A = torch.tensor([[1.0, 1.0 + 0.5 * 10.0]], device=DEVICE)  # the bootstrap gamma * V(s_2) in b_1
+b_B = torch.tensor([[1.0, 1.0 + 0.5 * 4.0]], device=DEVICE)  # window B, bootstrapping from V(s_4) = 4
+G_B = rl.linear_scan(a_A, b_B, backend=KERNEL)  # window B alone: (2.5, 3)
+G_2 = G_B[:, 0]  # the value past window A
+alone = rl.linear_scan(a_A, b_A, backend=KERNEL)  # window A alone, from y_2 = 0
+with_reset = rl.linear_scan(a_A, b_A, initial=G_2, backend=KERNEL)
+no_reset = rl.linear_scan(torch.tensor([[0.5, 0.5]], device=DEVICE), b_A, initial=G_2, backend=KERNEL)  # a_1 = gamma
+print("window A alone:", alone.tolist(), " with the reset:", with_reset.tolist(), " without:", no_reset.tolist())
+torch.testing.assert_close(with_reset, alone)  # the reset keeps G_2 out
+torch.testing.assert_close(no_reset, torch.tensor([[4.625, 7.25]], device=DEVICE))  # G_1 = 6 + 0.5 * 2.5
+
+# %% [markdown]
+# | window A's step 1 | $G_1$ | $G_0$ |
 # | --- | --- | --- |
-# | resets ($a_1 = 0$ in tensor form) | $b_1 = 6$, whatever $y_2$ is | $1 + 0.5 \cdot 6 = 4$ |
-# | does not reset ($a_1 = 0.5$) | $6 + 0.5 \cdot 10 = 11$: the rest counted twice | $1 + 0.5 \cdot 11 = 6.5$ |
+# | resets ($a_1 = 0$) | $b_1 = 6$, whatever comes in | $1 + 0.5 \cdot 6 = 4$, as window A alone |
+# | does not reset ($a_1 = 0.5$) | $6 + 0.5 \cdot 2.5 = 7.25$ | $1 + 0.5 \cdot 7.25 = 4.625$ |
+#
+# Without the reset, the steps after step 1 are counted twice: once as the bootstrap
+# $0.5 \cdot V(s_2) = 5$, and once more as $0.5 \cdot G_2 = 1.25$.
+#
+# Passing `initial` is right for a piece that is not a window: drop window A's bootstrap and its
+# reset, and the same `initial` gives the returns of one window of all four steps. Notebook 11
+# scans a row in pieces this way, one piece per GPU.
 #
 # <details><summary>Details: why the checkers start from 100, and the end form at the window's last step</summary>
 #
-# The harness and `rl.linear_scan` start from $y_T = 0$. From 0 the two rows above agree
-# ($a_1 \cdot 0 = 0$), so a missing reset changes no number. The checkers of notebook 02's
-# `gae_pairs` and of this notebook's `returns_autograd` therefore start their scans from 100, a
-# stand-in for the rest of a longer rollout. [Notebook 11, section 2](11_across_devices.ipynb#2.-Composing-the-maps-gives-every-segment-its-carry)
-# runs one piece of a longer row this way, with the next piece's value as $y_T$.
+# From the default $y_T = 0$, a missing reset changes no number: $0.5 \cdot 0 = 0$. So the
+# checkers of notebook 02's `gae_pairs` and of this notebook's `returns_autograd` start their
+# scans from 100, as the cell above starts window A from $G_2$. Only the reset keeps it out.
 #
 # The card treats the window's end as a truncation: the episode goes on unseen, and the bootstrap
 # in $b_{T-1}$ stands in for the rest. For the return the end form only adds that bootstrap. Two
@@ -194,22 +218,16 @@ print("prologue + scan + epilogue == the loop")
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the two-step table above, the checkers' 100, and the exercises' reset forms (CI runs them; skip when reading)
-a_reset = torch.tensor([[0.5, 0.0]], device=DEVICE)  # a_1 = 0: the window's last step resets
-a_no_reset = torch.tensor([[0.5, 0.5]], device=DEVICE)  # the slip: a_1 = gamma
-r_two = torch.tensor([[1.0, 1.0]], device=DEVICE)
-b_two = r_two + torch.tensor([[0.0, 0.5 * 10.0]], device=DEVICE)  # the bootstrap gamma * V(s_2) in b_1 only
-torch.testing.assert_close(b_two, torch.tensor([[1.0, 6.0]], device=DEVICE))
-G_two = rl.linear_scan(a_reset, b_two, backend=KERNEL)
-torch.testing.assert_close(G_two, torch.tensor([[4.0, 6.0]], device=DEVICE))
+# Checks: the two windows above, the checkers' 100, and the exercises' reset forms (CI runs them; skip when reading)
+torch.testing.assert_close(G_B, torch.tensor([[2.5, 3.0]], device=DEVICE))  # window B's G = (2.5, 3)
+torch.testing.assert_close(alone, torch.tensor([[4.0, 6.0]], device=DEVICE))  # the table's first row
 np.testing.assert_allclose(reference.discounted_returns([1.0, 1.0], gamma=0.5, bootstrap_value=10.0), [4.0, 6.0])
-torch.testing.assert_close(rl.linear_scan(a_no_reset, b_two, backend=KERNEL), G_two)  # from y_2 = 0 the two agree
-
-y_2 = torch.tensor([10.0], device=DEVICE)  # a value after the window, as a piece of a longer row gets it
-kept_out = rl.linear_scan(a_reset, b_two, initial=y_2, backend=KERNEL)
-counted_twice = rl.linear_scan(a_no_reset, b_two, initial=y_2, backend=KERNEL)
-torch.testing.assert_close(kept_out, G_two)  # the reset ignores y_2
-torch.testing.assert_close(counted_twice, torch.tensor([[6.5, 11.0]], device=DEVICE))  # G_1 = 6 + 0.5 * 10
+torch.testing.assert_close(rl.linear_scan(torch.tensor([[0.5, 0.5]], device=DEVICE), b_A, backend=KERNEL), alone)  # from 0: no difference
+piece = rl.linear_scan(torch.full((1, 2), 0.5, device=DEVICE), torch.ones(1, 2, device=DEVICE), initial=G_2,
+                       backend=KERNEL)  # window A as a piece: no bootstrap, no reset, G_2 passed in
+one_window = reference.discounted_returns([1.0] * 4, gamma=0.5, bootstrap_value=4.0)  # all four steps, one window
+np.testing.assert_allclose(to_numpy(piece)[0], one_window[:2])  # "the returns of one window of all four steps"
+np.testing.assert_allclose(to_numpy(G_B)[0], one_window[2:])
 said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
 assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
 # the fold at the top of the exercises: which reset form each scan exercise of 01-04 uses
@@ -370,7 +388,9 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 # This is the [transposed scan](GLOSSARY.md#transposed-scan) of notebook 00, section 8: a scan
 # run *forwards* in time. Step $t$ takes the multiplier of the step before, so the reset moves one
 # step later. Step $t$ resets where step $t-1$ reset, and step 0 resets, with nothing before it.
-# For the return, $a_t = \gamma(1 - \text{term}_t)$, so $g_t = dG_t + \gamma(1-\text{term}_{t-1})\,g_{t-1}$.
+# For the return, section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
+# $g_t = dG_t + \gamma(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
+# `returns_autograd` has terminations only, and there done$_{t-1}$ is term$_{t-1}$.
 # The other gradient is one product per step: $\partial L / \partial a_t = g_t\, y_{t+1}$.
 #
 # By hand: $a = (0.5, 0.5, 0)$ and $L = \sum_t y_t$, so every $dy_t = 1$. Then $g_0 = 1$,
@@ -386,6 +406,23 @@ for t in (1, 2):
     g.append(1.0 + a_bw[0, t - 1].item() * g[-1])  # g_t = dy_t + a_(t-1) g_(t-1), forwards in time
 assert g == [1.0, 1.5, 1.75] and b_bw.grad.tolist() == [g]
 print("transposed scan == autograd:", g)
+
+# %% jupyter={"source_hidden": true}
+# Checks: the return's backward reads done_(t-1), truncations included (CI runs them; skip when reading)
+r_g = torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]], dtype=torch.float64, requires_grad=True)
+term_g = torch.tensor([[False, True, False, False, False, False]])  # a termination at step 1
+trunc_g = torch.tensor([[False, False, False, True, False, False]])  # a truncation at step 3
+dG = torch.tensor([[0.3, -1.0, 2.0, 0.5, 1.5, -0.7]], dtype=torch.float64)
+G_g = rl.discounted_returns(r_g, gamma=0.5, terminated=term_g, truncated=trunc_g,
+                            next_values=torch.arange(6.0, dtype=torch.float64)[None], backend="torch")
+(G_g * dG).sum().backward()  # L = sum of dG_t G_t: the upstream gradient is dG
+done_g = (term_g | trunc_g)[0].tolist()
+g_done, g_term = [dG[0, 0].item()], [dG[0, 0].item()]
+for t in range(1, 6):
+    g_done.append(dG[0, t].item() + 0.5 * (1 - done_g[t - 1]) * g_done[-1])  # done_(t-1): the formula above
+    g_term.append(dG[0, t].item() + 0.5 * (1 - term_g[0, t - 1].item()) * g_term[-1])  # term_(t-1) alone
+np.testing.assert_allclose(r_g.grad[0].tolist(), g_done, rtol=1e-12)
+assert abs(g_term[4] - g_done[4]) > 0.1  # term alone is wrong after the truncation
 
 # %% [markdown]
 # ## 7. Optional: profile it
@@ -782,7 +819,8 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   Every bootstrap goes into $b$, and only a termination drops it. A value that may be NaN is
 #   selected away, never multiplied by 0.
 # * The gradient is a forward scan, with the reset one step later: $g_t = dG_t +
-#   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
+#   \gamma(1-\text{done}_{t-1})\,g_{t-1}$ (term$_{t-1}$ in `returns_autograd`, which has
+#   terminations only). Both scans fit in one `torch.autograd.Function`.
 # * A reset is $a_t = 0$ in tensor code and a flag in Triton: `exercises.scan_hook` runs a prologue
 #   `(X, P, offs, t, m, T) -> (a, b, reset)`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,

@@ -159,9 +159,8 @@ print("prologue + scan + epilogue == the loop")
 #
 # <details><summary>Details: the checker's start value</summary>
 #
-# The checker scans from a nonzero value past the window, as
-# [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card) explains. Only the reset
-# at the window's last step keeps it out.
+# The checker scans from 100, a value past the window. Only the reset at the window's last step
+# keeps it out, as the two windows of [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card) show.
 #
 # </details>
 #
@@ -245,6 +244,20 @@ exercises.attempt("gae_pairs", gae_pairs)
 # 01, with GAE's prologue and epilogue as [**hooks**](GLOSSARY.md#hook), small `@triton.jit`
 # functions the scan calls on each [chunk](GLOSSARY.md#chunk). The prologue computes your
 # `gae_pairs` step. The optional [appendix](#Appendix:-the-package's-hook-form) reads the hooks.
+#
+# A call takes the rewards and the values, then the keywords. On section 1's rollout it gives the
+# advantages worked out there by hand:
+
+# %%
+adv1, ret1 = rl.gae(torch.ones(1, 4, device=DEVICE), torch.full((1, 4), 2.0, device=DEVICE), gamma=0.5, lambda_=0.5,
+                    terminated=torch.tensor([[False, True, False, False]], device=DEVICE),
+                    bootstrap_value=torch.tensor([10.0], device=DEVICE), backend=KERNEL)
+print("advantages", adv1.tolist(), "\nreturns   ", ret1.tolist())
+e_adv1, _ = reference.gae(np.ones(4), np.full(4, 2.0), gamma=0.5, lambda_=0.5, terminated=[False, True, False, False],
+                         bootstrap_value=10.0)  # the loop of section 1
+np.testing.assert_allclose(to_numpy(adv1)[0], e_adv1, rtol=1e-6)
+assert adv1.tolist() == [[-0.25, -1.0, 1.0, 4.0]]  # section 1's by-hand values
+torch.testing.assert_close(ret1, adv1 + 2.0)
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -383,32 +396,41 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # the package (scan.py):              (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
 # ```
 #
-# The first three outputs are the triple of
-# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
-# `valid` is false on padding. `keep` is a tuple handed on to the epilogue.
+# The package's prologue reads any memory layout, so it takes more arguments than the harness's.
+# Four differences matter here:
 #
-# Three helpers read the inputs, and the exercise's template calls them for you. The one to read is
-# `step`, printed below. Its `return` line gives the step's γ and λ, then three flags:
-# `term`, `done` (any episode end, the window's last step included) and `valid`.
+# * `row`, the index of the row, replaces `offs`.
+# * `SX`, after `X`, holds each input's (row, time) strides. With `row`, they let one hook read
+#   batch-major and time-major buffers alike.
+# * `ACC`, at the end, is the dtype to compute in.
+# * Two outputs follow the triple of
+#   [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+#   `valid` is false on padding. `keep` is a tuple handed on to the epilogue.
 #
-# <details><summary>Details: the new arguments, the other helpers, and the names you can skip</summary>
+# You do not load the inputs yourself: the exercise's template calls three helpers for you. The
+# one to read is `step`, printed below. Its `return` line gives the step's γ and λ, then three
+# flags: `term`, `done` (any episode end, the window's last step included) and `valid`.
 #
-# * `SX`, after `X`: each input's (row, time) strides. With `row` (the index of the row, in place
-#   of `offs`), they let one hook read batch-major and time-major buffers alike. `ACC`, at the end:
-#   the dtype to compute in.
+# <details><summary>Details: the helpers, and the names you can skip</summary>
+#
+# The helpers, for reading the package's source:
+#
 # * The input slots have names, defined in `rltriton_lite/episode.py`: `X[REWARDS]` is the rewards
 #   and `SX[REWARDS]` their strides. `P` holds the numbers, such as `P[P_GAMMA]`.
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
 #   `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$, from one load.
+# * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
+#   per step or one number.
+# * The helpers load at every step in bounds, and the prologue selects afterwards. A load masked by
+#   the flags or by `valid` would also be correct.
+#
+# Names you can skip:
+#
 # * `ahead`, the package's ninth argument, is a masked call's look-ahead. Without a mask it is
 #   `None`, and `last` is `t == T - 1`. Your prologue may leave it out:
 #   `exercises.package_prologue` handles the mask before the kernel runs.
 # * `P[P_OPEN]` is 0 unless the window is one piece of a longer row, split across processes. Its
 #   last step then ends nothing.
-# * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
-#   per step or one number.
-# * The helpers load at every step in bounds, and the prologue selects afterwards. A load masked by
-#   the flags or by `valid` would also be correct.
 #
 # </details>
 

@@ -163,7 +163,8 @@ np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 # **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form). There is no
 # $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so $[\lnot\text{done}_t]$ drops it:
 # $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary form would give
-# $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2.
+# $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. Why the reset matters once a value comes in from past
+# the window: see the two windows of [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card).
 #
 # In NumPy:
 
@@ -272,7 +273,6 @@ mask[1, -5:] = False  # right padding
 gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
 lam = torch.rand(B, T, device=DEVICE) * 0.5 + 0.5    # a per-step λ
 kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
-rollout4 = (lr_, r, v, gamma, term, trunc, nv, kw)  # kept for the optional section after the exercises
 
 # %% [markdown]
 # Against the loop; padded steps must be 0:
@@ -769,7 +769,7 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # a = tl.where(m, ___, 1.0)  # padding lanes: the identity
 # b = tl.where(m, v + rho * delta - tl.where(reset, ___, ___), 0.0)  # ___: what does a reset drop?
 # carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # a masked sum: vs on one lane. ___: the step whose vs enters the chunk before
-# vs_next = tl.load(VS + e + 1, mask=m & ___, other=0.0)  # second kernel, e = row * T + t (flat). ___: never the next row's
+# vs_next = tl.load(VS + e + 1, mask=m & ___, other=0.0)  # second kernel, e = row * T + t (flat). ___: never past the tensor
 # ```
 #
 # </details>
@@ -828,82 +828,6 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
 
 # %% [markdown]
-# ## After the exercises: which policy-gradient advantage (optional)
-#
-# The package follows rlax, not the IMPALA paper, so that λ is one knob for both outputs. The folds
-# derive how the two advantages differ; the cells check it on section 4's rollout.
-#
-# <details><summary>Details: the paper's advantage against rlax's</summary>
-#
-# This fold keeps the paper's letters: its step $s$ is this notebook's $t$, its state $x_s$ our
-# $s_t$, and its $V(x_s)$ our $V_t$. The IMPALA paper weighs $\nabla\log\pi(u_s|x_s)$ by
-# $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the V-trace target at $s+1$ and
-# no λ in it. It clips this $\rho_s$ with the same $\bar\rho$; like rlax, the package gives it
-# its own $\bar\rho_{pg}$.
-#
-# rlax (`vtrace_td_error_and_advantage`) mixes the next target with the critic's next value, by
-# the same λ that cuts the traces: $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$
-# inside an episode. At an episode's end, both formulas read $V'_t$. So:
-#
-# * at **λ = 1** the two are the same formula;
-# * at **λ < 1**, from the same `vs`, the package's advantage differs from the paper's by
-#   $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an episode.
-#
-# </details>
-#
-# <details><summary>Details: why the package follows rlax</summary>
-#
-# On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ) (section 4): the advantage that matches the
-# critic's λ-return target, with notebook 03's bias–variance trade-off.
-#
-# The paper's formula at λ < 1 pairs a full step with the λ-return that follows it. At λ = 0,
-# on-policy, it is the two-step advantage $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while
-# the critic's target is one step.
-#
-# </details>
-#
-# The paper's advantage on section 4's rollout, with `vs` from the same call:
-
-# %%
-def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
-    """IMPALA's advantage ρ_pg (r_t + γ v_{t+1} − V_t), v_{t+1} from `vs` (V'_t at an episode end)."""
-    done = term | trunc
-    done[:, -1] = True
-    vs_next = torch.where(done, nv, torch.roll(vs, -1, dims=1))
-    rho_pg = torch.clamp(log_rhos.exp(), max=pg_rho_bar)
-    return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
-
-# %% [markdown]
-# At λ = 1 and λ = 0.5, the package's advantage minus the paper's, against the predicted gap:
-
-# %% jupyter={"outputs_hidden": true}
-lr_, r, v, gamma, term, trunc, nv, kw = rollout4  # section 4's rollout, even if your answers reused its names
-zero = torch.zeros_like(r)
-for lam_ in (1.0, 0.5):
-    vs_l, pg_l = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam_, terminated=term, truncated=trunc, next_values=nv,
-                           backend=KERNEL, **kw)
-    paper, rho_pg, vs_next, done = paper_pg(vs_l, lr_, r, v, nv, gamma, term, trunc, kw["pg_rho_bar"])
-    gap = torch.where(done, 0.0, rho_pg * gamma * (1 - lam_) * (nv - vs_next))
-    torch.testing.assert_close(pg_l - paper, gap, rtol=1e-5, atol=1e-5)
-    print(f"λ = {lam_}: largest |package − paper| = {(pg_l - paper).abs().max().item():.3f}")
-    if lam_ == 1.0:
-        torch.testing.assert_close(pg_l, paper, rtol=1e-5, atol=1e-5)  # the same advantage
-    else:
-        assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
-
-# %% [markdown]
-# On-policy at λ = 0 (the "why" fold): one step against two.
-
-# %% jupyter={"outputs_hidden": true}
-on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend=KERNEL)  # no episode ends but the window's
-one_step = r + 0.9 * nv - v
-two_step = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1], one_step[:, -1:]], 1)
-torch.testing.assert_close(on.pg_advantages, one_step)
-no_end = torch.zeros_like(term)
-torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 1.0)[0], two_step)
-print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
-
-# %% [markdown]
 # ## What you now know
 #
 # * V-trace is one reverse scan of $v_t$ itself: $a_t = \gamma_t c_t$, $b_t = V_t +
@@ -913,4 +837,6 @@ print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
 # * IMPALA's code scans $v_t - V_t$ from one `values` input, which forces $V'_t = V_{t+1}$: wrong
 #   across padding, and where the next values are not `values[t+1]`.
 # * `pg_advantages` come from the same pass, as in rlax: the IMPALA paper's advantage at λ = 1.
+#   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
+#   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.

@@ -18,8 +18,9 @@
 #
 # * **You will learn:** which value V-trace's critic converges to when $\bar\rho$ clips the
 #   importance weights. Section 1 works it out in one state, the exercise in any finite MDP.
-# * **Time:** 45 min–1 h, the reading and the checked exercise.
-# * **Needs:** notebook 04, sections 1 and 2. No GPU and no Triton: this notebook is about the algorithm.
+#   An optional appendix compares notebook 04's `pg_advantages` with the IMPALA paper's.
+# * **Time:** 45 min–1 h, the reading and the checked exercise; the appendix, about 15 min more.
+# * **Needs:** notebook 04, sections 1 and 2 (for the appendix, 4 too). No GPU and no Triton: this notebook is about the algorithm.
 # * **Optional:** notebook 04's kernels and exercises do not need it. Notebook 06 reuses its
 #   one-state problem, and explains it again.
 #
@@ -81,9 +82,10 @@ rng = np.random.default_rng(41)
 # **In any finite MDP.** Now $d$ is a vector, $d_s = E_\mu[\rho_t\delta_t \mid s_t = s]$, one
 # entry per state. The number $E_\mu[c_t]$ becomes the traces' matrix
 # $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$. It weighs the next state's
-# correction by the trace and by how likely that state follows $s$. Its rows sum to at most 1,
-# because $\lambda \le 1$: then $c_t = \lambda\min(\bar c, \pi/\mu) \le \pi/\mu$, and
-# $E_\mu[c_t] \le E_\mu[\pi/\mu] \le 1$.
+# correction by the trace and by how likely that state follows $s$. Its rows sum to at most 1.
+# The min in $c_t = \lambda\min(\bar c, \pi/\mu)$ bounds $c_t$ by $\lambda\,\pi/\mu$, and
+# $\lambda \le 1$ keeps that at most $\pi/\mu$. So a row's sum, $E_\mu[c_t]$, is at most
+# $E_\mu[\pi/\mu] = \sum_u \pi(u) \le 1$.
 #
 # State by state, the whole mean correction is
 # $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$. The fold below derives this
@@ -136,15 +138,22 @@ rng = np.random.default_rng(41)
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d.$$
 #
 # The matrix in front of $d$ is invertible, so this average is 0 exactly where $d = 0$. To see why,
-# write $X = \gamma C$. Count the terms by position instead of by term: the position $j - 1$ steps
-# before the end receives the $j$ terms $I, X, \dots, X^{j-1}$, for $j = 1, \dots, T$ (the table's
-# rows, the last position first). So
-# $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1}) = \big(T\,I - \sum_{j=1}^{T} X^j\big)(I - X)^{-1}$.
-# $I - X$ is invertible, as above. The entries of $C$ are non-negative and its rows sum to at most
-# 1. So every row of $X^j$ sums to at most $\gamma^j$. Write $N = \sum_{j=1}^{T} X^j$: its rows sum
-# to at most $\gamma + \dots + \gamma^T < T$. Then $T\,I - N$ is invertible. Suppose
-# $(T\,I - N)x = 0$, and let $x_s$ be the entry of $x$ largest in size. Then
-# $T|x_s| = |(Nx)_s| \le (\gamma + \dots + \gamma^T)\,|x_s|$, which forces $x_s = 0$, so $x = 0$.
+# write $X = \gamma C$, and take four steps.
+#
+# 1. **Count by position.** The position $j - 1$ steps before the end receives the $j$ terms
+#    $I, X, \dots, X^{j-1}$, for $j = 1, \dots, T$ (the table's rows, the last position first). So
+#    $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1})$.
+# 2. **Sum each row as a geometric series.** $(I + X + \dots + X^{j-1})(I - X) = I - X^j$, since
+#    the middle terms cancel. $I - X$ is invertible, as above, so
+#    $I + X + \dots + X^{j-1} = (I - X^j)(I - X)^{-1}$.
+# 3. **Add the rows.** $\sum_{j=1}^{T}(I - X^j)(I - X)^{-1} = (T\,I - N)(I - X)^{-1}$, with
+#    $N = \sum_{j=1}^{T} X^j$. So the matrix is invertible if $T\,I - N$ is.
+# 4. **$T\,I - N$ is invertible.** The entries of $C$ are non-negative and its rows sum to at most 1,
+#    so every row of $X^j$ sums to at most $\gamma^j$, and every row of $N$ to at most
+#    $\gamma + \dots + \gamma^T$, which is less than $T$. Suppose $(T\,I - N)x = 0$. Then $T\,x = N x$.
+#    Let $x_s$ be the entry of $x$ largest in size. Row $s$ of $Nx$ is a sum of entries of $x$ with
+#    non-negative weights that add up to less than $T$, so $T|x_s| = |(Nx)_s| < T|x_s|$ unless
+#    $x_s = 0$. So $x_s = 0$, and then every entry of $x$ is 0.
 #
 # </details>
 
@@ -444,6 +453,100 @@ v_pi_h = np.linalg.solve(np.eye(2) - 0.5 * np.einsum("sa,sat->st", pi_h, P_h), (
 assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
 
 # %% [markdown]
+# ## Appendix: which policy-gradient advantage
+#
+# This appendix is optional, and it has nothing to do with the fixed point above. It belongs to
+# notebook 04's second output, `pg_advantages`. The package computes it as rlax does, not as the
+# IMPALA paper does, so that λ is one knob for both outputs. The folds derive how the two
+# advantages differ. The cells check it on a rollout like notebook 04, section 4's.
+#
+# <details><summary>Details: the paper's advantage against rlax's</summary>
+#
+# This fold keeps the paper's letters: its step $s$ is this notebook's $t$, its state $x_s$ our
+# $s_t$, and its $V(x_s)$ our $V_t$. The IMPALA paper weighs $\nabla\log\pi(u_s|x_s)$ by
+# $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the V-trace target at $s+1$ and
+# no λ in it. It clips this $\rho_s$ with the same $\bar\rho$; like rlax, the package gives it
+# its own $\bar\rho_{pg}$.
+#
+# rlax (`vtrace_td_error_and_advantage`) mixes the next target with the critic's next value, by
+# the same λ that cuts the traces: $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$
+# inside an episode. At an episode's end, both formulas read $V'_t$. So:
+#
+# * at **λ = 1** the two are the same formula;
+# * at **λ < 1**, from the same `vs`, the package's advantage differs from the paper's by
+#   $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an episode.
+#
+# </details>
+#
+# <details><summary>Details: why the package follows rlax</summary>
+#
+# On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ) (notebook 04, section 4): the advantage that matches the
+# critic's λ-return target, with notebook 03's bias–variance trade-off.
+#
+# The paper's formula at λ < 1 pairs a full step with the λ-return that follows it. At λ = 0,
+# on-policy, it is the two-step advantage $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while
+# the critic's target is one step.
+#
+# </details>
+#
+# The rollout, as in notebook 04, section 4: clipped ratios, terminations, truncations and a
+# per-step γ. As in section 1, the cells call the PyTorch path.
+
+# %%
+gen = torch.Generator().manual_seed(4)
+randn = lambda *shape: torch.randn(*shape, generator=gen, dtype=torch.float64).to(DEVICE)  # noqa: E731
+rand = lambda *shape: torch.rand(*shape, generator=gen, dtype=torch.float64).to(DEVICE)  # noqa: E731
+B, T = 4, 50
+lr_ = 0.5 * randn(B, T)  # log π/μ: ratios from ~0.2 to ~5
+r, v = randn(B, T), randn(B, T)
+term = rand(B, T) < 0.1
+trunc = (rand(B, T) < 0.1) & ~term
+nv = torch.where(trunc, randn(B, T), torch.cat([v[:, 1:], randn(B, 1)], 1))  # V(s_(t+1)): values[t+1] but at a truncation
+gamma = rand(B, T) * 0.1 + 0.9  # a per-step discount
+kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
+
+# %% [markdown]
+# The paper's advantage, with `vs` from the same call:
+
+# %%
+def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
+    """IMPALA's advantage ρ_pg (r_t + γ v_{t+1} − V_t), v_{t+1} from `vs` (V'_t at an episode end)."""
+    done = term | trunc
+    done[:, -1] = True
+    vs_next = torch.where(done, nv, torch.roll(vs, -1, dims=1))
+    rho_pg = torch.clamp(log_rhos.exp(), max=pg_rho_bar)
+    return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
+
+# %% [markdown]
+# At λ = 1 and λ = 0.5, the package's advantage minus the paper's, against the predicted gap:
+
+# %% jupyter={"outputs_hidden": true}
+zero = torch.zeros_like(r)
+for lam_ in (1.0, 0.5):
+    vs_l, pg_l = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam_, terminated=term, truncated=trunc, next_values=nv,
+                           backend="torch", **kw)
+    paper, rho_pg, vs_next, done = paper_pg(vs_l, lr_, r, v, nv, gamma, term, trunc, kw["pg_rho_bar"])
+    gap = torch.where(done, 0.0, rho_pg * gamma * (1 - lam_) * (nv - vs_next))
+    torch.testing.assert_close(pg_l - paper, gap, rtol=1e-5, atol=1e-5)
+    print(f"λ = {lam_}: largest |package − paper| = {(pg_l - paper).abs().max().item():.3f}")
+    if lam_ == 1.0:
+        torch.testing.assert_close(pg_l, paper, rtol=1e-5, atol=1e-5)  # the same advantage
+    else:
+        assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
+
+# %% [markdown]
+# On-policy at λ = 0 (the "why" fold): one step against two.
+
+# %% jupyter={"outputs_hidden": true}
+on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend="torch")  # no episode ends but the window's
+one_step_adv = r + 0.9 * nv - v
+two_step_adv = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1], one_step_adv[:, -1:]], 1)
+torch.testing.assert_close(on.pg_advantages, one_step_adv)
+no_end = torch.zeros_like(term)
+torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 1.0)[0], two_step_adv)
+print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
+
+# %% [markdown]
 # ## What you now know
 #
 # * V-trace's critic stops where the mean correction $E_\mu[\rho_t\delta_t]$ vanishes in every
@@ -453,3 +556,5 @@ assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
 # * $\pi_{\bar\rho} = \pi$ exactly when, in each state, no weight is clipped or all are clipped
 #   alike. Then the fixed point is $V^\pi$. Clipping some actions more than others can move it.
 # * The traces $c_t$ change how far a correction travels, not where it stops.
+# * From the appendix: `pg_advantages` follow rlax. They are the IMPALA paper's advantage at λ = 1,
+#   and differ from it by $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at λ < 1.

@@ -30,10 +30,19 @@
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
 # In a context- or sequence-parallel stack, each GPU holds a stretch of the sequence: rank 0 the
-# first steps, rank 1 the next, and so on. The sequence is split because its activations do not
-# fit on one GPU. A batch holds several such sequences, and we call each one a *row*. Gathering
-# every rank's rewards and values onto each GPU would move O(rows × steps) numbers per rank. The
-# scan across ranks moves only O(rows × ranks).
+# first steps, rank 1 the next, and so on. The model is split that way because its activations do
+# not fit on one GPU. So the rewards and values it produces arrive split the same way: each rank
+# holds those of its own steps. The policy loss, which reads the advantages, is computed on each
+# rank's own steps as well. A batch holds several such sequences, and we call each one a *row*.
+#
+# This notebook computes GAE on data that is already sharded, and leaves the result sharded. Each
+# rank computes the advantages of its own steps. The pieces, put side by side, equal the
+# one-device call to rounding. GAE run on each rank's steps alone would not: it would end every
+# episode that crosses a rank's boundary there.
+#
+# Moving fewer bytes is not the argument for the split. The rewards and values are small: two
+# float32 numbers per token are about 1 MB for a row of 128K tokens. Gathering them onto every rank and making
+# one local call is a real alternative, and section 7 says what is and is not known about its cost.
 #
 # The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank
 # after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
@@ -173,7 +182,8 @@ def segment_triple(lo, hi):
 
 triples = [segment_triple(0, 6), segment_triple(6, 12)]
 for rank, (A, B, R) in enumerate(triples):
-    print(f"rank {rank}: A = {A:.4f}{' (not read: a reset)' if R else ''}, B = {B:.4f}, reset = {R}")
+    shown_A = "— (not read: a reset)" if R else f"{A:.4f}"  # a reset's A is selected away, never used
+    print(f"rank {rank}: A = {shown_A}, B = {B:.4f}, reset = {R}")
 
 # %% [markdown]
 # Rank 1's $B$ is NaN, and rightly so. Its first value depends on the NaN reward, since both lie in
@@ -428,7 +438,12 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # `tools/time_group_cost.py` timed it on an H200, on older code than notebook 09's run, so compare
 # its figures with each other only. The cell below prints its file. Each row is one call at one
 # shape, in µs, as *wall time* (calls back to back, host included) and *GPU time* (the kernels
-# alone). The columns are:
+# alone).
+#
+# **What each column isolates:** the first is the plain call; the second adds all the work the
+# split does on a rank, with the network replaced by a local copy; the third runs the split through
+# real NCCL collectives, but in a group of one rank, so nothing crosses a wire there either. In
+# detail:
 #
 # * **one device:** the plain call, no `time_group=`;
 # * **2 ranks, local gather:** the process plays rank 0 of two ranks. Each rank holds as many
@@ -466,13 +481,28 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 #   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
 #   queued before it, so the host's work and the GPU's no longer overlap.
 #
-# So `time_group=` is not a way to speed up a sequence that fits on one GPU. It is worth its
-# milliseconds only when the sequence must be split anyway, because its activations do not fit on
-# one GPU. Then the alternative is to gather every rank's rewards and values on one GPU. That moves
-# more numbers: at least two per step, a reward and a value, where the split sends the few numbers
-# per row counted above.
-# Gathering the whole row onto one GPU was not timed; an `all_gather` plus one local call may beat
-# the split. The split's case rests on not having to put the whole row in one place.
+# So `time_group=` is not a way to speed up a sequence that fits on one GPU. Its case rests on two
+# things, neither of them speed:
+#
+# * **The data is already sharded, and the result is wanted sharded.** Each rank reads only its
+#   own steps and a few numbers per row from the others, and returns the advantages of its own
+#   steps, with their gradients.
+# * **The result is exact.** Each rank's piece equals the one-device call to rounding (section 5:
+#   advantages, returns and gradients to about $10^{-12}$). GAE run on each rank's steps alone would
+#   be wrong wherever an episode crosses a rank's boundary.
+#
+# **The alternative was not timed.** It is an `all_gather` of every rank's rewards and values, then
+# one local `rl.gae` call on the whole row, from which each rank keeps its own steps. Each rank then
+# scans every rank's steps, not only its own. Its data is small: two float32 numbers per token are
+# about 1 MB per row of 128K tokens. So for rows of that size it may well be faster than the split,
+# whose milliseconds above are mostly host work, not the wire. No figure here says which is faster.
+#
+# The split is still the choice in two cases:
+#
+# * **No rank may hold the whole row:** rows far longer than 128K tokens, or memory already full of
+#   the model.
+# * **The result must stay sharded:** the advantages and their gradients must stay split as the
+#   rewards and values came in, with no rank ever holding another's steps.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
@@ -503,6 +533,7 @@ assert head_src.count(" = gather(") == 3  # the forward's three exchanges: the h
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag; a refused rank flags every row
 assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
 assert "maps[3] = 1.0" in head_src
+assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's and section 7's "1 MB per row of 128K tokens": 2 float32 per token
 
 # %% [markdown]
 # ## Exercises

@@ -126,12 +126,13 @@ print(profile.table(sector_table, digits=3))
 # Checks: the sector counts as the text reads them (CI runs them; skip when reading)
 assert [t["sectors"] for t in sector_table] == [4, 32, 4]
 assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 times the traffic
-assert Config().time_major_tile[0] == 64  # "the package's tile for a time-major buffer spans up to 64 rows"
+assert Config().time_major_tile[0] == 64  # "the package's tile for a time-major buffer covers up to 64 environments"
 
 # %% [markdown]
 # Read along time, the warp fetches 8 times the bytes it uses. So the package's tile for a
-# time-major buffer spans up to 64 rows: its lanes read neighbouring environments at each step, as in
-# the table's last row.
+# time-major buffer covers up to 64 environments. (In a `(T, B)` buffer each row of memory is one
+# step, so these 64 environments are 64 neighbouring columns.) At each step its lanes read
+# neighbouring environments, as in the table's last row.
 #
 # A lane can also load 16 bytes in one instruction, a **vector**, but only from an address that is
 # a multiple of 16: an *aligned* one. Counting sectors for any load, aligned or not, is the first
@@ -191,7 +192,7 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
-H200_SMS = 132  # docs/DESIGN.md
+H200_SMS = 132  # the H200's specification (not in a committed file)
 LATENCY_S = 600e-9  # ASSUMED, for illustration: not measured
 GAE_READ = 4 + 4 + 1  # bytes read per float32 step: reward, value, flag
 load_bw = BW * GAE_READ / 17  # GAE's loads at the floor: 9 of every 17 bytes moved
@@ -216,8 +217,17 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 # * **More bytes per warp:** 16-byte vector loads, and the next chunk's loads issued before this
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
-# The package takes the second way, so 2 to 4 of its programs **resident** on each SM, held there
-# at once, are enough, where the **naive-kernel anchor** would need more than a thousand. That
+# Two counts of programs per SM must be kept apart before going on:
+#
+# * **Resident programs** are those an SM holds at the same moment, their warps taking turns. An
+#   SM of an H100 or H200 holds at most 32 (and 64 warps), fewer when their registers or shared
+#   memory run out. Only resident programs have loads in flight together, so they are what
+#   Little's law counts.
+# * **Programs per SM over the launch** are the launch's programs ÷ 132. Each SM runs them one
+#   after another, a few resident at a time: about 62 at 16384×1024.
+#
+# The package takes the second way, so 2 to 4 of its programs resident on each SM are enough,
+# where the **naive-kernel anchor** would need more than a thousand resident programs. That
 # anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE kernel: one
 # program per row walks the row one step at a time, asking for one step's 9 bytes and waiting. A package program for GAE at 16384×1024 loads 2 rows ×
 # 128 steps per chunk, and the next chunk before it scans this one. The cell counts two chunks in
@@ -238,10 +248,8 @@ assert round(package_program / 2 / 1e3, 1) == 2.3 and round(2 * per_sm / package
 assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 
 # %% [markdown]
-# An SM of an H100 or H200 holds at most 32 **resident programs** (and 64 warps), fewer when their
-# registers or shared memory run out. They are not the **programs per SM over the launch**, the
-# launch's programs ÷ 132, which each SM runs one after another: about 62 at 16384×1024. No SM
-# holds a thousand resident programs, whatever the latency. The committed run shows the outcome:
+# No SM holds a thousand resident programs (the most is 32), whatever the latency. The committed
+# run shows the outcome:
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):
@@ -266,7 +274,7 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # The copy bandwidth and both GAE times are the committed H200 run's, the anchor's from its row
 # for the naive-kernel anchor. The 600 ns and the two chunks in
 # flight are assumed, so the 10.3 KB per SM and the 2 to 4 programs illustrate the law; they are not
-# measurements. The H200's 132 SMs are from `docs/DESIGN.md`.
+# measurements. The H200's 132 SMs are its specification, not a figure from a committed file.
 #
 # </details>
 
@@ -294,9 +302,9 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # about half the SMs idle (section 0.5).
 #
 # Fewer programs but shorter rows are walked in wider chunks instead. `tile_plan(B, T)` returns
-# the planner's choices by name. In the table, the first two columns are hypothetical: what one
-# program per row, walking its row in chunks of 256 steps, would give. The others are the
-# planner's.
+# the planner's choices by name. In the table, after the shape (B × T), the two columns marked
+# "hypothetical" are what one program per row, walking its row in chunks of 256 steps, would give.
+# The columns after them are the planner's.
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM over the launch, as on an H200
@@ -366,8 +374,10 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   shifted by one step, not a second load.
 # * **Rule 2, bytes in flight: 16-byte loads, one warp, the next chunk loaded ahead.** A 16-byte
 #   load puts four floats in flight where a plain load puts one (0.2's "more bytes per warp"). With
-#   `stages` = 2 the next chunk's loads are issued before this chunk is scanned. With `warps` = 1 no
-#   warp of the program waits at a barrier for another, with no loads in flight meanwhile. GAE at
+#   `stages` = 2 the next chunk's loads are issued before this chunk is scanned. With `warps` = 1
+#   the program's one warp never waits at a barrier for another warp. With several warps, a warp
+#   that reaches a barrier first stops there, and issues no new loads of its own until the others
+#   arrive. GAE at
 #   16384×1024 took 123 µs on four warps (4 rows × 256 steps, not pipelined), 81 µs on the tile
 #   above.
 # * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
@@ -503,6 +513,43 @@ model_chunk_us = 1e6 * wide["block"] * GAE_READ / (load_bw / H200_SMS)  # the mo
 assert round(chunk_us, 1) == 2.0 and round(model_chunk_us, 2) == 0.54  # "2.0 µs each, where the model allows 0.54"
 order = lambda key: sorted(range(3), key=lambda i: model[i][key])  # noqa: E731
 assert order("predicted % of floor") == order("measured % of floor")  # "the order of the three cases right"
+
+
+# %% [markdown]
+# **Where the numbers of sections 0.2 to 0.5 come from.** They are of three kinds: measured on an
+# H200, assumed for the model, or derived from the other two. A derived number is only as good as
+# what it comes from: everything built on the 600 ns is an illustration, not a measurement.
+#
+# | quantity | value | kind (from what) |
+# |---|---|---|
+# | copy bandwidth, read + written | 4.27 TB/s | measured: the committed H200 run |
+# | GAE's bytes per float32 step | 17 moved, 9 loaded | derived: its inputs and outputs (`profile.op("gae")`) |
+# | load latency | 600 ns | **assumed**, not measured |
+# | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
+# | SMs of an H200 | 132 | the H200's specification, not measured here |
+# | resident programs, warps per SM | at most 32, 64 | the H100's and H200's limits, not measured here |
+# | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2) |
+# | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
+# | the anchor's warps | 4 | Triton's default: its launch names none |
+# | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |
+# | the model's % of the floor for the same three | 1.4, 100, 48 % | derived: the model of section 0.5 |
+# | split against walked (0.3); two tiles (0.4); before and after the split (0.4) | 43.3 / 54.5 and 49.2 / 70.0 µs; 123 / 81 µs; 1.86 / 0.033 ms | measured, but in `docs/DESIGN.md` on older code than the committed run: compare the two figures of a pair only |
+
+# %% jupyter={"source_hidden": true}
+# Checks: the table's values, each from where it says (CI runs them; skip when reading)
+assert round(BW / 1e12, 2) == 4.27 and RUN == profile.COMMITTED_RUN  # measured: the committed run
+assert (profile.op("gae").bytes_per_step(4), GAE_READ) == (17, 9)
+assert LATENCY_S == 600e-9 and CHUNKS_IN_FLIGHT == 2 == big_tile["stages"]  # the two assumptions
+assert round(BW * 9 / 17 * LATENCY_S / H200_SMS / 1e3, 1) == 10.3 and H200_SMS == 132
+assert (MAX_RESIDENT, MAX_WARPS, ANCHOR_WARPS) == (32, 64, 4)
+assert package_program == 2 * 128 * 9 * 2 and round(package_program / 1e3, 1) == 4.6 and step_program == 9
+assert round(model[0]["measured % of floor"], 1) == 3.3 and [round(m["measured % of floor"]) for m in model[1:]] == [83, 13]
+assert [round(m["predicted % of floor"], 1) for m in model] == [1.4, 100.0, 48.5]  # "1.4, 100, 48 %"
+# docs/DESIGN.md's figures, and their dates: older than the committed run (2026-12-06)
+assert "(2026-11-29, probe `H200-2026-11-29-v4-tiles.log`, commit cc17036.)" in design  # the two tiles: 123, 81 µs
+assert "0.033 ms. (2026-11-29, results" in design  # before and after the split
+assert "hence 32. (2026-12-01, `benchmarks/results/checks/H200-2026-12-01g-token-probe.txt`.)" in design  # 0.3's pairs
+assert max("2026-11-29", "2026-12-01") < RES["date"] == "2026-12-06"
 
 
 # %% [markdown]
@@ -667,6 +714,8 @@ exercises.attempt("tiled_scan", tiled_scan)
 # * **Little's law:** bytes in flight = bandwidth × latency; the naive-kernel anchor, one step at a
 #   time, gets under 5 % of the floor.
 # * **Enough programs:** the time split cuts a few long rows into segments.
-# * **The package's kernel:** a small tile on one warp, 16-byte loads, the next chunk loaded ahead.
+# * **The package's kernel:** 16-byte loads and the next chunk loaded ahead, on a tile the planner
+#   picks per shape: 2 rows × 128 steps on one warp at 16384×1024, and chunks of 1024 steps on 4
+#   warps for a few long rows that are not split (64×16384).
 #
 # **Next:** notebook 13b, the GPU lab, times your own `reset_scan` and turns the tile's knobs on it.

@@ -30,7 +30,7 @@
 # 13's three rules. Sections 1 to 4 each explain one tool and show it on a baseline kernel: a check
 # (1), a timing beside the package (2), the target (3) and one `torch.profiler` pass (4). The tools
 # live in the package, so this notebook only calls them: their code is in `rltriton_lite/lab.py`,
-# about 180 lines, if you want to read how it times. The exercises at the end say what to hand
+# about 210 lines, if you want to read how it times. The exercises at the end say what to hand
 # in, with a GPU or without one. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # The cells that time a kernel measure your GPU when you run them. The other figures are read from
@@ -67,7 +67,7 @@ with open(LAB_REFERENCE, encoding="utf-8") as f:
     lab_header = f.readline()
 assert "H100" in lab_header and "triton 3.6" in lab_header
 with open(lab.__file__, encoding="utf-8") as f:
-    assert round(len(f.read().splitlines()), -1) == 180  # the tools' code: "rltriton_lite/lab.py, about 180 lines"
+    assert round(len(f.read().splitlines()), -1) == 210  # the tools' code: "rltriton_lite/lab.py, about 210 lines"
 
 # %% [markdown]
 # ## 1. A baseline kernel, and a check
@@ -79,9 +79,14 @@ with open(lab.__file__, encoding="utf-8") as f:
 # each step asks for its few bytes and waits for them. It is not notebook 13's **naive-kernel
 # anchor** (section 0.2), which walks the same way but computes GAE; this one computes returns, so
 # that its function, `step_by_step`, takes the arguments of your `reset_scan` from notebook 00c:
-# `(rewards, terminated, gamma, chunk)`. The lab's reference file calls it "step_by_step (13's
-# baseline)" because the file predates the lab's move from notebook 13 to this notebook, where the
-# kernel was the lab's baseline; it was never 13's anchor.
+# `(rewards, terminated, gamma, chunk)`.
+#
+# <details><summary>Note: its name in the reference file</summary>
+#
+# The lab's reference file (section 3) names it "step_by_step (13's baseline)": the file's label
+# predates the lab's move to 13b.
+#
+# </details>
 #
 # Each section's tool takes a kernel's function `fn`: `lab.check_small(fn)` here, `lab.time_lab(fn)`
 # in section 2, `lab.target_verdict(rows)` in section 3 and `lab.profile_once(fn)` in section 4. You
@@ -112,8 +117,9 @@ def step_by_step(rewards, terminated, gamma, chunk):
 # %% [markdown]
 # First the kernel must be right. `lab.check_small(fn)` compares `fn` with `rl.discounted_returns`
 # on 3 rows of 300 steps, at the lab's chunk of 256 steps (`lab.LAB_CHUNK`, or yours) and at a
-# chunk of 16, so that a carry crosses several chunks. A difference raises an `AssertionError`. On
-# a CPU it runs the kernel in the Triton interpreter.
+# chunk of 16, so that a carry crosses several chunks. A difference raises an `AssertionError` that
+# names the chunk, the row and the step where the error starts, with the expected value and yours.
+# On a CPU it runs the kernel in the Triton interpreter.
 
 # %%
 lab.check_small(step_by_step)

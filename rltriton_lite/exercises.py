@@ -1088,7 +1088,9 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                          "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
         nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)).sum())  # beside a finite first error
-        nan_note = (f", {nans} of them NaN or inf where the answer is finite: something that a select (tl.where) or "
+        select = ("tl.where" if ex.kind in ("kernel", "hook") else  # (plain code: its own library's select)
+                  "np.where" if any(isinstance(x, np.ndarray) for x in args) else "torch.where")
+        nan_note = (f", {nans} of them NaN or inf where the answer is finite: something that a select ({select}) or "
                     "a mask should keep out got in, by this slip or another one") if nans and np.isfinite(got[at]) else ""
         told = (f"{where} {at} expected {_num(expected[at])}, got {_num(got[at])} ({int(bad.sum())} of {bad.size} "
                 f"elements wrong{nan_note})" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
@@ -4936,11 +4938,45 @@ def _two_stage_hint(x, got, expected):
     if np.isclose(float(got), float(expected) * n / lanes, rtol=1e-5) and lanes != n:
         return f"That is the sum divided by {lanes:,}, the lanes of the blocks, padding included." + _fix(
             f" Divide by n = {n:,}.")
+    padded = _padding_added(x, got)
+    if padded:
+        return padded
     if n > 1024 * 1024:  # (before the full blocks' check: n // 8192 blocks of 8192 can be 1024 * 1024 elements)
         return (f"This case has n = {n:,} elements, {blocks:,} blocks of 1024 (more with a smaller BLOCK), so more "
                 "partial sums than one block of the second stage holds: does it add all of them (a loop over the "
                 "partials, block by block)?")
     return _one_block_of_partials(x, got) or _full_blocks_only(x, got) or _nothing_written(x, got)
+
+
+def _padding_added(x, got):
+    """Masked loads whose other= is not 0 (other=1.0, say): the sum is off by the same number c for each
+    padding lane, past n in the first launch or past the last partial in the second (same BLOCK in both,
+    a power of two); c a small whole number or a half, so that a wrong answer of another kind is not
+    taken for it."""
+    n = x.numel()
+    total = float(x.detach().cpu().double().sum())
+    off = float(got) * n - total
+    tol = 1e-5 * float(x.detach().cpu().double().abs().sum()) + 1e-3
+    found = []
+    for block in (2 ** k for k in range(4, 14)):
+        parts = -(-n // block)
+        first, second = parts * block - n, -(-parts // block) * block - parts
+        where = ("past n in the first launch, or past the last partial in the second" if first == second else
+                 "past n in the first launch")
+        for lanes, said in ((first, where), (second, "past the last partial in the second launch"),
+                            (first + second, "past n in the first launch and past the last partial in the second")):
+            if lanes <= 0:
+                continue
+            c = round(2 * off / lanes) / 2
+            if c != 0 and abs(c) <= 10 and (c == int(c) or abs(c) == 0.5) and abs(off - lanes * c) <= tol:
+                # (ties: a whole c, c nearest 1, blocks nearest 1024, the hints' BLOCK)
+                found.append((c != int(c), abs(abs(c) - 1), abs(block.bit_length() - 11), lanes, block, c, said))
+    if not found:
+        return None
+    *_, lanes, block, c, said = min(found)
+    return (f"The lanes past n added something: your sum (mean times n) is off by {_num(off)}, that is {c:g} for "
+            f"each of the {lanes:,} padding lanes ({said}, blocks of {block}). What does your masked tl.load return "
+            "there (other=)?" + _fix(" Load with other=0.0, so that a padding lane adds 0, in both launches."))
 
 
 def _nothing_written(x, got):
@@ -5778,6 +5814,13 @@ def _token_gae_hint(args, got, expected):
     for what, slip in _token_value_scan_slips(r0, v0, mask, gamma, lam).items():
         if _is_slip(got_, slip, expected):
             return _Whole(f"These are verl's advantages with a slip: {what}.")
+    v_next = np.concatenate([reference.linear_scan((~mask).astype(float), v0)[:, 1:], np.zeros_like(v0[:, :1])], 1)
+    b = np.where(mask, r0 + gamma * v_next - v0, 0.0)
+    for decay, said in ((gamma, "gamma"), (lam, "lam")):  # a at a policy token: gamma alone, or lam alone
+        if _is_slip(got_, reference.linear_scan(np.where(mask, decay, 1.0), b), expected):
+            return _Whole(f"These are verl's advantages with a slip: your trace decays by {said} per step, not "
+                          "gamma * lam. GAE weighs the TD error k policy tokens on by (gamma lam)^k." + _fix(
+                              " At a policy token, a = gamma * lam."))
     nxt = np.concatenate([v0[:, 1:], np.zeros_like(v0[:, :1])], 1)
     for read in (nxt, np.concatenate([v[:, 1:], np.zeros_like(v[:, :1])], 1)):  # zeroed in a hole, or as it is
         with np.errstate(invalid="ignore"):

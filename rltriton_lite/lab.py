@@ -34,7 +34,8 @@ REFERENCE_FILE = "H100-2026-12-06-lab.txt"  # in benchmarks/results/checks/, wri
 
 def check_small(fn, chunk=LAB_CHUNK):
     """Asserts that fn(rewards, terminated, gamma, chunk) equals rl.discounted_returns on 3 rows of 300 steps,
-    at ``chunk`` and at 16 (a carry across several chunks): compiled on a GPU, in the Triton interpreter on a CPU."""
+    at ``chunk`` and at 16 (a carry across several chunks): compiled on a GPU, in the Triton interpreter on a CPU.
+    A difference raises an AssertionError naming the case and the wrong step where the error starts."""
     device = _device()
     g = torch.Generator(device=device).manual_seed(0)
     r = torch.randn(3, 300, device=device, generator=g)
@@ -42,7 +43,28 @@ def check_small(fn, chunk=LAB_CHUNK):
     # the package's Triton kernels: compiled on a GPU, in the interpreter on a CPU ("auto" would take PyTorch there)
     expected = discounted_returns(r, gamma=0.99, terminated=d, backend="triton")
     for c in (chunk, 16):
-        torch.testing.assert_close(fn(r, d, 0.99, c), expected)
+        got = fn(r, d, 0.99, c)
+        try:
+            torch.testing.assert_close(got, expected)
+        except AssertionError as e:
+            case = f"check_small at chunk {c}" + (", where the carry crosses chunks" if c == 16 else "")
+            raise AssertionError(_first_wrong(case, got, expected, d, e)) from None
+
+
+def _first_wrong(case, got, expected, terminated, error):
+    """check_small's message: the first wrong row, and in it the latest wrong step (a return is a reverse
+    scan: an error there reaches every earlier step of its episode), expected against got."""
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape or got.dtype != expected.dtype:
+        return f"{case}: expected a {expected.dtype} tensor of shape {tuple(expected.shape)}, got " + (
+            f"a {got.dtype} tensor of shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else type(got).__name__)
+    bad = ~torch.isclose(got, expected.to(got.device), rtol=1.3e-6, atol=1e-5)  # assert_close's float32 tolerances
+    if not bad.any():
+        return f"{case}: {str(error).splitlines()[0]}"
+    row = int(bad.any(1).nonzero()[0])
+    t = int(bad[row].nonzero()[-1])
+    return (f"{case}: row {row}, step {t} (the latest wrong step of the first wrong row: the error starts there) "
+            f"expected {float(expected[row, t]):.6g}, got {float(got[row, t]):.6g}; terminated there: "
+            f"{bool(terminated[row, t])} ({int(bad.sum())} of {bad.numel()} elements wrong)")
 
 
 def time_lab(fn, chunk=LAB_CHUNK, name=None, shapes=LAB_SHAPES):

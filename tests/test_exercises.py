@@ -827,6 +827,7 @@ def wrong_answers(name: str):
             ("a first grid of n // BLOCK programs (a later review's case)", _two_stage_floor_grid),
             ("a first grid of n // BLOCK programs, its partials from torch.empty (round 37's case: memory no "
              "program wrote)", lambda x: _two_stage_floor_grid(x, fill=3057.83)),
+            ("other=1.0 in the first launch's masked load (a later review's case)", _two_stage_other_one),
         ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
                                 ("V' = min(Q1, Q2) + alpha log pi' (a later review's case)", _soft_value_plus_entropy),
@@ -906,7 +907,9 @@ def wrong_answers(name: str):
                             ("V_next not shifted: each token's own value (a later review's case)",
                              _token_value_scan_with(unshifted=True)),
                             ("the scan of the values with its flag swapped (a later review's case)",
-                             _token_value_scan_with(swapped=True))],
+                             _token_value_scan_with(swapped=True)),
+                            ("a = gamma at a policy token, not gamma * lam (a later review's case)",
+                             _token_decay_gamma)],
         "warp_sectors": [("one sector per lane (lanes counted, not sectors)", lambda a, n: len(a)),
                          ("the bytes asked for ÷ 32, as if every load were contiguous",
                           lambda a, n: -(-len(a) * n // 32)),
@@ -941,6 +944,19 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("two_stage_mean", "padding loaded as 1"):
+        ("Hint: The lanes past n added something: your sum (mean times n) is off by 1023, that is 1 for each of the "
+         "1,023 padding lanes", "Load with other=0.0, so that a padding lane adds 0"),
+    ("two_stage_mean", "other=1.0 in the first launch's masked load (a later review's case)"):
+        ("expected 0.534193, your function returned 1023.53\nHint: The lanes past n added something: your sum (mean "
+         "times n) is off by 1023, that is 1 for each of the 1,023 padding lanes (past n in the first launch, or past "
+         "the last partial in the second, blocks of 1024). What does your masked tl.load return there (other=)?",
+         "Load with other=0.0, so that a padding lane adds 0, in both launches."),
+    ("token_gae_pairs", "a = gamma at a policy token, not gamma * lam (a later review's case)"):
+        ("Hint: These are verl's advantages with a slip: your trace decays by gamma per step, not gamma * lam.",
+         "At a policy token, a = gamma * lam."),
+    ("n_step_returns", "ignores terminations"):
+        "NaN or inf where the answer is finite: something that a select (torch.where) or a mask should keep out got in",
     ("tiled_scan", "the carry taken at the chunk's last step (a round-37 review's case)"):
         ("Your carry is G at the chunk's last step", "t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."),
     ("resident_programs", "registers counted per warp, not per thread"): "not per thread",
@@ -1590,6 +1606,11 @@ def _token_openrlhf_selected(r, v, m, gamma, lam):
 def _token_b_multiplied(r, v, m, gamma, lam):
     a, b = solution("token_gae_pairs")(r, v, m, gamma, lam)
     return a, torch.where(m, b, 0.0 * r)  # b = delta * mask: 0 * NaN where a masked token holds NaN
+
+
+def _token_decay_gamma(r, v, m, gamma, lam):
+    a, b = solution("token_gae_pairs")(r, v, m, gamma, lam)
+    return torch.where(m, torch.full_like(a, gamma), a), b  # the trace decays by gamma alone
 
 
 def _token_reset_at_holes(r, v, m, gamma, lam):
@@ -2536,6 +2557,35 @@ def _one_program_sum(X, OUT, n, BLOCK: tl.constexpr):
 
 
 @pytest.mark.skipif(not exercises.INTERPRET, reason="launches and atomics are counted by the interpreter")
+@triton.jit
+def _awr_nan_after_first(X, P, offs, m):
+    adv = tl.load(X[0] + offs, mask=m, other=0.0)
+    w = tl.minimum(tl.exp(adv / P[0]), P[1])
+    return tl.where(offs == 0, w + 1.0, w + (adv - adv) / (adv - adv))  # wrong at 0, NaN everywhere after
+
+
+def test_the_nan_note_names_the_select_of_the_answer_s_own_code():
+    """A review: plain torch code (n_step_returns) was told of "a select (tl.where)"; Triton code keeps it."""
+    wrong = dict(wrong_answers("n_step_returns"))["ignores terminations"]
+    with pytest.raises(AssertionError, match=r"of them NaN or inf .*a select \(torch\.where\)") as e:
+        exercises.check("n_step_returns", wrong)
+    assert "tl.where" not in str(e.value).split("\n")[0]
+    with pytest.raises(AssertionError, match=r"of them NaN or inf .*a select \(tl\.where\)"):
+        exercises.check("awr_weights", _awr_nan_after_first)
+
+
+def test_two_stage_mean_names_padding_lanes_that_add_a_constant():
+    """A review: other=1.0 in a masked load (the padding adds 1 per lane) was blamed on memory no program
+    wrote; the lanes past n are named, and an answer off by an amount no padding gives is not."""
+    x = torch.ones(3000, device=DEVICE)  # 3 blocks of 1024: 72 padding lanes in the first launch
+    said = exercises._padding_added(x, torch.tensor((3000 + 72 * 2.0) / 3000))
+    assert said and "that is 2 for each of the 72 padding lanes (past n in the first launch" in said
+    assert exercises._padding_added(x, torch.tensor((3000 + 1021 * 1.0) / 3000)) and \
+        "past the last partial in the second launch" in exercises._padding_added(x, torch.tensor(4021 / 3000))
+    assert exercises._padding_added(x, torch.tensor(3000.37 / 3000)) is None  # no multiple of a padding count
+    assert exercises._padding_added(x, torch.tensor(1.0)) is None  # right: nothing added
+
+
 def test_two_stage_mean_refuses_atomics_and_a_single_launch():
     def atomic(x):
         out = torch.zeros((), device=x.device)
@@ -3023,6 +3073,23 @@ def _two_stage_one_block(x):
     out = torch.empty((), dtype=torch.float32, device=x.device)
     partials_kernel[(partials.numel(),)](x, partials, n, BLOCK=BLOCK)
     _finish_one_block[(1,)](partials, out, partials.numel(), n, BLOCK=1024)
+    return out
+
+
+@triton.jit
+def _partials_other_one(X, S, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(S + tl.program_id(0), tl.sum(tl.load(X + offs, mask=offs < n, other=1.0), 0))  # padding adds 1 each
+
+
+def _two_stage_other_one(x):
+    """two_stage_mean's solution with other=1.0 in the first launch's load (a review's case: at n = 1 the
+    mean is x_0 + 1023, which the hint blamed on memory no program wrote)."""
+    n, BLOCK = x.numel(), 1024
+    partials = torch.empty(triton.cdiv(n, BLOCK), dtype=torch.float32, device=x.device)
+    out = torch.empty((), dtype=torch.float32, device=x.device)
+    _partials_other_one[(partials.numel(),)](x, partials, n, BLOCK=BLOCK)
+    solution("two_stage_mean").__globals__["_finish"][(1,)](partials, out, partials.numel(), n, BLOCK=1024)
     return out
 
 

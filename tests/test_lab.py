@@ -51,6 +51,24 @@ def test_check_small_refuses_a_kernel_wrong_only_at_a_small_chunk():
         lab.check_small(wrong_at_16)
 
 
+def test_check_small_names_the_case_and_the_first_wrong_step():
+    def wrong_at_16(rewards, terminated, gamma, chunk):
+        out = package(rewards, terminated, gamma, chunk)
+        return out if chunk != 16 else out + 1
+
+    with pytest.raises(AssertionError) as wrong:
+        lab.check_small(ignores_terminated)
+    said = str(wrong.value)  # the case, then the row and step where the error starts, expected against got
+    assert said.startswith("check_small at chunk 256: row 0, step ") and "expected " in said and ", got " in said
+    assert "Mismatched elements" not in said and "elements wrong)" in said
+    with pytest.raises(AssertionError, match=r"^check_small at chunk 16, where the carry crosses chunks: row 0, step 299 "
+                                             r".*expected (-?[\d.]+), got .*\(900 of 900 elements wrong\)$"):
+        lab.check_small(wrong_at_16)
+    with pytest.raises(AssertionError, match=r"expected a torch.float32 tensor of shape \(3, 300\), got a torch.float32 "
+                                             r"tensor of shape \(3, 10\)"):
+        lab.check_small(lambda rewards, terminated, gamma, chunk: rewards[:, :10])
+
+
 @CPU_ONLY
 def test_nothing_is_timed_or_profiled_on_a_cpu(capsys):
     assert lab.time_lab(package) == []
