@@ -172,26 +172,20 @@ print("prologue + scan + epilogue == the loop")
 # (`initial` in `rl.linear_scan`, 0 by default). Code that scans a long rollout in pieces passes
 # each piece the value of the piece after it this way. Only the reset keeps that value out.
 #
-# An example with two windows of one rollout. Every reward is 1 and $\gamma = 0.5$. Window A holds
-# steps 0 and 1 and bootstraps from $V(s_2) = 10$, so $b = (1, 1 + 0.5 \cdot 10) = (1, 6)$.
-# Window B holds steps 2 and 3 and bootstraps from $V(s_4) = 4$, so $b = (1, 3)$ and
-# $G = (2.5, 3)$. The cell below scans window B, then passes its $G_2 = 2.5$ into window A as
-# `initial`:
-
-# %%
-a_A = torch.tensor([[0.5, 0.0]], device=DEVICE)  # window A: step 1, the window's last step, resets (a = 0)
-b_A = torch.tensor([[1.0, 1.0 + 0.5 * 10.0]], device=DEVICE)  # the bootstrap gamma * V(s_2) in b_1
-b_B = torch.tensor([[1.0, 1.0 + 0.5 * 4.0]], device=DEVICE)  # window B, bootstrapping from V(s_4) = 4
-G_B = rl.linear_scan(a_A, b_B, backend=KERNEL)  # window B alone: (2.5, 3)
-G_2 = G_B[:, 0]  # the value past window A
-alone = rl.linear_scan(a_A, b_A, backend=KERNEL)  # window A alone, from y_2 = 0
-with_reset = rl.linear_scan(a_A, b_A, initial=G_2, backend=KERNEL)
-no_reset = rl.linear_scan(torch.tensor([[0.5, 0.5]], device=DEVICE), b_A, initial=G_2, backend=KERNEL)  # a_1 = gamma
-print("window A alone:", alone.tolist(), " with the reset:", with_reset.tolist(), " without:", no_reset.tolist())
-torch.testing.assert_close(with_reset, alone)  # the reset keeps G_2 out
-torch.testing.assert_close(no_reset, torch.tensor([[4.625, 7.25]], device=DEVICE))  # G_1 = 6 + 0.5 * 2.5
-
-# %% [markdown]
+# <details><summary>Details: two windows of one rollout, and <code>initial</code></summary>
+#
+# Every reward is 1 and $\gamma = 0.5$. Window A holds steps 0 and 1 and bootstraps from
+# $V(s_2) = 10$, so $b = (1, 1 + 0.5 \cdot 10) = (1, 6)$. Window B holds steps 2 and 3 and
+# bootstraps from $V(s_4) = 4$, so $b = (1, 3)$ and $G = (2.5, 3)$. Both windows have the same
+# multipliers, `a_win` $= (0.5, 0)$: their last step resets. Scan window B, then pass its
+# $G_2 = 2.5$ into window A as `initial`:
+#
+# ```python
+# a_win = torch.tensor([[0.5, 0.0]])  # either window: its last step resets (a = 0)
+# G_B = rl.linear_scan(a_win, torch.tensor([[1.0, 3.0]]))  # window B alone: (2.5, 3)
+# rl.linear_scan(a_win, torch.tensor([[1.0, 6.0]]), initial=G_B[:, 0])  # window A: (4, 6), as alone
+# ```
+#
 # | window A's step 1 | $G_1$ | $G_0$ |
 # | --- | --- | --- |
 # | resets ($a_1 = 0$) | $b_1 = 6$, whatever comes in | $1 + 0.5 \cdot 6 = 4$, as window A alone |
@@ -200,25 +194,39 @@ torch.testing.assert_close(no_reset, torch.tensor([[4.625, 7.25]], device=DEVICE
 # Without the reset, the steps after step 1 are counted twice: once as the bootstrap
 # $0.5 \cdot V(s_2) = 5$, and once more as $0.5 \cdot G_2 = 1.25$.
 #
-# Passing `initial` is right for a piece that is not a window: drop window A's bootstrap and its
-# reset, and the same `initial` gives the returns of one window of all four steps. Notebook 11
-# scans a row in pieces this way, one piece per GPU.
+# So a bootstrap and `initial` must not stand for the same steps. A piece that is not a window has
+# no bootstrap, and there `initial` is what you want. Drop window A's bootstrap and its reset, and
+# the same `initial` gives the returns of one window of all four steps. Notebook 11 scans a row in
+# pieces this way, one piece per GPU.
+#
+# </details>
 #
 # <details><summary>Details: why the checkers start from 100, and the end form at the window's last step</summary>
 #
 # From the default $y_T = 0$, a missing reset changes no number: $0.5 \cdot 0 = 0$. So the
 # checkers of notebook 02's `gae_pairs` and of this notebook's `returns_autograd` start their
-# scans from 100, as the cell above starts window A from $G_2$. Only the reset keeps it out.
+# scans from 100, as the two windows above start window A from $G_2$. Only the reset keeps it out.
 #
 # The card treats the window's end as a truncation: the episode goes on unseen, and the bootstrap
 # in $b_{T-1}$ stands in for the rest. For the return the end form only adds that bootstrap. Two
 # later estimators need the end form there even from $y_T = 0$: notebook 03, section 2 (TD(λ)) and
-# notebook 04, section 2 (V-trace) show why, with a number each.
+# notebook 04, section 2 (V-trace) show why, with a number each. Notebook 04 ends with
+# [a card of every estimator's end form](04_vtrace.ipynb#The-end-form-card).
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the two windows above, the checkers' 100, and the exercises' reset forms (CI runs them; skip when reading)
+a_win = torch.tensor([[0.5, 0.0]], device=DEVICE)  # either window: its last step resets (a = 0)
+b_A = torch.tensor([[1.0, 1.0 + 0.5 * 10.0]], device=DEVICE)  # window A: the bootstrap gamma * V(s_2) in b_1
+b_B = torch.tensor([[1.0, 1.0 + 0.5 * 4.0]], device=DEVICE)  # window B, bootstrapping from V(s_4) = 4
+G_B = rl.linear_scan(a_win, b_B, backend=KERNEL)  # window B alone: (2.5, 3)
+G_2 = G_B[:, 0]  # the value past window A
+alone = rl.linear_scan(a_win, b_A, backend=KERNEL)  # window A alone, from y_2 = 0
+with_reset = rl.linear_scan(a_win, b_A, initial=G_2, backend=KERNEL)
+no_reset = rl.linear_scan(torch.tensor([[0.5, 0.5]], device=DEVICE), b_A, initial=G_2, backend=KERNEL)  # a_1 = gamma
+torch.testing.assert_close(with_reset, alone)  # the reset keeps G_2 out: "(4, 6), as alone"
+torch.testing.assert_close(no_reset, torch.tensor([[4.625, 7.25]], device=DEVICE))  # G_1 = 6 + 0.5 * 2.5
 torch.testing.assert_close(G_B, torch.tensor([[2.5, 3.0]], device=DEVICE))  # window B's G = (2.5, 3)
 torch.testing.assert_close(alone, torch.tensor([[4.0, 6.0]], device=DEVICE))  # the table's first row
 np.testing.assert_allclose(reference.discounted_returns([1.0, 1.0], gamma=0.5, bootstrap_value=10.0), [4.0, 6.0])
@@ -386,8 +394,8 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 # $$g_t = dy_t + a_{t-1}\, g_{t-1}, \qquad g_0 = dy_0 .$$
 #
 # This is the [transposed scan](GLOSSARY.md#transposed-scan) of notebook 00, section 8: a scan
-# run *forwards* in time. Step $t$ takes the multiplier of the step before, so the reset moves one
-# step later. Step $t$ resets where step $t-1$ reset, and step 0 resets, with nothing before it.
+# run *forwards* in time. Step $t$ takes the multiplier of the step before: it resets where step
+# $t-1$ reset, and step 0 resets, with nothing before it.
 # For the return, section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
 # $g_t = dG_t + \gamma(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
 # `returns_autograd` has terminations only, and there done$_{t-1}$ is term$_{t-1}$.

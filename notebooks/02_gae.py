@@ -36,7 +36,7 @@
 #
 # * $\gamma_t$ and $\lambda_t$ may vary per step: `rl.gae` takes each as a number or a (B, T)
 #   tensor. Where they are one number, as in `gae_pairs`, the subscripts are dropped.
-# * $V_t = V(s_t)$ is `values[t]`. $V'_t = V(s_{t+1})$, never read after a termination, comes from
+# * $V_t = V(s_t)$ is `values[t]`. $V'_t = V(s_{t+1})$, never read at a termination, comes from
 #   one of two inputs:
 #
 #   | the call passes | $V'_t$ inside the window | $V'_{T-1}$, the window's last step |

@@ -228,9 +228,11 @@ assert beta_show[0, 0] == gamma_ and np.isclose(beta_show[-1, -1], gamma_**T_mc)
 #
 # * **The critic**, through the $\beta_t$. Its bias enters $G_0$ as $\eta\sum_t\beta_t$, from
 #   $\gamma\eta$ at λ = 0 down to $\gamma^T\eta$ at λ = 1. Its noise adds
-#   $\sigma_c^2\sum_t\beta_t^2$ to the variance. Until λ nears 1, a larger λ spreads the weight
-#   over more states, whose errors partly cancel. At λ = 1 the whole weight $\gamma^T$ sits on one
-#   value.
+#   $\sigma_c^2\sum_t\beta_t^2$ to the variance. Until λ nears 1, a larger λ shrinks
+#   $\sum_t\beta_t^2$ in two ways. The total weight $\sum_t\beta_t$ falls. And the weight is spread
+#   over more states: $k$ equal weights that sum to $s$ have squares that sum to $s^2/k$. The
+#   critic's errors are independent, so they do not cancel; the spread alone lowers the variance.
+#   At λ = 1 the whole weight $\gamma^T$ sits on one value.
 # * **The rewards**, through the $\alpha_t$. Their noise adds $\sigma_r^2\sum_t\alpha_t^2$, which
 #   grows with λ: at λ = 1, $G_0$ sums every reward's noise.
 #
@@ -338,7 +340,7 @@ assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # "the bias falls ..
 assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # "lowest inside the range"
 assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # "about 0.73"
 assert round(b2_f[mse_f.argmin()] ** 0.5, 2) == 1.55 and round(b2_f[0] ** 0.5, 9) == round(gamma_ * eta, 9) == 2.4
-assert np.all(np.diff(b2_f) < 0)  # the exact bias shrinks as λ grows, on the fine grid too
+assert np.all(np.diff(b2_f) < 0)  # the exact bias shrinks as λ grows, on the fine grid too: Σβ falls
 assert abs(best_unbiased - 0.58) < 0.01  # "near 0.58"
 assert mse_unbiased.min() < 0.7 * min(mse_unbiased[0], mse_unbiased[-1])  # a real trade-off: both ends worse
 assert abs(fine[noise_c.argmin()] - 0.999) < 1e-9 and noise_c[-1] > noise_c.min()  # "falls up to λ ≈ 0.999"

@@ -231,7 +231,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #   Nor can it cut the trace at a time limit and keep the bootstrap: it has no truncation flag.
 # * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
 #   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
-# * **The weights are constants for gradients,** as in IMPALA: `log_rhos` gets none.
+# * **The importance weights are constants for gradients:** `log_rhos` gets none. The rewards and
+#   the values do get gradients through `vs`. So **detach `vs` when you use it as the critic's
+#   target**, as notebook 10 computes its GAE targets under `torch.no_grad()`. IMPALA's code
+#   stops gradients through the whole target instead.
 #
 # <details><summary>Details: padding, and the backward kernel</summary>
 #
@@ -241,17 +244,18 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #
 # </details>
 #
-# Check that `log_rhos` gets no gradient:
+# Check that `log_rhos` gets no gradient, and the rewards and the values do:
 
 # %%
 lr_grad = torch.zeros(2, 8, device=DEVICE, requires_grad=True)
 out = rl.vtrace(lr_grad, torch.randn(2, 8, device=DEVICE), torch.randn(2, 8, device=DEVICE), backend=KERNEL)
 assert not out.vs.requires_grad and not out.pg_advantages.requires_grad  # log_rhos gets no gradient
-r_grad = torch.randn(2, 8, device=DEVICE, requires_grad=True)
-out = rl.vtrace(lr_grad, r_grad, torch.randn(2, 8, device=DEVICE), backend=KERNEL)
-(d_lr,) = torch.autograd.grad(out.vs.sum(), lr_grad, allow_unused=True)
-assert d_lr is None and out.vs.requires_grad
-print("importance weights are constants")
+r_grad, v_grad = (torch.randn(2, 8, device=DEVICE, requires_grad=True) for _ in range(2))
+out = rl.vtrace(lr_grad, r_grad, v_grad, lambda_=0.9, backend=KERNEL)  # (at λ = 1 and π = μ, vs is the return)
+d_lr, d_r, d_v = torch.autograd.grad(out.vs.sum(), (lr_grad, r_grad, v_grad), allow_unused=True)
+assert d_lr is None and d_r.abs().sum() > 0 and d_v.abs().sum() > 0  # vs depends on r and V: detach it as a target
+assert not out.vs.detach().requires_grad
+print("importance weights are constants; rewards and values get gradients")
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -828,6 +832,93 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
 
 # %% [markdown]
+# ## The end-form card
+#
+# Every estimator of notebooks 01–04 is a reverse scan $y_t = b_t + a_t\,y_{t+1}$ with resets.
+# Each one's $b_t$ has an ordinary form and an [end form](GLOSSARY.md#end-form), for a step that
+# resets. The end-form column is for a truncation or the window's last step. The last column links
+# to the place that shows that end form with a number. The exercises' names hold:
+# $M_t = \max_u Q(s_{t+1}, u)$, and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$.
+#
+# | estimator | $a_t$ | $b_t$, ordinary step | $b_t$, end form | resets at | why the end form | shown with a number |
+# | --- | --- | --- | --- | --- | --- | --- |
+# | return | $\gamma_t$ | $r_t$ | $r_t + \gamma_t V'_t$ | done$_t$ | no $G_{t+1}$ comes: the bootstrap stands for the rest | [01, section 1](01_discounted_return.ipynb#1.-The-loop): $G_3 = 4 + 0.5 \cdot 6 = 7$ |
+# | GAE | $\gamma_t\lambda_t$ | $\delta_t = r_t + \gamma_t V'_t - V_t$ | $\delta_t$, unchanged | done$_t$ | $\delta_t$ already holds the bootstrap | [02, section 1](02_gae.ipynb#1.-The-loop): $\hat A_3 = \delta_3 = 1 + 0.5 \cdot 10 - 2 = 4$ |
+# | TD(λ) | $\gamma_t\lambda_t$ | $r_t + \gamma_t(1-\lambda_t)V'_t$ | $r_t + \gamma_t V'_t$ ($w_t = 1$) | done$_t$ | no $G_{t+1}$ to mix in: $V'_t$ takes its weight λ too | [03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue): $G_2 = 30$, not 15 |
+# | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | nothing greedy follows the cut: $M_t$ stands for the rest | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+# | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | $-\gamma_t c_t V'_t$ pairs with $a_t v_{t+1}$, and no $v_{t+1}$ comes | [section 2](#2.-Prologue,-scan,-epilogue): $v_2 = 2$, not 1 |
+# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | $-\gamma c_{t+1} Q_{t+1}$ pairs with $a_t G_{t+1}$, and no $G_{t+1}$ comes | [`retrace`'s Hint 3](#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+#
+# * **The reset.** done$_t$ is an episode end or the window's last step. In tensor code the reset
+#   is $a_t = 0$; in Triton, a flag, with $a_t$ as in the table and not read
+#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s two forms). The `q_lambda` and
+#   `retrace` exercises have no truncation input.
+# * **A termination** drops the bootstrap as well, by a select: $V'_t$, $M_t$ or
+#   $\mathbb E_\pi Q_{t+1}$ is not read. The return's $b_t$ is then $r_t$, GAE's $r_t - V_t$ and
+#   V-trace's $V_t + \rho_t(r_t - V_t)$.
+# * **One rule makes every end form.** Take the ordinary step, and put in place of $y_{t+1}$ the
+#   critic's estimate of it: end form $= b_t + a_t\,\hat y_{t+1}$. The estimate is $V'_t$ for the
+#   return, TD(λ) and V-trace, $M_t$ for Q(λ), $Q_{t+1}$ for Retrace, and 0 for GAE's advantage.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the end-form card, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
+g4, l4, last4 = 0.5, 0.5, np.arange(4) == 3
+r4, v4 = np.array([1.0, 2.0, -1.0, 3.0]), np.array([2.0, 0.5, 1.0, -1.0])
+nv4 = np.array([0.5, np.nan, 4.0, 10.0])  # NaN behind the termination; after the truncation, not values[3]
+term4, trunc4 = np.array([False, True, False, False]), np.array([False, False, True, False])
+done4 = term4 | trunc4 | last4
+gV = np.where(term4, 0.0, g4 * nv4)  # the bootstrap gamma V'_t, selected away at a termination
+ratio4 = np.array([2.0, 0.5, 1.0, 0.8])  # pi/mu
+rho4, c4 = np.minimum(1.0, ratio4), l4 * np.minimum(1.0, ratio4)
+delta4 = r4 + gV - v4
+# Q(lambda) and Retrace: their Hint 3's rollouts (gamma = 0.5, rewards 1, step 2 terminates)
+term_h = np.array([False, False, True, False])
+q_h = np.array([[2.0, 2.0], [4.0, 0.0], [np.nan, np.nan], [6.0, 2.0]])
+M_h = q_h.max(1)
+greedy_h = q_h[np.arange(4), [1, 1, 0, 0]] == M_h  # a tie is greedy
+ell_h = np.where(greedy_h & ~last4, 0.5, 0.0)
+eq_h, qn_h, c_h = np.array([2.0, 4.0, np.nan, 6.0]), np.array([1.5, 2.0, np.nan, 8.0]), np.minimum(1.0, [0.5, 2.0, np.nan, 1.0])
+G_q, G_r, want_q, want_r = 100.0, 100.0, np.zeros(4), np.zeros(4)  # the loops of 03's and this notebook's formulas
+for t in reversed(range(4)):
+    G_q = 1.0 + (0.0 if term_h[t] else 0.5 * ((1 - ell_h[t]) * M_h[t] + ell_h[t] * G_q))
+    G_r = 1.0 + (0.0 if term_h[t] else 0.5 * (eq_h[t] + (0.0 if last4[t] else c_h[t]) * (G_r - qn_h[t])))
+    want_q[t], want_r[t] = G_q, G_r
+np.testing.assert_allclose(want_q, [2.25, 3.0, 1.0, 4.0])  # q_lambda's Hint 3
+np.testing.assert_allclose(want_r, [2.25, 2.5, 1.0, 4.0])  # retrace's Hint 3
+card_rows = {  # estimator: (a_t, ordinary b_t, end-form b_t, resets at, the critic's estimate of y_{t+1}, termination, the loop)
+    "return": (g4, r4, r4 + gV, done4, nv4, term4,
+               reference.discounted_returns(r4, gamma=g4, terminated=term4, truncated=trunc4, next_values=nv4)),
+    "GAE": (g4 * l4, delta4, delta4, done4, 0.0, term4,
+            reference.gae(r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4, next_values=nv4)[0]),
+    "TD(λ)": (g4 * l4, r4 + (1 - l4) * gV, r4 + gV, done4, nv4, term4,
+              reference.td_lambda(r4, nv4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4)),
+    "Q(λ)": (0.5 * 0.5, 1.0 + np.where(term_h, 0.0, 0.5 * 0.5 * M_h), 1.0 + np.where(term_h, 0.0, 0.5 * M_h),
+             term_h | last4 | ~greedy_h, M_h, term_h, want_q),
+    "V-trace": (g4 * c4, v4 + rho4 * delta4 - g4 * c4 * nv4, v4 + rho4 * delta4, done4, nv4, term4,
+                reference.vtrace(np.log(ratio4), r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4,
+                                 next_values=nv4)[0]),
+    "Retrace": (0.5 * c_h, 1.0 + np.where(term_h, 0.0, 0.5 * (eq_h - c_h * qn_h)), 1.0 + np.where(term_h, 0.0, 0.5 * eq_h),
+                term_h | last4, qn_h, term_h, want_r),
+}
+a_card = np.stack([np.where(row[3], 0.0, row[0]) for row in card_rows.values()])  # the reset as a = 0
+b_card = np.stack([np.where(row[3], row[2], row[1]) for row in card_rows.values()])  # the end form where it resets
+y_card = rl.linear_scan(torch.tensor(a_card, dtype=torch.float32, device=DEVICE),
+                        torch.tensor(b_card, dtype=torch.float32, device=DEVICE),
+                        initial=torch.full((6,), 100.0, device=DEVICE), backend=KERNEL)  # 100 past the window: the reset keeps it out
+np.testing.assert_allclose(to_numpy(y_card), np.stack([row[6] for row in card_rows.values()]), rtol=1e-6)
+for name, (a_, b_ord, b_endf, reset_, y_hat, term_, _) in card_rows.items():  # "one rule makes every end form"
+    ends = reset_ & ~term_
+    np.testing.assert_allclose(b_endf[ends], (b_ord + a_ * np.asarray(y_hat))[ends], err_msg=name)
+assert done4.sum() == 3 and (~greedy_h & ~term_h).sum() == 1  # a termination, a truncation, the window's end; a non-greedy step
+# the last column's numbers
+assert reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=6.0)[3] == 7.0
+assert reference.gae(np.ones(4), np.full(4, 2.0), gamma=0.5, lambda_=0.5, terminated=[False, True, False, False],
+                     bootstrap_value=10.0)[0][3] == 4.0
+assert reference.td_lambda([0.0] * 3, [10.0, 20.0, 30.0], gamma=1.0, lambda_=0.5)[2] == 30.0 == 2 * 15.0
+assert reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0] * 3, [1.0] * 3, gamma=0.5, bootstrap_value=2.0)[0][2] == 2.0
+assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
+
+# %% [markdown]
 # ## What you now know
 #
 # * V-trace is one reverse scan of $v_t$ itself: $a_t = \gamma_t c_t$, $b_t = V_t +
@@ -840,3 +931,5 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
 #   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
+# * Every estimator's end form is its ordinary step with $y_{t+1}$ replaced by the critic's
+#   estimate of it: [the end-form card](#The-end-form-card).

@@ -49,7 +49,8 @@
 # Two parts of this computation are what the course is about:
 #
 # * The advantages $\hat A_t$ come from GAE, a reverse scan (notebook 02).
-# * The loss is a **sum**. A sum is an associative scan too, whose last prefix is the total.
+# * The loss is a **sum**. A sum is an associative scan too: the reverse scan with every
+#   multiplier 1 gives the total at its first step (section 3).
 #
 # `rl.ppo_clip_loss` *fuses* the terms with their sum. One elementwise pass adds each element's
 # term to its tile's partial sum, with no tensor of terms in between. A second stage adds the
@@ -232,17 +233,34 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 
 # %% [markdown]
 # Associativity lets the sum be split into pieces. `_reduce.reduce` sums in two stages, each a
-# kernel launch. The next cell prints the three lines of its kernels that the exercise
-# `two_stage_mean` needs:
+# kernel launch. Here are its two kernels from `rltriton_lite/_reduce.py`, trimmed to one statistic
+# and to what the exercise `two_stage_mean` needs (`...` marks what was cut):
 #
-# * **`_partials_kernel`.** Each program runs the elementwise hook over its tile, a block of rows
-#   × steps, and adds the tile into one *partial sum* per statistic (the loss is one; section 4's
-#   first box lists the others). It stores them at its own index:
-#   `tl.store(PART + tl.program_id(0) * N_STATS + k, total)`.
-# * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**. Its loop
-#   `for start in range(0, n_parts, BLOCK_P):` reads them one block at a time. Inside it,
-#   `total += tl.sum(tl.load(PART + ..., mask=m, other=0.0), axis=0)` sums the block with a fixed
-#   tree of additions; the masked load gives 0 past the last partial.
+# ```python
+# @triton.jit
+# def _partials_kernel(X, ..., PART, ...):  # many programs
+#     acc = ELEMENTWISE(X, ..., row, t, m, ACC)  # the hook on this program's first tile
+#     for i in tl.range(first + 1, first + tiles, ...):  # its other tiles, added element by element
+#         acc += ELEMENTWISE(X, ..., row, t, m, ACC)
+#     total = tl.sum(tl.sum(acc, axis=1), axis=0)  # the program's partial sum
+#     tl.store(PART + tl.program_id(0), total)  # at its own index
+#
+# @triton.jit
+# def _finish_kernel(PART, OUT, n_parts, ..., BLOCK_P: tl.constexpr):  # one program
+#     o_p = tl.arange(0, BLOCK_P)
+#     total = 0.0
+#     for start in range(0, n_parts, BLOCK_P):  # the partials, one block at a time, in order
+#         m = start + o_p < n_parts  # False past the last partial
+#         total += tl.sum(tl.load(PART + start + o_p, mask=m, other=0.0), axis=0)
+#     tl.store(OUT, total)
+# ```
+#
+# * **`_partials_kernel`.** Each program runs the elementwise hook over its tiles, each a block of
+#   rows × steps, and adds them into one *partial sum* per statistic (the loss is one; section 4's
+#   first box lists the others). It stores them at its own index.
+# * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**. Its loop reads
+#   them one block at a time. `tl.sum` adds each block with a fixed tree of additions; the masked
+#   load gives 0 past the last partial.
 #
 # The rest of the kernels' code makes the package general; the exercise needs none of it.
 #
@@ -250,20 +268,35 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 #
 # When one program covers every tile, it finishes the sum itself (the `FINISH` flag). So the loss
 # takes one launch or two. With `normalize_advantages=True`, a reduction of the same kind runs
-# first, for the advantages' mean (section 4). The kernels also sum several statistics at once,
-# divide by a count, and issue loads ahead of time.
+# first, for the advantages' mean (section 4). The kernels also sum several statistics at once
+# (a second index, `* N_STATS + k`, on every partial), divide by a count, and issue loads ahead
+# of time.
 #
 # </details>
 
-# %%
-# the three lines, with where they are (print(inspect.getsource(...)) shows a whole kernel)
-for fn, wanted in ((_reduce._partials_kernel, ["tl.store(PART"]),
-                   (_reduce._finish_kernel, ["for start in range(0, n_parts", "total += tl.sum(tl.load(PART"])):
-    lines, first = inspect.getsourcelines(getattr(fn, "fn", fn))
-    found = [(first + i, line.strip()) for i, line in enumerate(lines) if any(w in line for w in wanted)]
-    assert len(found) == len(wanted), found  # each line is in the package's kernel
-    for number, line in found:
-        print(f"_reduce.py:{number}: {line}")
+# %% jupyter={"source_hidden": true}
+# Checks: the trimmed listing above against the package's source (CI runs them; skip when reading)
+# Each pair: the source line, and the listing's line with one statistic (the N_STATS index dropped).
+for _fn, _pairs in (
+        (_reduce._partials_kernel, [
+            ("acc = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)", None),
+            ("for i in tl.range(first + 1, first + tiles, num_stages=STAGES):", None),
+            ("acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)", None),
+            ("total = tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0)", None),
+            ("tl.store(PART + tl.program_id(0) * N_STATS + k, total)",
+             ("tl.store(PART + tl.program_id(0), total)", " * N_STATS + k", ""))]),
+        (_reduce._finish_kernel, [
+            ("o_p = tl.arange(0, BLOCK_P)[:, None]", None),
+            ("for start in range(0, n_parts, BLOCK_P):", None),
+            ("m = (start + o_p < n_parts) & (o_k[None, :] < N_STATS)", None),
+            ("total += tl.sum(tl.load(PART + (start + o_p) * N_STATS + o_k[None, :], mask=m, other=0.0), axis=0)",
+             ("total += tl.sum(tl.load(PART + start + o_p, mask=m, other=0.0), axis=0)",
+              "(start + o_p) * N_STATS + o_k[None, :]", "start + o_p"))])):
+    _lines = [_l.split("#")[0].strip() for _l in inspect.getsource(getattr(_fn, "fn", _fn)).splitlines()]
+    for _line, _trim in _pairs:
+        assert _line in _lines, (_fn, _line)  # each line the listing keeps is in the package's kernel
+        if _trim is not None:
+            assert _line.replace(_trim[1], _trim[2]) == _trim[0]  # ... and differs only by the second index
 
 # %% [markdown]
 # The same two stages in NumPy, checked against the plain sum:
@@ -705,7 +738,7 @@ exercises.attempt("dual_clip", dual_clip)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 3 has the plan, `two_stage_sum` in NumPy, and prints the key lines of the package's two
+# Section 3 has the plan, `two_stage_sum` in NumPy, and a trimmed listing of the package's two
 # kernels, `_partials_kernel` and `_finish_kernel`.
 # Write two launches of your own kernels, and use no atomics: an atomic add runs in the order the
 # programs finish, so its bits vary.

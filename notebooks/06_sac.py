@@ -170,27 +170,76 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 #
 # The second term needs no $[\lnot\text{term}_t]$: a terminated step is done, so $\ell_t = 0$ there.
 #
-# This is not yet a scan, because $G_{t+1}$ comes with $-\alpha\log\pi_{t+1}$ beside it. There
-# are two ways to fold that term into a scan, and both give the same $G_t$:
+# This is not yet a scan, because $G_{t+1}$ comes with $-\alpha\log\pi_{t+1}$ beside it. The
+# package folds that term in by scanning $H_t = G_t - \alpha\log\pi_t$ in place of $G_t$. Subtract
+# $\alpha\log\pi_t$ from both sides of the formula for $G_t$:
+#
+# $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b_t} + \underbrace{\gamma_t\ell_t}_{a_t}\,H_{t+1}.$$
+#
+# That is a reverse scan. Each step reads its own $\log\pi_t$, once. The scan returns $H$, so an
+# epilogue turns it back into $G$: $G_t = b^G_t + a_t H_{t+1}$.
+#
+# **The third flag, the reset.** Where $\text{done}_t$, $\ell_t = 0$, so $a_t = 0$ and the formula
+# already drops what comes from $t + 1$. The scan is told so all the same:
+# $\text{reset}_t = \text{done}_t$ makes it select $y_t = b_t$ there, in place of
+# $b_t + 0 \cdot y_{t+1}$. The select matters when the value behind the step is NaN or infinite,
+# because $0 \cdot \text{NaN}$ is NaN.
+#
+# At a reset step, neither the scan nor the epilogue reads $a_t$. So $a_t = \gamma_t\ell_t$ and
+# the plain $\gamma_t\lambda_t$ give the same result, and both are right. The package's prologue
+# and the exercise's hints keep the plain $\gamma_t\lambda_t$.
+#
+# **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
+# $V^{\text{soft}\prime} = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2
+# is the window's last, so both are done. The prologue fills the columns up to $\text{reset}_t$.
+# The scan fills $H_t$ from the bottom row up. The epilogue gives $G_t$.
+#
+# | $t$ | $\ell_t$ | $b^G_t$ | $a_t = \gamma\ell_t$ | $b_t = b^G_t - \alpha\log\pi_t$ | $\text{reset}_t$ | $H_t$ (scan) | $G_t$ (epilogue) |
+# | --- | --- | --- | --- | --- | --- | --- | --- |
+# | 0 | 0.5 | $1 + 0.5 \cdot 0.5 \cdot 3 = 1.75$ | 0.25 | $1.75 + 0.5 = 2.25$ | no | $2.25 + 0.25 \cdot 2 = 2.75$ | $1.75 + 0.25 \cdot 2 = 2.25$ |
+# | 1 | 0 (terminated) | 1 (no bootstrap) | 0 | $1 + 1 = 2$ | yes | 2 | 1 |
+# | 2 | 0 (window end) | $1 + 0.5 \cdot 7 = 4.5$ | 0 | $4.5 + 1 = 5.5$ | yes | 5.5 | 4.5 |
+#
+# The last column is section 1's λ = 0.5 target, $[2.25, 1, 4.5]$. Each $H_t$ is $G_t$ plus
+# $-\alpha\log\pi_t$: $2.75 = 2.25 + 0.5$.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the traced example against section 1's loop (CI runs them; skip when reading)
+_lp, _term = np.array(lp), np.array(term, bool)
+_done = _term.copy()
+_done[-1] = True
+_ell = np.where(_done, 0.0, 0.5)
+_b_g = 1.0 + np.where(_term, 0.0, 0.5 * (1 - _ell) * (np.min(next_q, axis=0) - 0.5 * np.array(next_lp)))
+_a, _b = 0.5 * _ell, _b_g - 0.5 * _lp
+_H = np.zeros(3)
+for _t in (2, 1, 0):
+    _H[_t] = _b[_t] if _done[_t] else _b[_t] + _a[_t] * _H[_t + 1]
+_G = np.array([_b_g[_t] if _done[_t] else _b_g[_t] + _a[_t] * _H[_t + 1] for _t in range(3)])
+np.testing.assert_allclose(_ell, [0.5, 0, 0])
+np.testing.assert_allclose(_b_g, [1.75, 1, 4.5])
+np.testing.assert_allclose(_a, [0.25, 0, 0])
+np.testing.assert_allclose(_b, [2.25, 2, 5.5])
+assert list(_done) == [False, True, True]
+np.testing.assert_allclose(_H, [2.75, 2, 5.5])
+np.testing.assert_allclose(_G, [2.25, 1, 4.5])
+np.testing.assert_allclose(_G, G[0.5])  # the loop of section 1
+np.testing.assert_allclose(_H, np.asarray(G[0.5]) - 0.5 * _lp)  # H_t = G_t − α log π_t
+np.testing.assert_allclose(_b_g[0] - _a[0] * 0.5 * _lp[1], 2.0)  # the scan of G: b_0 = 2, below
+np.testing.assert_allclose(2.0 + _a[0] * _G[1], 2.25)
+
+# %% [markdown]
+# There is a second way to fold the term in: scan $G_t$ itself. Multiply out the formula for $G_t$:
+#
+# $$G_t = \underbrace{b^G_t - \gamma_t\ell_t\alpha\log\pi_{t+1}}_{b_t} + \underbrace{\gamma_t\ell_t}_{a_t}\,G_{t+1}.$$
+#
+# It needs no epilogue, but each step reads the next step's $\log\pi$. In the example,
+# $b_0 = 1.75 - 0.25 \cdot 0.5 \cdot (-2) = 2$ and $G_0 = 2 + 0.25 \cdot 1 = 2.25$, the same. The
+# two scans side by side:
 #
 # | scanned, $y_t$ | $a_t$ | $b_t$ | reads $\log\pi$ at | afterwards |
 # | --- | --- | --- | --- | --- |
 # | $H_t = G_t - \alpha\log\pi_t$ (the package) | $\gamma_t\ell_t$ | $b^G_t - \alpha\log\pi_t$ | step $t$, its own | an epilogue: $G_t = b^G_t + a_t H_{t+1}$ |
 # | $G_t$ itself (the exercise) | $\gamma_t\ell_t$ | $b^G_t - \gamma_t\ell_t\alpha\log\pi_{t+1}$ | step $t + 1$ | nothing |
-#
-# * **The scan of $H$.** Subtract $\alpha\log\pi_t$ from both sides of the formula for $G_t$:
-#   $H_t = (b^G_t - \alpha\log\pi_t) + \gamma_t\ell_t H_{t+1}$. Each step reads its own $\log\pi_t$,
-#   once. The scan returns $H$, so an epilogue turns it back into $G$.
-# * **The scan of $G$.** Multiply out the formula for $G_t$:
-#   $G_t = (b^G_t - \gamma_t\ell_t\alpha\log\pi_{t+1}) + \gamma_t\ell_t G_{t+1}$. It needs no
-#   epilogue, but each step reads the next step's $\log\pi$.
-#
-# **The third flag, the reset.** Where $\text{done}_t$, $a_t = \gamma_t\ell_t = 0$, so both
-# formulas already drop what comes from $t + 1$. The scan is told so all the same:
-# $\text{reset}_t = \text{done}_t$ makes it select $y_t = b_t$ there, in place of
-# $b_t + 0 \cdot y_{t+1}$. The select matters when the value behind the step is NaN or infinite,
-# because $0 \cdot \text{NaN}$ is NaN. A step that resets never reads its $a_t$, so code may keep
-# the plain $\gamma_t\lambda_t$ there: the package's prologue and the exercise's hints do.
 #
 # **The value carried in, `y_in`.** The epilogue needs $H_{t+1}$. A reverse scan reaches step $t$
 # from step $t + 1$, and carries $y_{t+1}$ into it. The course calls that value `y_in` (0 after the

@@ -71,7 +71,7 @@ import numpy as np
 import torch
 
 import rltriton_lite as rl
-from rltriton_lite import exercises, profile
+from rltriton_lite import distributed, exercises, profile
 
 _ = torch.manual_seed(0)
 
@@ -215,10 +215,8 @@ assert torch.isfinite(one_process[:6]).all() and torch.isnan(one_process[6:9]).a
 #
 # 1. Each rank computes its segment's map: one read of its steps.
 # 2. The ranks swap their maps in one `all_gather`. Per row, each rank sends the triple
-#    $(A, B, \text{reset})$ of section 3, whatever the length, and a fourth number, an error flag.
-#    The flag is not part of the scan: a rank whose arguments were refused sets it to 1 in every
-#    row, and every rank that sees a 1 raises the same error. It is sent per row only because it
-#    rides as a fourth row of the maps' table, so that one `all_gather` carries both.
+#    $(A, B, \text{reset})$ of section 3: a few numbers, whatever the length. (What else crosses
+#    the wire is in section 7's details.)
 # 3. Each rank composes the maps of the ranks after it into its carry. Then it scans its own steps
 #    from that carry.
 
@@ -232,7 +230,7 @@ for r, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
                 arrowprops=dict(arrowstyle="->", color=colors[r]))
     ax.text((lo + hi) / 2 + 0.3, 1.6, f"$(A_{r}, B_{r})$", color=colors[r])
 ax.add_patch(plt.Rectangle((0, 2.2), T - 0.3, 0.6, color="0.85"))
-ax.text(T / 2, 2.5, "all_gather: every rank gets every map (per row per rank: 3 numbers + 1 flag)", ha="center", va="center")
+ax.text(T / 2, 2.5, "all_gather: every rank gets every map (a few numbers per row per rank)", ha="center", va="center")
 for r in (0, 1):
     ax.annotate("", xy=(bounds[r + 1] - 0.5, -0.15), xytext=(bounds[r + 1] + 1.5, -0.15),
                 arrowprops=dict(arrowstyle="->", color="k"))
@@ -348,24 +346,41 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # The gradient crosses the boundary the other way. $V$ at rank 1's first step was read by rank 0's
 # last $\delta$, so part of its gradient is computed on rank 0 and must be sent back to rank 1.
 #
-# For a bare scan, the backward is the transposed scan of notebook 01's exercise. Let
-# $y = $ `linear_scan(a, b)`, let $dy_t$ be the upstream gradient (what autograd hands the
-# backward), and let $g_t = \partial L/\partial b_t$ be the total gradient at step $t$. Then
-# $g_t = dy_t + a_{t-1} g_{t-1}$: a *forward* scan of the pairs $(a_{t-1}, dy_t)$.
+# **The single-process view.** For a bare scan, the backward is the transposed scan of notebook
+# 01's exercise. Let $y = $ `linear_scan(a, b)`, let $dy_t$ be the upstream gradient (what autograd
+# hands the backward), and let $g_t = \partial L/\partial b_t$ be the total gradient at step $t$.
+# Then $g_t = dy_t + a_{t-1} g_{t-1}$: a *forward* scan of the pairs $(a_{t-1}, dy_t)$.
 #
-# So each rank's segment is again one map, now from the gradient entering at its first step to the
-# gradient at its last. Because this scan runs forwards, a rank's carry is composed from the maps
-# of the ranks *before* it, and rank 0's carry is 0.
+# So the gradient flows forwards in time. Each rank's segment is again one map, and the gradient
+# entering a rank is composed from the ranks *before* it; nothing enters rank 0. Written this way,
+# a rank would need two values per row from its neighbours: the $a_{t-1}$ of its first pair, which
+# lives on the rank before, and, for $\partial L/\partial a_t = g_t\,y_{t+1}$ at its last step,
+# the next rank's first output.
 #
-# Besides the carry, a rank needs two more values per row, one from each neighbour:
+# **What the package exchanges instead: the gradient with respect to the carry.** Rank $r$'s carry
+# $c_r$ is the value after its segment, the next rank's first output. The forward made it a tensor
+# on rank $r$, so rank $r$ already holds the $y_{t+1}$ it needs. And the last step's $a_t$ sits
+# inside $\partial L/\partial c_r$: the rank that holds $a_t$ applies it before sending. So no
+# rank needs another rank's last $a$.
 #
-# * **From the rank before: its last $a$.** The pair at a rank's first step is $(a_{t-1}, dy_t)$,
-#   and $a_{t-1}$ lives on the rank before.
-# * **From the rank after: its first output.** The gradient with respect to $a_t$ is
-#   $g_t\,y_{t+1}$, which reads the forward's $y$ one step on. At a rank's last step, $y_{t+1}$ is
-#   the next rank's first output.
+# The package's backward (`_TimeSharded.backward`) takes two passes through each segment and two
+# exchanges:
 #
-# The cell below checks the example of sections 1–2 by hand, against autograd on one process.
+# 1. **Pass 1.** Each rank computes $s_r$, what its own outputs send into its carry, with nothing
+#    flowing in from before. **Exchange 1** gathers every rank's $s_r$: one number per row.
+# 2. Each rank composes the $s_k$ of the ranks before it with the *forward* maps' $A_k$ (a reset
+#    selects, as in section 3). This gives $x_r$, the gradient entering its first output:
+#    $x_0 = 0$, $x_{r+1} = s_r + A_r\,x_r$. Why $A_r$: rank $r$'s first output is
+#    $B_r + A_r c_r$, so a gradient $x_r$ on it reaches $c_r$ as $A_r x_r$.
+# 3. **Pass 2.** Each rank runs its segment's backward again, with $x_r$ added at its first output.
+# 4. For GAE, the gradient of each boundary value $V(s_{t+1})$ is computed on the rank that read
+#    it. **Exchange 2** gathers these, and each rank adds those of the values it owns.
+#
+# The two views agree: $x_r = a_{t-1}\,g_{t-1}$ at rank $r$'s first step $t$. The single-process
+# view's "last $a$" is applied on the rank before, and what crosses the wire is the product.
+#
+# The cell below checks the single-process view on the example of sections 1–2, against autograd
+# on one process.
 
 # %%
 b_leaf = b.clone().requires_grad_()
@@ -386,24 +401,69 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
       f"{float((torch.cat(pieces, -1) - b_leaf.grad).abs().max()):.1e}")
 
 # %% [markdown]
+# The same gradient the package's way: pass 1 gives each rank's $s_r$ from autograd on its own
+# segment, the composition uses the forward maps of section 1, and pass 2 adds $x_r$ at the
+# segment's first output.
+
+# %%
+local = []  # per rank: its b and carry as leaves, its outputs from the forward's carry (section 2)
+for (lo, hi), (a_seg, b_seg), cr in zip(spans, segments, carries):
+    b_r, c_r = b_seg.clone().requires_grad_(), cr.clone().requires_grad_()
+    local.append((b_r, c_r, rl.linear_scan(a_seg, b_r, initial=c_r), dy[:, lo:hi]))
+sent = [torch.autograd.grad(y_r, c_r, dy_r, retain_graph=True)[0] for b_r, c_r, y_r, dy_r in local]  # pass 1
+xs, x = [], torch.zeros(rows, dtype=torch.float64)
+for r, (A, _) in enumerate(maps):  # exchange 1, then the composition with the forward maps' A
+    xs.append(x)
+    x = sent[r] + A * x
+grads = []
+for (b_r, c_r, y_r, dy_r), x_r in zip(local, xs):  # pass 2: x_r added at the segment's first output
+    dy_in = dy_r.clone()
+    dy_in[:, 0] += x_r
+    grads.append(torch.autograd.grad(y_r, b_r, dy_in)[0])
+assert torch.allclose(torch.cat(grads, -1), b_leaf.grad)
+for r, (lo, _) in enumerate(spans[1:], 1):  # x_r = a_{t-1} g_{t-1}: the last a applied on the rank before
+    assert torch.allclose(xs[r], a[:, lo - 1] * grad_carries[r])
+print("the package's way (carry gradients composed with the forward maps) = autograd's, max difference",
+      f"{float((torch.cat(grads, -1) - b_leaf.grad).abs().max()):.1e}")
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 6's account of the package's backward, on its source (CI runs them; skip when reading)
+bwd_src = inspect.getsource(distributed._TimeSharded.backward)
+assert bwd_src.count(" = gather(") == 2  # two exchanges
+assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src and "sent = gather(sent)" in bwd_src  # pass 1, exchange 1
+assert "for k in range(rank):" in bwd_src  # composed over the ranks before, with the forward maps' A and reset
+assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] * x)" in bwd_src
+assert "torch.autograd.grad(list(outs) + [end], wanted + extra, d_outs + [x.to(end.dtype)]" in bwd_src  # pass 2
+assert "routed = gather(" in bwd_src and "torch.where(ctx.owners == rank, routed, 0.0)" in bwd_src  # exchange 2
+
+# %% [markdown]
 # ## 7. What it costs
 #
-# Per call, forwards:
+# **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. The ranks
+# exchange small tables in three `all_gather`s: **a few numbers per row per rank, independent of
+# $T$**. **Backwards**, two passes and two exchanges of one number per row per rank (section 6).
 #
-# * Each rank reads its steps twice: the map, then the scan from its carry.
-# * The ranks exchange small tables in three `all_gather`s, each of at most O(rows × ranks)
-#   numbers, in this order:
+# <details><summary>Details: what crosses the wire</summary>
+#
+# A forward call's three exchanges, in this order:
 #
 # | exchange | numbers sent by each rank | what they are |
 # | --- | --- | --- |
-# | 1. the header | 7 | a description of the call, so that every rank checks that all run the same one (details below) |
+# | 1. the header | 7 | a description of the call, so that every rank checks that all run the same one |
 # | 2. the ends | 4 per row | the row's ends on this rank (listed below) |
-# | 3. the maps | 4 per row | section 4's three numbers of the rank's map, and its error flag (the same in every row) |
+# | 3. the maps | 4 per row | section 4's three numbers of the rank's map, and an error flag |
 #
-# **In all, a forward call sends 7 numbers per rank, plus 8 per row per rank,** however many steps
-# each rank holds.
+# In all, a forward call sends 7 numbers per rank, plus 8 per row per rank, however many steps each
+# rank holds.
 #
-# The second exchange's four numbers per row are:
+# **The header.** Before any row data, each rank sends seven numbers that describe its call: which
+# scan; the dtype; the number of rows; whether it has values; whether it has a boundary value;
+# whether `gamma` or `lambda_` needs a gradient (one flag for either); its number of steps. Every
+# rank compares every rank's header. If the ranks disagree on the call, they all see the same
+# mismatch and all raise the same error. A rank that raised alone would leave the others waiting
+# for it at the next exchange.
+#
+# **The ends**, four numbers per row:
 #
 # * a flag: does the row have a step on this rank that its mask keeps?
 # * the value at the first such step (section 5's "first value");
@@ -414,27 +474,18 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # where the scan starts, the last rank in a reverse scan. A call that passes no `bootstrap_value`
 # or `initial` sends 0 in their place.
 #
-# Backwards: two passes and two exchanges.
-#
-# <details><summary>Details: the header</summary>
-#
-# Before any row data, each rank sends seven numbers that describe its call:
-#
-# 1. which scan;
-# 2. the dtype;
-# 3. the number of rows;
-# 4. whether it has values;
-# 5. whether it has a boundary value;
-# 6. whether `gamma` or `lambda_` needs a gradient (one flag for either);
-# 7. its number of steps.
-#
-# Every rank then compares every rank's
-# header. If the ranks disagree on the call, they all see the same mismatch and all raise the same
-# error. A rank that raised alone would leave the others waiting for it at the next exchange.
+# **The error flag.** It is not part of the scan. A rank whose arguments were refused sets it to 1
+# in every row, and every rank that sees a 1 raises the same error. It is sent per row only because
+# it rides as a fourth row of the maps' table, so that one `all_gather` carries both.
 #
 # </details>
 #
-# The length of the sequence never crosses the wire. But what does a call cost in time?
+# **In time, the split is not a speedup.** On an H200, a call with `time_group=` took milliseconds
+# where one device took tens to hundreds of µs, mostly host work, not the wire. Gathering the whole
+# row onto every rank instead was not timed, so no figure here says which is faster.
+#
+# <details><summary>Details: the timing file, and its columns</summary>
+#
 # `tools/time_group_cost.py` timed it on an H200, on older code than notebook 09's run, so compare
 # its figures with each other only. The cell below prints its file. Each row is one call at one
 # shape, in µs, as *wall time* (calls back to back, host included) and *GPU time* (the kernels
@@ -451,6 +502,8 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 #   The `all_gather` is replaced by a local copy, so that everything a rank runs is timed except
 #   the wire;
 # * **NCCL, 1 rank:** a real NCCL group, of one rank.
+#
+# </details>
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H200-2026-12-01f-time-group-cost.txt")
@@ -468,6 +521,11 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
       f"{local_wall / 1e3:.1f} ms with time_group= and a local gather, {nccl_wall / 1e3:.1f} ms over NCCL")
 
 # %% [markdown]
+# **So the split's case is not speed:** the data arrives sharded, the result stays sharded, and it
+# is exact.
+#
+# <details><summary>Details: where the milliseconds go, the untimed alternative, when to split</summary>
+#
 # The split costs milliseconds per call: on all eight lines of the file, a call with `time_group=`
 # takes 1.3–6.7 ms of wall time, against 45–740 µs on one device. Most of that is the host's, since
 # the GPU time stays under a tenth of the wall time. It is not the wire: with the `all_gather`
@@ -503,6 +561,8 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 #   the model.
 # * **The result must stay sharded:** the advantages and their gradients must stay split as the
 #   rewards and values came in, with no rank ever holding another's steps.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
@@ -520,7 +580,6 @@ split_gpus = [row_[1][1] for row_ in cost.values()]  # the local gather's GPU ti
 assert (min(split_gpus), max(split_gpus)) == (64.1, 144.5)  # "64.1 to 144.5 µs" of GPU time, split
 assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
 assert os.path.basename(COST_FILE)[5:15] < profile.COMMITTED_RUN[5:15]  # older code than the run that 09 reads
-from rltriton_lite import distributed  # noqa: E402  (the details' header: seven numbers, compared on every rank)
 head_src = inspect.getsource(distributed._TimeSharded.forward)
 head_list = re.search(r"head = torch\.tensor\(\[(.*?)\], dtype", head_src, re.S).group(1)
 assert len([x for x in head_list.split(",") if x.strip()]) == 7 and "the ranks disagree on the call" in head_src
@@ -619,8 +678,8 @@ exercises.attempt("segment_carries", segment_carries)
 #
 # 1. After the maps' `all_gather`, each rank holds a table of every rank's map, its own included.
 #    For 4096 rows on 8 ranks, how many bytes is that table? Count three float64 numbers per row
-#    per rank, the map's $(A, B, \text{reset})$, and leave out section 4's error flag. Compare with
-#    one input tensor of the rank's own steps, 4096 rows of 16,384 steps in float32.
+#    per rank, the map's $(A, B, \text{reset})$, and leave out the error flag (section 7's details).
+#    Compare with one input tensor of the rank's own steps, 4096 rows of 16,384 steps in float32.
 #
 # 2. With `reverse=False` (a forward scan, $y_t = b_t + a_t y_{t-1}$), which ranks' maps does a
 #    rank compose, and where does `initial` enter?
@@ -652,5 +711,6 @@ exercises.attempt("segment_carries", segment_carries)
 # * GAE needs one exchange more: a rank's last $\delta_t$ reads $V(s_{t+1})$, the next rank's
 #   first value. `rl.gae(..., time_group=)` does both and matches the one-process call.
 #
-# * The backward is the transposed scan, forwards in time. A rank's gradient carry is composed
-#   from the ranks before it; rank 0's is 0.
+# * The backward is the transposed scan, forwards in time. The package gathers what each rank's
+#   outputs send into its carry, composes those of the ranks before with the forward maps, then
+#   sends the boundary values' gradients back to the ranks that own them: two exchanges.

@@ -25,8 +25,8 @@
 #   Sections 5 (OpenRLHF on holes), 6, 7 (the H200 timings) and the open questions can wait.
 #
 # When PPO trains a language model (RLHF, or RL from verifiable rewards), the policy is the model,
-# each sampled response is an episode, and its steps are its tokens. The stacks that train these
-# models (verl, OpenRLHF, TRL, NeMo-RL) compute the advantages with a Python loop over the tokens.
+# each sampled response is an episode, and its steps are its tokens. Stacks that train these
+# models, verl and OpenRLHF among them, compute the advantages with a Python loop over the tokens.
 # Each step launches about a dozen small GPU kernels, so a response of a few thousand tokens means
 # tens of thousands of launches.
 #
@@ -211,7 +211,8 @@ assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] ==
 # ## 3. The loop: verl's GAE
 #
 # How does verl treat the masks? Below is verl 0.9.1's `compute_gae_advantage_return`, line for
-# line, minus its whitening (section 4).
+# line, minus its whitening (section 4). Version 0.9.1 is the one CI installs:
+# `tests/test_llm_integrations.py` runs that release's own function against `integrations.verl`.
 #
 # Two masked lines are the whole treatment. At a masked token, `nextvalues` and `lastgaelam` pass
 # through unchanged. So the policy token just before a span of tool output bootstraps from the value
@@ -499,18 +500,26 @@ wall = {(r["B"], r["T"], r["impl"]): r["wall_us"] for r in rows}
 gpu = {(r["B"], r["T"], r["impl"]): r["gpu_us"] for r in rows}
 shapes = sorted({(r["B"], r["T"]) for r in rows}, key=lambda s: (s[0] * s[1], s[1]))
 errs = [r["max_abs_err_vs_loop"] for r in rows if r["impl"] == OURS]
+
+
+def about(x):
+    """A ratio to 2 significant figures, as text: 0.78×, 16×, 2,000,000×."""
+    x = float(f"{x:.2g}")
+    return f"{x:,.0f}×" if x >= 10 else f"{x:g}×"
+
+
 times = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wall[(*s, LOOP)] / 1e3,
           "cumsum µs": wall[(*s, CUMSUM)], "cumsum GPU µs": gpu[(*s, CUMSUM)],
           "rl.gae µs": wall[(*s, OURS)], "rl.gae GPU µs": gpu[(*s, OURS)],
           "verl drop-in µs": wall[(*s, DROP_IN)]} for s in shapes]
 ratios = [{"B × T": profile.shape_name(s), "loop µs per step of T": wall[(*s, LOOP)] / s[1],
-           "loop ÷ rl.gae": profile.speedup_text(wall[(*s, LOOP)] / wall[(*s, OURS)]),
-           "rl.gae ÷ cumsum": wall[(*s, OURS)] / wall[(*s, CUMSUM)]} for s in shapes]
+           "loop ÷ rl.gae": about(wall[(*s, LOOP)] / wall[(*s, OURS)]),
+           "rl.gae ÷ cumsum": about(wall[(*s, OURS)] / wall[(*s, CUMSUM)])} for s in shapes]
 print(f"{res['gpu']}, {res['date']} ({os.path.basename(TOKENS_FILE)}, not measured here): wall time per call "
       f"(GPU time: CUDA-graph replay), γ = {res['gamma']}, λ = {res['lam']}, float32\n")
 print("The times:")
 print(profile.table(times, digits=3))
-print("\nThe ratios, from the same times (wall time):")
+print("\nThe ratios, from the same times (wall time, to 2 significant figures):")
 print(profile.table(ratios, digits=3))
 print(f"\nrl.gae's largest |A − loop's A| over the policy tokens, float32: {max(errs):.1e}")
 
@@ -547,8 +556,8 @@ plt.show()
 
 # %% [markdown]
 # **The takeaway, against the honest yardstick:** the scan takes 0.06 to 0.78 times the wall time
-# of the cumulative sum. That is 0.78 at 256×4096, where the two are close, and 0.06 at
-# 4×1048576, about 16 times faster. The sum computes only $\gamma = \lambda = 1$; the scan computes
+# of the cumulative sum: close to it at 256×4096, about 16 times faster at 4×1048576. The sum
+# computes only $\gamma = \lambda = 1$; the scan computes
 # any $\lambda$, and in this run it took less time at every shape. With the scan, choosing
 # $\lambda < 1$ is no longer a choice about speed.
 #
@@ -558,8 +567,8 @@ plt.show()
 # timed.
 #
 # * **The loop pays per step of response length T.** One iteration handles one position of every
-#   response and launches about a dozen small kernels (question 3 counts them), so it costs 131 to
-#   177 µs per step of T at every shape, from 256 responses to 4.
+#   response and launches about a dozen small kernels (question 3 counts them), so it costs about
+#   130 to 180 µs per step of T at every shape, from 256 responses to 4.
 # * **The scan pays mostly per call.** For 16× the tokens, its wall time grows only about 3×.
 # * **The drop-in** adds a fraction of a millisecond per call, once per training step, and stays
 #   hundreds of times faster than the loop it replaces (details below).
@@ -568,8 +577,7 @@ plt.show()
 #
 # At these sizes a launch costs the same whatever the batch, so the loop's time follows $T$, its
 # number of iterations. A response of a million tokens takes minutes. The scan's wall time goes
-# from 28.0 µs at 256×1024 (a quarter of a million tokens) to 89.0 µs at 4×1048576 (four
-# million). At the smaller shapes it is mostly host time:
+# from 28 µs at 256×1024 (a quarter of a million tokens) to 89 µs at 4×1048576 (four million). At the smaller shapes it is mostly host time:
 # its GPU time is a fraction of its wall time. It is launching, not moving bytes.
 #
 # Against the cumulative sum:
@@ -579,8 +587,8 @@ plt.show()
 #   machine's CPU.
 # * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows with
 #   the response length, even at the same number of tokens; the scan's barely grows. Compare
-#   256×4096 with 8×131072, a million tokens each: the sum's GPU time goes from 49.5 to 180.0 µs,
-#   the scan's from 16.9 to 20.6 µs.
+#   256×4096 with 8×131072, a million tokens each: the sum's GPU time goes from about 50 to 180 µs,
+#   the scan's from about 17 to 21 µs.
 #
 # </details>
 #
@@ -598,11 +606,11 @@ plt.show()
 #   both. That lost overlap, with the reductions, is the drop-in's extra wall time; the committed
 #   rows give only the total, not how it splits.
 #
-# The cell below computes the price from the table, per shape: the drop-in takes 8.6 to 13.6 times
-# the wall time of `rl.gae` alone, 0.34 to 0.68 ms more per call, and the loop still takes over 350
-# times as long. verl calls the function once per training step, on the whole batch, so a step
-# pays a fraction of a millisecond more: small beside the model's forward and backward passes over
-# the same batch. verl's own function pays the same.
+# The cell below computes the price from the table, per shape: the drop-in takes about 9 to 14
+# times the wall time of `rl.gae` alone, 0.34 to 0.68 ms more per call, and the loop still takes
+# over 350 times as long. verl calls the function once per training step, on the whole batch, so a
+# step pays a fraction of a millisecond more: small beside the model's forward and backward passes
+# over the same batch. verl's own function pays the same.
 #
 # </details>
 
@@ -612,7 +620,7 @@ extra_ms = {s: (wall[(*s, DROP_IN)] - wall[(*s, OURS)]) / 1e3 for s in shapes}  
 for s in shapes:
     print(f"{profile.shape_name(s)}: the drop-in {wall[(*s, DROP_IN)]:.0f} µs, rl.gae {wall[(*s, OURS)]:.0f} µs: "
           f"{drop_in_x[s]:.1f}×, {extra_ms[s]:.2f} ms more per call; "
-          f"the loop {wall[(*s, LOOP)] / wall[(*s, DROP_IN)]:,.0f}× the drop-in")
+          f"the loop {about(wall[(*s, LOOP)] / wall[(*s, DROP_IN)])} the drop-in")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed figures (CI runs them; skip when reading)
@@ -620,11 +628,11 @@ assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)  # the four implement
 assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
 assert max(per_token) < 2 * min(per_token)  # the loop's time per token of length, whatever the batch
-assert [round(min(per_token)), round(max(per_token))] == [131, 177]  # "between 131 and 177 µs"
+assert [round(min(per_token), -1), round(max(per_token), -1)] == [130, 180]  # "about 130 to 180 µs"
 fewest, most = shapes[0], shapes[-1]  # by tokens: 256×1024 and 4×1048576
 assert (fewest[0] * fewest[1], most[0] * most[1]) == (1 << 18, 1 << 22)  # a quarter of a million, four million
 assert (fewest, most) == ((256, 1024), (4, 1048576))  # "at 256×1024", "at 4×1048576"
-assert [round(wall[(*s, OURS)], 1) for s in (fewest, most)] == [28.0, 89.0]  # "from 28.0 to 89.0 µs"
+assert [round(wall[(*s, OURS)]) for s in (fewest, most)] == [28, 89]  # "from 28 to 89 µs"
 assert round(wall[(*most, OURS)] / wall[(*fewest, OURS)]) == 3  # "only about 3×", for 16× the tokens
 for s in shapes:
     assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # "over 4,000× faster than the loop at every shape"
@@ -635,8 +643,8 @@ by_tokens = {}
 for s in shapes:
     by_tokens.setdefault(s[0] * s[1], []).append(s)
 same = [sorted(v, key=lambda s: s[1]) for v in by_tokens.values() if len(v) > 1]  # shapes of equal tokens
-assert [round(gpu[(*s, CUMSUM)], 1) for s in ((256, 4096), (8, 131072))] == [49.5, 180.0]  # "49.5 to 180.0"
-assert [round(gpu[(*s, OURS)], 1) for s in ((256, 4096), (8, 131072))] == [16.9, 20.6]  # "barely": 16.9 to 20.6
+assert [round(gpu[(*s, CUMSUM)], -1) for s in ((256, 4096), (8, 131072))] == [50, 180]  # "about 50 to 180"
+assert [round(gpu[(*s, OURS)]) for s in ((256, 4096), (8, 131072))] == [17, 21]  # "barely": about 17 to 21
 assert same and all(gpu[(*long, CUMSUM)] > 2 * gpu[(*short, CUMSUM)] and gpu[(*long, OURS)] < 2 * gpu[(*short, OURS)]
                     for short, long in (v[::len(v) - 1] for v in same))
 assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
@@ -647,7 +655,7 @@ assert round(1 / vs_sum[4, 1048576]) == 16  # "about 16 times faster"
 
 # %% jupyter={"source_hidden": true}
 # Checks: the drop-in's price, from the committed figures above (CI runs them; skip when reading)
-assert [round(min(drop_in_x.values()), 1), round(max(drop_in_x.values()), 1)] == [8.6, 13.6]  # "8.6 to 13.6 times"
+assert [round(min(drop_in_x.values())), round(max(drop_in_x.values()))] == [9, 14]  # "about 9 to 14 times"
 assert [round(min(extra_ms.values()), 2), round(max(extra_ms.values()), 2)] == [0.34, 0.68]  # "0.34 to 0.68 ms more"
 assert max(extra_ms.values()) < 1  # "a fraction of a millisecond" per training step
 assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... over 350 times as long"

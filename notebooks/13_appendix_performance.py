@@ -217,7 +217,14 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 # * **More bytes per warp:** 16-byte vector loads, and the next chunk's loads issued before this
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
-# Two counts of programs per SM must be kept apart before going on:
+# The package takes the second way, **more bytes per warp**. So 2 to 4 of its programs *resident*
+# on each SM, held by the SM at the same moment, are enough. The **naive-kernel anchor** would need
+# more than a thousand. That anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a
+# naive GAE kernel: one program per row walks the row one step at a time, asking for one step's 9
+# bytes and waiting. A package program for GAE at 16384×1024 loads 2 rows × 128 steps per chunk,
+# and the next chunk before it scans this one.
+#
+# <details><summary>Details: resident programs, against programs per SM over the launch</summary>
 #
 # * **Resident programs** are those an SM holds at the same moment, their warps taking turns. An
 #   SM of an H100 or H200 holds at most 32 (and 64 warps), fewer when their registers or shared
@@ -226,12 +233,7 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 # * **Programs per SM over the launch** are the launch's programs ÷ 132. Each SM runs them one
 #   after another, a few resident at a time: about 62 at 16384×1024.
 #
-# The package takes the second way, so 2 to 4 of its programs resident on each SM are enough,
-# where the **naive-kernel anchor** would need more than a thousand resident programs. That
-# anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE kernel: one
-# program per row walks the row one step at a time, asking for one step's 9 bytes and waiting. A package program for GAE at 16384×1024 loads 2 rows ×
-# 128 steps per chunk, and the next chunk before it scans this one. The cell counts two chunks in
-# flight, an upper bound that was not measured; with one, the bytes halve and the programs double.
+# </details>
 
 # %%
 CHUNKS_IN_FLIGHT = 2  # assumed, an upper bound: the next chunk's loads and this chunk's
@@ -272,9 +274,11 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # <details><summary>Sources</summary>
 #
 # The copy bandwidth and both GAE times are the committed H200 run's, the anchor's from its row
-# for the naive-kernel anchor. The 600 ns and the two chunks in
-# flight are assumed, so the 10.3 KB per SM and the 2 to 4 programs illustrate the law; they are not
-# measurements. The H200's 132 SMs are its specification, not a figure from a committed file.
+# for the naive-kernel anchor. The 600 ns and the two chunks in flight are assumed, so the 10.3 KB
+# per SM and the 2 to 4 programs illustrate the law; they are not measurements. The cell counts two
+# chunks in flight per package program, an upper bound that was not measured; with one, the bytes
+# halve and the programs double. The H200's 132 SMs are its specification, not a figure from a
+# committed file.
 #
 # </details>
 
@@ -296,10 +300,17 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 #
 # Why 32? The threshold was chosen by wall time per call, what a training loop pays, since a split
 # call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide chunks ran
-# faster split (64×32768: 43.3 µs against 54.5 walked), rows of 16 ran faster walked (64×16384:
-# 49.2 µs against 70.0 split); [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split)
-# gives the measurements. So 64×16384, 16 chunks a row, is not split, though its 64 programs leave
-# about half the SMs idle (section 0.5).
+# faster split, and rows of 16 ran faster walked (the figures are in the Sources box below). So
+# 64×16384, 16 chunks a row, is not split, though its 64 programs leave about half the SMs idle
+# (section 0.5).
+#
+# <details><summary>Sources</summary>
+#
+# [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) gives the measurements,
+# on the code of its day: GAE at 64×32768 took 43.3 µs split against 54.5 walked; at 64×16384,
+# 49.2 µs walked against 70.0 split.
+#
+# </details>
 #
 # Fewer programs but shorter rows are walked in wider chunks instead. `tile_plan(B, T)` returns
 # the planner's choices by name. In the table, after the shape (B × T), the two columns marked
@@ -377,9 +388,7 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   `stages` = 2 the next chunk's loads are issued before this chunk is scanned. With `warps` = 1
 #   the program's one warp never waits at a barrier for another warp. With several warps, a warp
 #   that reaches a barrier first stops there, and issues no new loads of its own until the others
-#   arrive. GAE at
-#   16384×1024 took 123 µs on four warps (4 rows × 256 steps, not pipelined), 81 µs on the tile
-#   above.
+#   arrive. GAE at 16384×1024 took 123 µs on four warps, 81 µs on the tile above.
 # * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
 #   a second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033
 #   ms after. Where the rows are too short to split, at 64×16384, each of the 64 programs walks 16
@@ -469,20 +478,29 @@ print(profile.table(model, digits=3))
 # %% [markdown]
 # Read the table case by case:
 #
-# * **The anchor:** 16 resident programs of 9 bytes each are 144 bytes in flight per SM, so the
-#   model predicts 1.4 % of the floor; the run measured 3.3 %. That is the right size, a few
-#   percent, but about 2× too low. The 600 ns is an assumption, and it is a trip to memory. The
-#   anchor reads each row one float at a time, and 8 floats share a 32-byte sector, so most of its
-#   loads probably find their sector already fetched, in the cache, and come back sooner.
-# * **The package at 16384×1024:** 32 resident programs hold about 14 times the 10.3 KB, so the
-#   model predicts the full floor; the run measured 83 %. The model says only that bytes in flight
-#   are not what limits this case; the last 17 % is something it does not describe.
-# * **The package at 64×16384:** 64 programs leave 68 SMs without work, so the model predicts
-#   48 %; the run measured 13 %. This is where the model fails. It assumes that each program keeps
-#   its 18.4 KB in flight at every moment. A program walking its row does not: it waits a whole
-#   latency for its first chunk, and between loads it scans each chunk of 1024 steps on 4 warps,
-#   which wait for each other at barriers. Its 16 chunks in series took 2.0 µs each, where the
-#   model allows 0.54 µs.
+# * **The anchor:** the model predicts 1.4 % of the floor; the run measured 3.3 %. The right size,
+#   a few percent, but about 2× too low.
+# * **The package at 16384×1024:** the model predicts the full floor; the run measured 83 %. Bytes
+#   in flight are not what limits this case.
+# * **The package at 64×16384:** the model predicts 48 %; the run measured 13 %. This is where the
+#   model fails: a program walking its row does not keep its bytes in flight at every moment.
+#
+# <details><summary>Details: each case's arithmetic, and why the model misses</summary>
+#
+# * **The anchor:** 16 resident programs of 9 bytes each are 144 bytes in flight per SM. The 600 ns
+#   is an assumption, and it is a trip to memory. The anchor reads each row one float at a time,
+#   and 8 floats share a 32-byte sector, so most of its loads probably find their sector already
+#   fetched, in the cache, and come back sooner.
+# * **The package at 16384×1024:** 32 resident programs hold about 14 times the 10.3 KB. The model
+#   says only that bytes in flight are not the limit; the last 17 % is something it does not
+#   describe.
+# * **The package at 64×16384:** 64 programs leave 68 SMs without work. The model assumes that each
+#   program keeps its 18.4 KB in flight at every moment. A program walking its row does not: it
+#   waits a whole latency for its first chunk, and between loads it scans each chunk of 1024 steps
+#   on 4 warps, which wait for each other at barriers. Its 16 chunks in series took 2.0 µs each,
+#   where the model allows 0.54 µs.
+#
+# </details>
 #
 # **The lesson:** enough bytes in flight is necessary, not sufficient. When a few programs each
 # walk a long chain of chunks, the chain sets the time; that is what the time split of section 0.3

@@ -381,7 +381,7 @@ assert f"beside results {RUN}." in _head and "interleaved in 15 rounds" in _head
 PASSES, SHAPES = profile.result_passes(RES), profile.result_shapes(RES, DTYPE)
 pct = profile.floor_pct(RES, DTYPE)  # (algorithm, shape, pass) -> % floor by GPU time: 09's chart
 ours = profile.our_rows(RES, DTYPE)  # (algorithm, B, T, dtype, pass) -> our row
-L2_BYTES = 60 * 2**20  # read on the committed runs' H200: L2_cache_size = 62,914,560
+L2_BYTES = 60 * 2**20  # the H200's L2 by NVIDIA's specification (the committed runs do not record it)
 sac_lines = []
 for p in PASSES:
     for s in SHAPES:

@@ -1183,8 +1183,8 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
                          + "), the scan selects, so nothing behind the step reaches it: the NaN comes from what that "
                          "step computes itself, its b or an epilogue's terms there (or the reset is missing there). "
                          "Most likely a NaN-able input there (a next value behind a termination) was multiplied by "
-                         "zero, and 0 * NaN = NaN. Select it away (tl.where, torch.where); do not multiply it by "
-                         "zero.")
+                         "zero (0 * NaN = NaN) or added without a select. Select it away (tl.where, torch.where); "
+                         "do not multiply it by zero.")
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a term that may be NaN there must be selected "
@@ -4871,6 +4871,12 @@ def _dual_clip_hint(args, i, bad, got, expected):
         return ("Where A < 0 your loss holds the smaller of the objective and c A: the dual clip is a floor on the "
                 "objective, not a cap (it keeps a large ratio from pushing the loss without bound)." + _fix(
                     " For A < 0: -max(min(r A, clip(r) A), c A), tl.maximum."))
+    floor_at_c = np.minimum(ppo, c)  # -max(min(...), -c): the floor a number, not c times the advantage
+    if neg.any() and np.allclose(got[neg], floor_at_c[neg], rtol=1e-5, atol=1e-5) \
+            and not np.allclose(floor_at_c[neg], expected[neg], rtol=1e-5, atol=1e-5):
+        return ("Where A < 0 your objective's floor is -c, a constant: the dual clip's floor is c A, c times the "
+                "advantage (the two agree only where A = -1)." + _fix(
+                    " For A < 0: -max(min(r A, clip(r) A), c * A), with A the loaded advantage."))
     if (adv[bad] < 0).all() and np.allclose(got[bad], ppo[bad], rtol=1e-5, atol=1e-5):
         return ("The wrong elements are those with A < 0, and they hold PPO's plain loss." + _fix(
             " For A < 0 the dual clip applies, -max(min(r A, clip(r) A), c A) (it bounds the loss where the ratio "
@@ -5697,11 +5703,13 @@ def _cleanrl_rollouts(d):
 # ---- 11: across devices ----------------------------------------------------------------------------
 @_checker_only
 def _segment_carries_reference(A, B, reset, initial, forward=False, own=False, use_initial=True, resets=True,
-                               add_first=False):
+                               add_first=False, next_reset=False):
     """The carries one segment at a time, from the last back, in float64; the keywords make the
     usual slips (the segments before composed, each segment's own value, initial left out, the
-    resets ignored, the map applied as (B + c) * A)."""
+    resets ignored, the map applied as (B + c) * A, each map selecting on the next segment's reset)."""
     rows, S = B.shape
+    if next_reset:  # segment s reads reset[:, s + 1] (none past the last segment)
+        reset = np.concatenate([reset[:, 1:], np.zeros_like(reset[:, :1])], 1)
     out = np.empty((rows, S))
     for i in range(rows):
         c = initial[i] if use_initial else 0.0
@@ -5726,6 +5734,9 @@ _CARRIES_SLIPS = {
     "the resets ignored: where reset[:, s] is set, the segment gives B[:, s] alone" + _fix(
         ": np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"): dict(resets=False),
     "each map applied as (B + c) * A: a segment maps c to B + A * c": dict(add_first=True),
+    "each segment's map selects on the reset of the next segment, reset[:, s + 1]: whether segment s gives "
+    "B[:, s] alone is its own flag, reset[:, s] (an episode ends inside segment s)" + _fix(
+        ": np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"): dict(next_reset=True),
 }
 
 
@@ -5914,6 +5925,10 @@ def _sectors_hint(addresses, nbytes, got, expected):
               "read contiguous, aligned bytes." + _fix(" Put each lane's sectors into a set.")),
              (len({int(a) for a in addresses}), "that is the distinct addresses: several addresses can share one "
               "sector." + _fix(" Count address // 32, not address.")),
+             (len({int(s) for s in first} | {int(s) for s in (np.asarray(addresses) + nbytes - 1) // SECTOR}),
+              "that counts each load's first and last sectors only: a load wider than 32 bytes also touches "
+              "the sectors between them." + _fix(" Count every sector from the first byte's to the last byte's, "
+                                                  "range(first, last + 1).")),
              (len({s for a in addresses for s in range(int(a) // SECTOR, (int(a) + nbytes) // SECTOR + 1)}),
               "that counts one byte too many at a load's end, where a load ends at a sector's end." + _fix(
                   " A load's last byte is address + nbytes - 1, so a load that ends at a sector's end does not touch "
@@ -5929,7 +5944,7 @@ def _sectors_hint(addresses, nbytes, got, expected):
 warp_sectors(addresses, nbytes) -> int: how many distinct 32-byte sectors one load instruction of a
 warp touches. addresses: a 1-D int64 NumPy array, the byte address where each active lane's load
 starts (a masked-off lane is left out, so there may be fewer than 32). Every lane loads nbytes
-bytes (an int: 2, 4 or 16), the bytes address, address + 1, ..., address + nbytes - 1. Sector k
+bytes (an int: 2, 4, 16 or more), the bytes address, address + 1, ..., address + nbytes - 1. Sector k
 holds the bytes 32 k to 32 k + 31. A sector counts once however many lanes read from it, and a
 load whose bytes cross a sector boundary touches both sectors.
 """, scan=None, key="crossing",  # a load across a boundary touches both sectors: the task's point, no partial credit
@@ -5940,6 +5955,7 @@ def _warp_sectors_cases(d):
     at = base + 4 * d.int(5, 0, 31)
     B, n = d.int(1000, 16, 8192), d.int(20, 1, 31)
     size = d.int(64, 40, 256)
+    off = 4 * d.int(2, 1, 7)  # a wide load's start, not on a sector boundary
     cases = [
         (f"float32, contiguous: lane i at {base} + 4 i", base + 4 * lane, 4),
         (f"float32, one per-row value read by every lane (stride 0): all 32 lanes at {at}",
@@ -5951,6 +5967,9 @@ def _warp_sectors_cases(d):
         (f"16 bytes a lane, one float32 step off the 16-byte alignment (values[t+1], 4 steps a lane: too "
          f"misaligned for one vector load), loads crossing sector boundaries: lane i at {base + 4} + 16 i",
          base + 4 + 16 * lane, 16),
+        (f"64 bytes a lane (a row of 16 float32 each, read as several vector loads, which touch the same sectors), "
+         f"{off} bytes past a sector boundary, loads crossing sector boundaries: lane i at {base + off} + 64 i (each "
+         "lane's bytes span three sectors)", base + off + 64 * lane, 64),
         (f"float32 gather: 32 lanes at random elements of a {size}-element tensor at {base} (some lanes share "
          "an element)", base + 4 * rng.integers(0, size, 32), 4),
     ]

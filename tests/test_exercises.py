@@ -804,7 +804,8 @@ def wrong_answers(name: str):
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both),
                       ("the objective, not the loss (the sign flipped)", _dual_clip_negated),
                       ("tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)",
-                       _dual_clip_as_a_cap)],
+                       _dual_clip_as_a_cap),
+                      ("a floor of -c, not c A (a later review's case: no hint then)", _dual_clip_floor_constant)],
         "awac_weights": [("exp without the max subtracted (overflow and underflow)", _awac_with(NO_MAX=True)),
                          ("the lanes past N loaded as 0: in the sum", _awac_with(PAD_ZERO=True)),
                          ("softmax without the factor N", _awac_with(NO_N=True)),
@@ -847,7 +848,9 @@ def wrong_answers(name: str):
                                 ("(1 - term) multiplied in b (0 * NaN in the step's own b: the harness's reset at "
                                  "a = 0 cannot select it away)", _soft_multiplied),
                                 ("reset = term alone: the window's last step not a reset (a round-46 review's case)",
-                                 _soft_no_window_reset)],
+                                 _soft_no_window_reset),
+                                ("no select on term: gamma V' added at a termination (a later review's case)",
+                                 _soft_no_term_select)],
         "vtrace_floor_bytes": [
             ("no flag byte", lambda B, T, e: B * T * 6 * e),
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
@@ -894,7 +897,9 @@ def wrong_answers(name: str):
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map),
                             ("initial left out (the walk starts from 0)", _carries_without_initial),
-                            ("the resets ignored", _carries_without_resets)],
+                            ("the resets ignored", _carries_without_resets),
+                            ("the reset of the next segment, reset[:, s + 1] (a later review's case)",
+                             _carries_next_reset)],
         "token_gae_pairs": [("plain GAE over every position (the padding's values read)", _token_plain_gae),
                             ("OpenRLHF's: values zeroed by the mask, V(s_{t+1}) read at t + 1", _token_openrlhf),
                             ("OpenRLHF's, the masked tokens selected to 0 (no NaN: named by name)",
@@ -917,7 +922,9 @@ def wrong_answers(name: str):
                           lambda a, n: len(np.unique(a // 32))),
                          ("distinct addresses, not sectors", lambda a, n: len(np.unique(a))),
                          ("the last byte taken as address + nbytes (one too many: the fourth review's case)",
-                          lambda a, n: len({s for x in a for s in range(int(x) // 32, (int(x) + n) // 32 + 1)}))],
+                          lambda a, n: len({s for x in a for s in range(int(x) // 32, (int(x) + n) // 32 + 1)})),
+                         ("each load's first and last sectors only (a wide load's middle ones left out: a later "
+                          "review's case, which passed)", lambda a, n: len(set(a // 32) | set((a + n - 1) // 32)))],
         "resident_programs": [
             ("registers counted per warp, not per thread", lambda r, w, sh: min(32, 64 // w, 65536 // (r * w),
                                                                               233472 // sh if sh else 32)),
@@ -944,6 +951,13 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("dual_clip", "a floor of -c, not c A (a later review's case: no hint then)"):
+        ("your objective's floor is -c, a constant: the dual clip's floor is c A", "c * A), with A the loaded advantage"),
+    ("soft_lambda_targets", "no select on term: gamma V' added at a termination (a later review's case)"):
+        "was multiplied by zero (0 * NaN = NaN) or added without a select",
+    ("segment_carries", "the reset of the next segment, reset[:, s + 1] (a later review's case)"):
+        ("These are the carries with a slip: each segment's map selects on the reset of the next segment",
+         "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"),
     ("two_stage_mean", "padding loaded as 1"):
         ("Hint: The lanes past n added something: your sum (mean times n) is off by 1023, that is 1 for each of the "
          "1,023 padding lanes", "Load with other=0.0, so that a padding lane adds 0"),
@@ -1658,6 +1672,15 @@ def _carries_own_map(A, B, reset, initial):
     return carries
 
 
+def _carries_next_reset(A, B, reset, initial):  # segment s selects on reset[:, s + 1], the next segment's flag
+    carries, c = np.empty_like(B), np.asarray(initial, dtype=float)
+    for s in reversed(range(B.shape[1])):
+        carries[:, s] = c
+        nxt = reset[:, s + 1] if s + 1 < B.shape[1] else np.zeros(B.shape[0], dtype=bool)
+        c = np.where(nxt, B[:, s], B[:, s] + A[:, s] * c)
+    return carries
+
+
 def _carries_without_initial(A, B, reset, initial):
     return _carries_reverse(A, B, reset, np.zeros_like(initial))
 
@@ -2008,7 +2031,7 @@ def _soft_lam_at_the_window_end(X, P, offs, t, m, T):
 
 
 @triton.jit
-def _soft_no_window_reset(X, P, offs, t, m, T):  # the solution with reset = term: a = gamma lam lets y_T in
+def _soft_right_parts(X, P, offs, t, m, T):  # (r, V'_t, log_probs_{t+1}, term, l_t): the solution's loads
     gamma, alpha, lam = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     v_soft = tl.minimum(tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0)) \
@@ -2017,6 +2040,20 @@ def _soft_no_window_reset(X, P, offs, t, m, T):  # the solution with reset = ter
     log_pi_next = tl.load(X[4] + offs + 1, mask=has_next, other=0.0)
     term = tl.load(X[5] + offs, mask=m, other=0) != 0
     cont = tl.where(has_next & ~term, lam, 0.0)
+    return r, v_soft, log_pi_next, term, cont
+
+
+@triton.jit
+def _soft_no_term_select(X, P, offs, t, m, T):  # the solution without tl.where(term, ...): gamma V' (NaN) added
+    gamma, alpha, lam = P[0], P[1], P[2]
+    r, v_soft, log_pi_next, term, cont = _soft_right_parts(X, P, offs, t, m, T)
+    return gamma * lam, r + gamma * ((1.0 - cont) * v_soft - cont * alpha * log_pi_next), term | (t == T - 1)
+
+
+@triton.jit
+def _soft_no_window_reset(X, P, offs, t, m, T):  # the solution with reset = term: a = gamma lam lets y_T in
+    gamma, alpha, lam = P[0], P[1], P[2]
+    r, v_soft, log_pi_next, term, cont = _soft_right_parts(X, P, offs, t, m, T)
     return gamma * lam, r + tl.where(term, 0.0, gamma * ((1.0 - cont) * v_soft - cont * alpha * log_pi_next)), term
 
 
@@ -2026,6 +2063,14 @@ def _dual_clip_as_a_cap(X, P, offs, m):  # tl.minimum with c A where the dual cl
     adv = tl.load(X[1] + offs, mask=m, other=0.0)
     obj = tl.minimum(ratio * adv, tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0]) * adv)
     return -tl.where(adv < 0, tl.minimum(obj, P[1] * adv), obj)
+
+
+@triton.jit
+def _dual_clip_floor_constant(X, P, offs, m):  # the objective floored at -c, a number, where the floor is c A
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    obj = tl.minimum(ratio * adv, tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0]) * adv)
+    return -tl.where(adv < 0, tl.maximum(obj, -P[1]), obj)
 
 
 @triton.jit
@@ -3932,7 +3977,8 @@ def test_score_counts_the_checks_passed():
     ("lanes counted", "that is the number of lanes"),
     ("bytes asked for", "that is the bytes asked for / 32"),
     ("distinct addresses", "(or of distinct addresses)"),
-    ("one too many", "that counts one byte too many")])
+    ("one too many", "that counts one byte too many"),
+    ("first and last sectors", "that counts each load's first and last sectors only")])
 def test_warp_sectors_names_each_usual_slip(slip, said):
     """A one-number answer has no step to point at: warp_sectors says which slip gives the number
     the answer returned, the load across a sector boundary above all (the task's point)."""
