@@ -30,7 +30,7 @@
 # 13's three rules. Sections 1 to 4 each explain one tool and show it on a baseline kernel: a check
 # (1), a timing beside the package (2), the target (3) and one `torch.profiler` pass (4). The tools
 # live in the package, so this notebook only calls them: their code is in `rltriton_lite/lab.py`,
-# about 210 lines, if you want to read how it times. The exercises at the end say what to hand
+# about 200 lines, if you want to read how it times. The exercises at the end say what to hand
 # in, with a GPU or without one. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # The cells that time a kernel measure your GPU when you run them. The other figures are read from
@@ -67,7 +67,7 @@ with open(LAB_REFERENCE, encoding="utf-8") as f:
     lab_header = f.readline()
 assert "H100" in lab_header and "triton 3.6" in lab_header
 with open(lab.__file__, encoding="utf-8") as f:
-    assert round(len(f.read().splitlines()), -1) == 210  # the tools' code: "rltriton_lite/lab.py, about 210 lines"
+    assert round(len(f.read().splitlines()), -1) == 200  # the tools' code: "rltriton_lite/lab.py, about 200 lines"
 
 # %% [markdown]
 # ## 1. A baseline kernel, and a check

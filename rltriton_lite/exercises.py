@@ -2989,6 +2989,11 @@ it; a keeps its usual value (it reaches no output there). A NaN inside b itself 
 inputs away in b with tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' is NaN)."""
 
 
+def _past_case(past):
+    """(the case name's suffix, the case's kwargs) of a case whose scan starts past the window (_scan_with)."""
+    return (f", past the window: the scan starts from {past:g}", {"past": past}) if past else ("", {})
+
+
 PAST_RULE = f"""
 In the case marked "past the window", the checker's scan_hook starts from y_T = {PAST_WINDOW:g}, not 0, a
 stand-in for what lies past the window: only the window's last step's reset keeps it out."""
@@ -4444,10 +4449,9 @@ def _q_lambda_cases(d):
                      " Compare the Q of the action taken with the max, q_taken == max_q, not the action with the "
                      "first argmax: a tie is greedy."): ties,
                  **_carry_steps(shape)}
-        out.append((f"{what}, shape {shape}, {A} actions" + (f", past the window: the scan starts from {past:g}"
-                                                               if past else ""),
-                    (_t(r), _t(q), _t(action, torch.int64), _t(term, torch.bool), gamma, lam, A),
-                    {"past": past} if past else {},
+        suffix, kw = _past_case(past)
+        out.append((f"{what}, shape {shape}, {A} actions{suffix}",
+                    (_t(r), _t(q), _t(action, torch.int64), _t(term, torch.bool), gamma, lam, A), kw,
                     _key("q_lambda", r, q, action, term, gamma, lam), marks))
     return out
 
@@ -4528,14 +4532,14 @@ def _retrace_cases(d):
         log_ratio = rng.normal(scale=spread, size=shape)
         term = _flags(rng, shape, p_term)
         term[-1, -1] |= p_term > 0  # a termination at the window's last step
-        what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "") \
-            + (f", past the window: the scan starts from {past:g}" if past else "")
+        suffix, kw = _past_case(past)
+        what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "") + suffix
         expected = _key("retrace", r, eq, q, log_ratio, term, gamma, lam)
         if p_term:  # the next state's values behind a termination: NaN, never to be read
             eq, q, log_ratio = (np.where(term, np.nan, x) for x in (eq, q, log_ratio))
             what += " (NaN next values behind them)"
         out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), gamma, lam),
-                    {"past": past} if past else {}, expected, {TERM: term, **_carry_steps(shape)}))
+                    kw, expected, {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -5129,9 +5133,9 @@ def _soft_lambda_cases(d):
         if p_term:  # the next state's values behind a termination: NaN, never to be read
             q1, q2, nlp = (np.where(term, np.nan, x) for x in (q1, q2, nlp))
             what += " (NaN next values behind them)"
-        what += f", past the window: the scan starts from {past:g}" if past else ""
-        out.append((what, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), gamma, alpha, lam),
-                    {"past": past} if past else {}, expected, {TERM: term, **_carry_steps(shape)}))
+        suffix, kw = _past_case(past)
+        out.append((what + suffix, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), gamma, alpha, lam),
+                    kw, expected, {TERM: term, **_carry_steps(shape)}))
     return out
 
 

@@ -194,12 +194,8 @@ def measure_call(call, expected):
     of back-to-back calls, host work included, and the median of CUDA-graph replays (None if the call cannot
     be captured in a CUDA graph)."""
     torch.testing.assert_close(call(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
-    _, wall_us, _ = bench.measure(call, _sync, bench.QUICK, use_do_bench=True)
+    _, wall_us, _ = bench.measure(call, profile._torch_sync("cuda"), bench.QUICK, use_do_bench=True)
     return wall_us, bench.kernel_ms(call, bench.QUICK)
-
-
-def _sync(_out):
-    torch.cuda.synchronize()  # bench.measure's sync: the calls' kernels done before the clock stops
 
 
 def _device():
