@@ -261,9 +261,10 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # > **The order rule.** In `combine(first, second)`, the first operand, `(a1, b1)`, is the map
 # > applied first. The second operand, `(a2, b2)`, is applied to its output.
 # >
-# > In a forward scan, the first operand is the run earlier in time. **In a reverse scan, such as
-# > a return, the first operand is the run later in time.** It comes first because it acts on the
-# > value from the future. Here is the last combine of a reverse scan on 8 steps:
+# > "First" means applied first, not earlier in time. In a forward scan, the run applied first is
+# > the one earlier in time. **In a reverse scan, such as a return, the run applied first is the
+# > one later in time.** It takes in the value from the future. Here is the last combine of a
+# > reverse scan on 8 steps:
 # >
 # > ```text
 # >   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -323,6 +324,18 @@ print(np.round(loop, 3))
 # * A longer task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker
 #   tries. `print(exercises.task(name))` restates a task. The solution is in
 #   `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
+#
+# </details>
+#
+# <details><summary>Details: three more rules for kernel exercises, from notebook 00b on</summary>
+#
+# * Your kernel must write the answer itself. The checker refuses numbers computed or patched up
+#   in PyTorch.
+# * The checker calls the Python function named after the exercise, such as `td_target_kernel`.
+#   Give your `@triton.jit` kernel another name, such as `_td_kernel`. Otherwise the second
+#   definition replaces the first.
+# * In a script of your own, import `rltriton_lite` before you run a kernel
+#   ([00b's GPU note 4](00b_triton_from_zero.ipynb#GPU-notes) says why).
 #
 # </details>
 
@@ -589,11 +602,11 @@ exercises.attempt("combine_arrays", combine_arrays)
 # the value from later steps passes through unchanged. The kernel writes 0 as the padded step's own
 # output.
 #
-# `rl.linear_scan` is the package's bare scan. It reads $a_t = 0$ as a reset and selects there.
-# This keeps section 4's rule. At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers
-# the select gives what the product gives, and it keeps $0 \cdot \text{NaN}$ out. The bare scan of
-# tensors has no flag input, so $a_t = 0$ is its *reset form*. The kernels that take a flag never
-# read $a_t$ where it is set.
+# `rl.linear_scan` is the package's bare scan. It takes no reset flag as an input. So it reads
+# $a_t = 0$ as a reset, and selects there: $a_t = 0$ is its *reset form*. This keeps section 4's
+# rule. At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives what
+# the product gives, and it keeps $0 \cdot \text{NaN}$ out. The package's other kernels take a reset
+# flag. Where the flag is set, they never read $a_t$.
 #
 # The next cell runs one row through `rl.linear_scan`'s Triton kernel (`backend=KERNEL`,
 # [GPU note 2](#GPU-notes)). In the row, step 1 ends an episode, step 3's $b$ is a NaN, and step 4
@@ -613,6 +626,13 @@ np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-6)  # (NaN where t
 assert torch.isnan(y[0, 2:4]).all()  # the NaN's own episode, t = 2-5
 np.testing.assert_allclose(y[0, :2].cpu().numpy(), [2.8, 2.0], rtol=1e-6)  # the episode before it
 assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
+
+# %% jupyter={"source_hidden": true}
+# Checks: rl.linear_scan takes no reset flag as an input (CI runs them; skip when reading)
+import inspect  # noqa: E402
+
+_inputs = list(inspect.signature(rl.linear_scan).parameters)
+assert _inputs[:2] == ["a", "b"] and not [n for n in _inputs if any(w in n for w in ("reset", "done", "term", "flag"))]
 
 # %% [markdown]
 # ## 6. Chunks and a carry
@@ -694,6 +714,10 @@ plt.show()
 # * **Returns:** `y` and `carry_in`, float64 arrays of $T$ steps. `y` is the reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
 #   the carry that entered step $t$'s chunk, 0 for the last chunk.
+# * **Why `carry_in`:** it tells a wrong carry from a wrong scan inside a chunk. A chunk's `y`
+#   follows from its own steps and the carry that entered it. So where `y[t]` is wrong and
+#   `carry_in[t]` is right, the error is in the scan inside the chunk. The checker compares both
+#   arrays, and Hint 3 gives both on a small case.
 # * **How:** walk the chunks from the last in time. That last chunk may be shorter. In each chunk,
 #   compose its steps from the last one down with `combine_np`, into $(A_t, B_t, K_t)$. Then
 #   $y_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$. The next carry is `y` at
@@ -766,6 +790,20 @@ def chunked_reset_scan(a, b, reset, chunk):
 
 # %%
 exercises.attempt("chunked_reset_scan", chunked_reset_scan)
+
+# %% jupyter={"source_hidden": true}
+# Checks: why carry_in, on the checker's own cases (CI runs them; skip when reading)
+# each case: its arguments, and the two arrays the checker compares, y and carry_in
+for _case, (_a, _b, _reset, _chunk), _, (_y, _carry_in), _ in exercises.cases("chunked_reset_scan"):
+    for _start in range(0, len(_a), _chunk):
+        _end = min(_start + _chunk, len(_a))
+        np.testing.assert_array_equal(_carry_in[_start:_end], _carry_in[_start])  # one carry enters each chunk
+        # a chunk's y: its own steps (a reset as a = 0, the bare scan's reset form) and that carry, nothing else
+        with np.errstate(invalid="ignore"):
+            _alone = reference.linear_scan(np.where(_reset, 0.0, _a)[_start:_end], _b[_start:_end],
+                                           initial=_carry_in[_start])
+        np.testing.assert_allclose(_alone, _y[_start:_end], rtol=1e-12)  # (NaN where y has NaN)
+    assert _carry_in[-1] == 0.0  # the last chunk's carry
 
 # %% [markdown]
 # ## 7. The kernel

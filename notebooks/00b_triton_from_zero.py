@@ -28,17 +28,8 @@
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
 # [GPU notes](#GPU-notes).
 #
-# The exercises work as notebook 00's
-# ["How the exercises work"](00_associative_scan.ipynb#How-the-exercises-work) says. Kernels add
-# three rules:
-#
-# * Your kernel must write the answer itself. The checker refuses numbers computed or patched up
-#   in PyTorch.
-# * The checker calls the Python function named after the exercise, such as `td_target_kernel`.
-#   Give your `@triton.jit` kernel another name, such as `_td_kernel`. Otherwise the second
-#   definition replaces the first.
-# * In a script of your own, import `rltriton_lite` before you run a kernel
-#   ([GPU note 4](#GPU-notes) says why).
+# The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work)
+# says, including the three rules for kernels in its second fold: read them before your first kernel.
 
 # %%
 import os
@@ -262,7 +253,8 @@ print(exercises.task("td_target_kernel"))
 
 # %%
 def td_target_kernel(rewards, next_values, terminated, gamma):
-    # YOUR CODE: a @triton.jit kernel above this function, launched here on a 1-D grid
+    # YOUR CODE: a @triton.jit kernel above this function, launched here on a 1-D grid. Give the kernel
+    # another name, such as _td_kernel: this function keeps the exercise's name.
     raise NotImplementedError
 
 # %%

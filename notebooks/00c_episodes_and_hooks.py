@@ -29,8 +29,9 @@
 #   [Notebook 00d](00d_more_scans.ipynb) has two optional exercises.
 #
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
-# [GPU notes](#GPU-notes) at the end. The exercises work as notebook 00's box "How the exercises
-# work" says, with 00b's three rules for kernels.
+# [GPU notes](#GPU-notes) at the end. The exercises work as
+# [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says, its rules for kernels
+# included.
 
 # %%
 import os
@@ -487,33 +488,34 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The package's kernel, in `rltriton_lite/scan.py`, is your `gae_kernel` grown up. Its hooks are
 # passed in, as in your `hooked_scan`. Its chunk loop is the function `scan._walk`. Its combine,
-# `scan.combine`, is your `reset_combine`. The cell below holds the lines of `_walk` that run in
-# your case, each part of yours under a comment `# yours:`. A `...` stands for code left out, which
-# serves speed, long rows and the features of later notebooks. The folded check after it compares
-# each line with the package's source.
-
-# %%
-from rltriton_lite import scan, tile  # noqa: E402
-
-# the lines of scan._walk that run in your case: a string, so that the folded check can compare it
-WALK_LISTING = """\
-# yours: the chunk loop
-for k in tl.range(...):
-    ...
-    # yours: the prologue's call
-    a, b, reset, valid, keep = PROLOGUE(...)
-    ...
-    # yours: the padding lanes made the identity (1, 0, false)
-    a = tl.where(valid, a, 1.0).to(ACC)
-    b = tl.where(valid, b, 0.0).to(ACC)
-    reset = reset & valid
-    # yours: the scan with reset_combine, then the select on the carry
-    y, ..., after, ... = _scan_chunk(a, b, reset, carry, ...)
-    ...
-    # yours: the epilogue, which stores y
-    EPILOGUE(..., y, ..., keep)
-    # yours: the new carry
-    carry = after"""
+# `scan.combine`, is your `reset_combine`. Here are the lines of `_walk` that run in your case,
+# each part of yours under a comment `# yours:`:
+#
+# ```python
+# # yours: the chunk loop
+# for k in tl.range(...):
+#     ...
+#     # yours: the prologue's call
+#     a, b, reset, valid, keep = PROLOGUE(...)
+#     ...
+#     # yours: the padding lanes made the identity (1, 0, false)
+#     a = tl.where(valid, a, 1.0).to(ACC)
+#     b = tl.where(valid, b, 0.0).to(ACC)
+#     reset = reset & valid
+#     # yours: the scan with reset_combine, then the select on the carry
+#     y, ..., after, ... = _scan_chunk(a, b, reset, carry, ...)
+#     ...
+#     # yours: the epilogue, which stores y
+#     EPILOGUE(..., y, ..., keep)
+#     # yours: the new carry
+#     carry = after
+# ```
+#
+# A `...` marks code left out, so the listing does not run as it stands. A `...` on a line of its
+# own stands for whole lines, which serve speed, long rows and the features of later notebooks. A
+# `...` inside a line stands for part of that line. For example, `_scan_chunk` returns six values,
+# and the listing shows two of them, `y` and `after`. The folded check below compares each line of
+# the listing with the package's source.
 
 # %% [markdown]
 # The names still shown:
@@ -534,6 +536,18 @@ for k in tl.range(...):
 
 # %% jupyter={"source_hidden": true}
 # Checks: the listing and its names, in the package's source (CI runs them; skip when reading)
+import glob  # noqa: E402
+import json  # noqa: E402
+
+from rltriton_lite import profile, scan, tile  # noqa: E402
+
+NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "notebooks")  # beside benchmarks/
+# the listing, read from the markdown cell above in this notebook's file (or a renamed copy's), so it has one source
+_found = glob.glob(os.path.join(NOTEBOOKS, "00c_*.ipynb"))
+with open(min(_found, key=lambda p: (os.path.basename(p) != "00c_episodes_and_hooks.ipynb", p)), encoding="utf-8") as f:
+    (WALK_LISTING,) = [block for cell in json.load(f)["cells"] if cell["cell_type"] == "markdown"
+                       for block in re.findall(r"```python\n(.*?)\n```", "".join(cell["source"]), re.S)
+                       if block.startswith("# yours: the chunk loop\n")]
 source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
 walk_code = [line.strip() for line in source_of(scan._walk).splitlines()]
 # the listing: each code line trims a line of _walk ("..." inside a line stands for any text), in _walk's
@@ -552,6 +566,11 @@ for shown in (line.strip() for line in WALK_LISTING.splitlines()):
 assert walk_at == sorted(walk_at) and len(set(walk_at)) == len(walk_at) == 8
 assert "\n".join(rebuilt[:2] + ["    " + line for line in rebuilt[2:]]) == WALK_LISTING  # the loop's body, indented
 assert rebuilt.count("...") == 3  # before the prologue, the padding lines and the epilogue: the branches not taken
+# "...": _scan_chunk returns six values, the listing shows two, y (the first) and after (the third)
+(scan_line,) = [line for line in walk_code if "= _scan_chunk(" in line]
+returned = [name.strip() for name in scan_line.split(" = ")[0].split(",")]
+assert len(returned) == 6 and returned[0] == "y" and returned[2] == "after"
+assert "    y, ..., after, ... = _scan_chunk(a, b, reset, carry, ...)" in WALK_LISTING.splitlines()
 # scan.combine is reset_combine: a reset in the second operand selects it alone
 assert all(part in source_of(scan.combine) for part in ("tl.where(k2, a2, a2 * a1)", "tl.where(k2, b2, b2 + a2 * b1)",
                                                         "k1 | k2"))

@@ -44,7 +44,7 @@
 # Only a termination drops the bootstrap, through $(1-\text{term}_t)$. Section 2 gathers these
 # cases on [the episode-end card](#The-episode-end-card), which the later notebooks use.
 #
-# <details><summary>Details: sources, and the flag of 00b and 00c</summary>
+# <details><summary>Details: sources, and the flag of 00b and 00c (optional)</summary>
 #
 # REINFORCE: Williams, *Simple statistical gradient-following algorithms for connectionist
 # reinforcement learning*, Machine Learning 1992; Sutton & Barto, *Reinforcement Learning: An
@@ -172,7 +172,7 @@ print("prologue + scan + epilogue == the loop")
 # (`initial` in `rl.linear_scan`, 0 by default). Code that scans a long rollout in pieces passes
 # each piece the value of the piece after it this way. Only the reset keeps that value out.
 #
-# <details><summary>Details: two windows of one rollout, and <code>initial</code></summary>
+# <details><summary>Details: two windows of one rollout, <code>initial</code>, and the checkers' 100 (needed for <code>gae_pairs</code> and <code>returns_autograd</code>)</summary>
 #
 # Every reward is 1 and $\gamma = 0.5$. Window A holds steps 0 and 1 and bootstraps from
 # $V(s_2) = 10$, so $b = (1, 1 + 0.5 \cdot 10) = (1, 6)$. Window B holds steps 2 and 3 and
@@ -199,18 +199,16 @@ print("prologue + scan + epilogue == the loop")
 # the same `initial` gives the returns of one window of all four steps. Notebook 11 scans a row in
 # pieces this way, one piece per GPU.
 #
-# </details>
+# **Why the checkers start from 100.** From the default $y_T = 0$, a missing reset changes no
+# number: $0.5 \cdot 0 = 0$. So the checkers of notebook 02's `gae_pairs` and of this notebook's
+# `returns_autograd` start their scans from 100, as the two windows above start window A from
+# $G_2$. Only the reset keeps it out.
 #
-# <details><summary>Details: why the checkers start from 100, and the end form at the window's last step</summary>
-#
-# From the default $y_T = 0$, a missing reset changes no number: $0.5 \cdot 0 = 0$. So the
-# checkers of notebook 02's `gae_pairs` and of this notebook's `returns_autograd` start their
-# scans from 100, as the two windows above start window A from $G_2$. Only the reset keeps it out.
-#
-# The card treats the window's end as a truncation: the episode goes on unseen, and the bootstrap
-# in $b_{T-1}$ stands in for the rest. For the return the end form only adds that bootstrap. Two
-# later estimators need the end form there even from $y_T = 0$: notebook 03, section 2 (TD(λ)) and
-# notebook 04, section 2 (V-trace) show why, with a number each. Notebook 04 ends with
+# **The end form at the window's last step.** The card treats the window's end as a truncation:
+# the episode goes on unseen, and the bootstrap in $b_{T-1}$ stands in for the rest. For the
+# return the end form only adds that bootstrap. Two later estimators need the end form there even
+# from $y_T = 0$: notebook 03, section 2 (TD(λ)) and notebook 04, section 2 (V-trace) show why,
+# with a number each. Notebook 04 ends with
 # [a card of every estimator's end form](04_vtrace.ipynb#The-end-form-card).
 #
 # </details>
@@ -455,7 +453,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # `print(exercises.task(name))` restates a task. The first two are Triton prologues, whose reset is
 # a flag. The third, `n_step_returns`, is tensor code, whose reset is $a_t = 0$.
 #
-# <details><summary>Details: which reset form each scan exercise of 01–04 uses</summary>
+# <details><summary>Details: which reset form each scan exercise of 01–04 uses (optional)</summary>
 #
 # * Tensor code, the reset as $a_t = 0$: `n_step_returns` (01) and `gae_pairs` (02).
 # * Triton, the triple $(a_t, b_t, \text{reset}_t)$: `transposed_scan`, `returns_autograd` (01),
@@ -477,7 +475,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #   scan is $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 # * **Edge case:** nothing comes before step 0, so $g_0 = dy_0$: step 0 resets.
 #
-# <details><summary>Details: where a_(t-1) = 0, and the checker</summary>
+# <details><summary>Details: where a_(t-1) = 0, and the checker (optional)</summary>
 #
 # Where step $t-1$ reset in the reverse scan of $y$ ($a_{t-1} = 0$ in `rl.linear_scan`'s pairs),
 # the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does. A reset there
@@ -568,7 +566,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # * **Edge cases:** there is no truncation input and no bootstrap. The window's last step resets in
 #   the forward, and step 0 in the backward.
 #
-# <details><summary>Details: what the checker compares</summary>
+# <details><summary>Details: what the checker compares (optional)</summary>
 #
 # The checker differentiates a weighted sum of your returns, and compares both the returns and the
 # gradient. In its cases marked "past the window" both scans start from 100, not 0, and only the
@@ -724,7 +722,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # * **Edge cases:** an episode that terminates inside the $n$ steps stops the sum there, with no
 #   bootstrap. The window's end stops it too, bootstrapping from `next_values` at its last step.
 #
-# <details><summary>Details: how the checker spots a loop over time</summary>
+# <details><summary>Details: how the checker spots a loop over time (optional)</summary>
 #
 # The checker runs your function at two lengths and counts the Python lines it executes. A loop
 # over time runs more of them on the longer rollout.

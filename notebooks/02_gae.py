@@ -49,7 +49,7 @@
 # * The flags are [the card](01_discounted_return.ipynb#The-episode-end-card)'s, and each factor
 #   $(1-\cdot)$ is a [select](GLOSSARY.md#select).
 #
-# <details><summary>Details: why the average is a scan, and the source</summary>
+# <details><summary>Details: why the average is a scan, and the source (optional)</summary>
 #
 # Inside one episode (no ends, an endless rollout), the $n$-step advantage is a sum of TD errors,
 # because the values in between cancel: $\hat A^{(n)}_t = \sum_{k<n}\gamma^k r_{t+k} + \gamma^n V_{t+n} - V_t =
@@ -157,7 +157,7 @@ print("prologue + scan + epilogue == the loop")
 # * **Edge cases:** `next_values` behind a termination may be NaN: select it away. The window's
 #   last step must reset.
 #
-# <details><summary>Details: the checker's start value</summary>
+# <details><summary>Details: the checker's start value (optional)</summary>
 #
 # The checker scans from 100, a value past the window. Only the reset at the window's last step
 # keeps it out, as the two windows of [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card) show.
@@ -333,9 +333,10 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# At 16×128 the host, not the kernel, sets the wall time: a bare naive GAE kernel takes over 4 times
-# our GPU time, yet our call took 1.7 times its wall time, in the committed H200 run. The table, its
-# chart and what they show are in [notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours).
+# At 16×128 the host, not the kernel, sets the wall time. In the committed H200 run, a naive GAE
+# kernel launched bare (no checks, no autograd) is compared with our call. The naive kernel's GPU
+# time is over 4× ours, yet our wall time is 1.7× the naive kernel's. The table, its chart and what
+# they show are in [notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
@@ -344,8 +345,8 @@ RUN, RES, h200 = profile.committed_or_empty("gae")
 _fwd16 = {r["impl"]: r for r in h200 if (r["B"], r["T"], r["pass"]) == (16, 128, "fwd")}
 if h200:
     _ours16, _bare16 = _fwd16[profile.OURS_IMPL], _fwd16["bare_triton_launch"]
-    assert _bare16["gpu_us"] > 4 * _ours16["gpu_us"]  # "over 4 times our GPU time"
-    assert round(_ours16["wall_us"] / _bare16["wall_us"], 1) == 1.7  # "1.7 times its wall time"
+    assert _bare16["gpu_us"] > 4 * _ours16["gpu_us"]  # "the naive kernel's GPU time is over 4× ours"
+    assert round(_ours16["wall_us"] / _bare16["wall_us"], 1) == 1.7  # "our wall time is 1.7× the naive kernel's"
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
@@ -411,7 +412,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # one to read is `step`, printed below. Its `return` line gives the step's γ and λ, then three
 # flags: `term`, `done` (any episode end, the window's last step included) and `valid`.
 #
-# <details><summary>Details: the helpers, and the names you can skip</summary>
+# <details><summary>Details: the helpers, and the names you can skip (optional)</summary>
 #
 # The helpers, for reading the package's source:
 #
@@ -444,7 +445,7 @@ print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # read its 
 # * the `return` line: `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an empty
 #   `keep`.
 #
-# <details><summary>Details: why it has a λ, and where the hooks live</summary>
+# <details><summary>Details: why it has a λ, and where the hooks live (optional)</summary>
 #
 # The returns' prologue has GAE's shape, so `step` hands it a λ too: $\lambda = 1$, and
 # `gamma * lam` is then exactly γ (multiplying by 1.0 changes no bit). Its $b_t$ is the reward
@@ -472,7 +473,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # * **Edge cases:** drop a termination's bootstrap with `tl.where`. The helpers handle the layouts
 #   and the padding.
 #
-# <details><summary>Details: what the checker runs</summary>
+# <details><summary>Details: what the checker runs (optional)</summary>
 #
 # The checker runs `rl.gae` with your prologue in place of the package's
 # (`exercises.package_prologue`), on rollouts with terminations, truncations, padding, time-major
@@ -568,7 +569,7 @@ exercises.attempt("gae_prologue", gae_prologue)
 # 20 lines. GAE's epilogue, below, stores two outputs: the advantages $y_t$, and the returns
 # $y_t + V_t$, with $V_t$ taken from `keep`.
 #
-# <details><summary>Details: the epilogue's arguments</summary>
+# <details><summary>Details: the epilogue's arguments (optional)</summary>
 #
 # An epilogue takes the prologue's arguments plus six more. `O` and `SO` are the output tensors and
 # their strides. `valid` is the prologue's. `y` is the scanned value at $t$. `y_in` is the value

@@ -28,7 +28,7 @@
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$. Dreamer and
 # many actor-critics use it as the critic's target.
 #
-# <details><summary>Details: sources, and where else the λ-return appears</summary>
+# <details><summary>Details: sources, and where else the λ-return appears (optional)</summary>
 #
 # * Sources: Sutton, *Learning to predict by the methods of temporal differences*, Machine
 #   Learning 1988; Sutton & Barto 2nd ed., §12.1.
@@ -230,8 +230,9 @@ assert beta_show[0, 0] == gamma_ and np.isclose(beta_show[-1, -1], gamma_**T_mc)
 #   $\gamma\eta$ at λ = 0 down to $\gamma^T\eta$ at λ = 1. Its noise adds
 #   $\sigma_c^2\sum_t\beta_t^2$ to the variance. Until λ nears 1, a larger λ shrinks
 #   $\sum_t\beta_t^2$ in two ways. The total weight $\sum_t\beta_t$ falls. And the weight is spread
-#   over more states: $k$ equal weights that sum to $s$ have squares that sum to $s^2/k$. The
-#   critic's errors are independent, so they do not cancel; the spread alone lowers the variance.
+#   over more states: $k$ equal weights that sum to $s$ have squares that sum to $s^2/k$. So
+#   $\sum_t\beta_t^2$ falls because the weight is spread, not because errors cancel: the critic's
+#   errors are independent.
 #   At λ = 1 the whole weight $\gamma^T$ sits on one value.
 # * **The rewards**, through the $\alpha_t$. Their noise adds $\sigma_r^2\sum_t\alpha_t^2$, which
 #   grows with λ: at λ = 1, $G_0$ sums every reward's noise.
@@ -265,7 +266,7 @@ print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:
 # **Exact values.** The bias is $\eta\sum_t\beta_t$, and the variance is
 # $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$.
 #
-# <details><summary>Details: the two ends of λ, and two side remarks</summary>
+# <details><summary>Details: the two ends of λ, and two side remarks (optional; handy for question 3)</summary>
 #
 # | | bias | variance |
 # |---|---|---|
@@ -404,12 +405,9 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # trace is cut, and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
 # prologue on $\max_u Q$, with a per-step λ. New: the max, and whether $u_{t+1}$ is greedy.
 #
-# <details><summary>Details: sources, and the reset form</summary>
+# <details><summary>Details: sources (optional)</summary>
 #
 # Watkins, *Learning from delayed rewards*, 1989; Sutton & Barto 2nd ed., §12.10.
-#
-# The reset is Triton's flag, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s
-# Triton column: $a_t$ is not read where the flag is set.
 #
 # </details>
 #
@@ -419,7 +417,9 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #   * `next_q`, (B, T, n_actions) float32, contiguous: $Q(s_{t+1}, u)$ for each action $u$.
 #   * `next_action`, (B, T) int64: $u_{t+1}$.
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, with a reset
-#   wherever the trace is cut. There is no truncation input.
+#   wherever the trace is cut. The reset is Triton's flag
+#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column): $a_t$ is not
+#   read where it is set. There is no truncation input.
 # * **Edge cases:**
 #   * $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max counts as
 #     greedy**, so an argmax that picks the first tied action is wrong.
@@ -493,7 +493,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# <details><summary>Details: the checker's cases</summary>
+# <details><summary>Details: the checker's cases (optional)</summary>
 #
 # The checker compares your prologue, in `exercises.scan_hook`, with a float64 loop, on 3 to 5
 # actions. A failure names the case and the step where the error starts. Its cases:

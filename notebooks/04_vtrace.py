@@ -34,7 +34,7 @@
 # * $c_t$ decides how far back a TD error travels. A TD error $k$ steps later reaches step $t$
 #   through the product $c_t c_{t+1} \cdots c_{t+k-1}$, the trace.
 #
-# <details><summary>Details: the paper, and where the trace shrinks</summary>
+# <details><summary>Details: the paper, and where the trace shrinks (optional)</summary>
 #
 # V-trace is from Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu, Harley, Dunning,
 # Legg, Kavukcuoglu: *IMPALA: Scalable Distributed Deep-RL with Importance Weighted Actor-Learner
@@ -45,9 +45,10 @@
 # taken. With $\bar c < 1$, it is every step. The trace is cut (nothing later reaches step $t$) in
 # only four places:
 #
-# * at a [reset](GLOSSARY.md#reset), which is an episode end or the window's last step. There
-#   $c_t$ is not 0: the link is cut. In Triton form $a_t$ keeps $\gamma_t c_t$, and the flag
-#   stops it;
+# * at a [reset](GLOSSARY.md#reset), which is an episode end or the window's last step. There the
+#   reset cuts the trace, as on [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card),
+#   and $c_t$ need not be 0. In the Triton triple $(a_t, b_t, \text{reset}_t)$, $a_t$ keeps its
+#   value $\gamma_t c_t$, and the reset flag stops the carry;
 # * where $\pi(u_t \mid s_t) = 0$, so $c_t = 0$;
 # * where $\lambda_t = 0$, so $c_t = 0$;
 # * everywhere, if $\bar c = 0$.
@@ -231,12 +232,13 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #   Nor can it cut the trace at a time limit and keep the bootstrap: it has no truncation flag.
 # * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
 #   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
-# * **The importance weights are constants for gradients:** `log_rhos` gets none. The rewards and
-#   the values do get gradients through `vs`. So **detach `vs` when you use it as the critic's
-#   target**, as notebook 10 computes its GAE targets under `torch.no_grad()`. IMPALA's code
-#   stops gradients through the whole target instead.
+# * **Gradients.** The importance weights are constants: `log_rhos` gets no gradient. IMPALA's
+#   code goes further and stops gradients through the whole target, `vs` and the advantage
+#   alike. The package does not: `vs` and `pg_advantages` get gradients with respect to the
+#   rewards and the values. So **detach `vs` when you use it as a critic target**, as notebook 10
+#   computes its GAE targets under `torch.no_grad()`.
 #
-# <details><summary>Details: padding, and the backward kernel</summary>
+# <details><summary>Details: padding, and the backward kernel (optional)</summary>
 #
 # * After padding, `y_in` is the next unpadded step's value.
 # * The backward kernel (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan,
@@ -428,13 +430,6 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # Write its prologue for [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues),
 # as for notebook 03's `q_lambda`.
 #
-# <details><summary>Details: the reset form</summary>
-#
-# The reset is Triton's flag, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s
-# Triton column: $a_t$ is not read where the flag is set.
-#
-# </details>
-#
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each loaded at `offs`:
 #   * `X[0]`, `rewards`, $r_t$;
 #   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$;
@@ -442,8 +437,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #     `q_lambda`'s (B, T, A);
 #   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$: entry $t$ is already step $t+1$'s;
 #   * `X[4]`, `terminated`, a bool flag.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. There is no
-#   truncation input.
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. The reset is
+#   Triton's flag ([the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column):
+#   $a_t$ is not read where it is set. There is no truncation input.
 # * **Edge cases:** the window's last step resets and takes $c = 0$, which gives $b$ its end form.
 #   Behind a termination the `next_*` inputs may be NaN: select them away.
 #
@@ -542,7 +538,7 @@ exercises.attempt("retrace", retrace)
 # * `y_in` is the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$): in this
 #   reverse scan $v_{t+1}$, and 0 at the row's last step.
 #
-# <details><summary>Details: how the harness finds y_in</summary>
+# <details><summary>Details: how the harness finds y_in (optional)</summary>
 #
 # Where an epilogue is passed, the harness reruns the scan shifted one step (from `offs + 1`), so
 # each step also gets $y_{t+1}$. The package's own kernel takes `y_in` from the first scan instead;
@@ -594,20 +590,26 @@ exercises.attempt("retrace", retrace)
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Section 2's three steps, with the termination at step 1: $\pi/\mu = (2, 0.5, 1)$, rewards and
-# values 1, $\gamma = 0.5$, $\bar\rho = \bar c = 1$, `next_values` $(1, \text{NaN}, 2)$. The given
-# prologue's `vs` is $(1.5, 1, 2)$, and section 2's table works out the advantage, $(0.5, 0, 1)$.
+# Section 2's three steps: $\pi/\mu = (2, 0.5, 1)$, rewards and values 1, $\gamma = 0.5$,
+# $\bar\rho = \bar c = 1$. First with no termination, `next_values` $(1, 1, 2)$: the given
+# prologue's `vs` is $(1.75, 1.5, 2)$, and the advantage is $(0.75, 0.5, 1)$ (section 1's numbers).
+# Then with the termination at step 1, `next_values` $(1, \text{NaN}, 2)$: `vs` is $(1.5, 1, 2)$, and
+# section 2's table works out the advantage, $(0.5, 0, 1)$.
 # At $t = 2$, the window's last step, `y_in` is 0 and $v_3$ is `next_values`.
 #
 # ```python
-# X3 = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
-#       torch.ones(1, 3, device=DEVICE), torch.tensor([[1.0, float("nan"), 2.0]], device=DEVICE),
-#       torch.tensor([[False, True, False]], device=DEVICE))
-# print(exercises.guarded(exercises.scan_hook, exercises.vtrace_prologue, X3, (0.5, 1.0, 1.0), epilogue=vtrace_pg).tolist())
-# # must print [[0.5, 0.0, 1.0]]
+# lr_r_v = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
+#           torch.ones(1, 3, device=DEVICE))
+# for nv3, term3 in (([[1.0, 1.0, 2.0]], [[False, False, False]]), ([[1.0, float("nan"), 2.0]], [[False, True, False]])):
+#     X3 = (*lr_r_v, torch.tensor(nv3, device=DEVICE), torch.tensor(term3, device=DEVICE))
+#     print(exercises.guarded(exercises.scan_hook, exercises.vtrace_prologue, X3, (0.5, 1.0, 1.0),
+#                             epilogue=vtrace_pg).tolist())
+# # must print [[0.75, 0.5, 1.0]], then [[0.5, 0.0, 1.0]]
 # ```
 #
 # A 0 at $t = 2$ is `y_in` read at the window's end; 1.0 at $t = 0$ is a ratio left unclipped.
+# 0.25 at $t = 1$ in the first line is $\rho_t(v_t - V_t)$: section 4's `pg0 == vs0 - v` holds only
+# where no weight is clipped, and here $\rho_1 = c_1 = 0.5$. The advantage reads $v_{t+1}$, not $v_t$.
 #
 # </details>
 #
@@ -652,15 +654,7 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$. Each [lane](GLOSSARY.md#lane)'s triple
 #   $(a_t, b_t, k_t)$ holds the reset flag $k_t$.
 #
-# <details><summary>Details: the checker, and the reset form</summary>
-#
-# The checker compares `(vs, pg)` with `reference.vtrace` on rows shorter and longer than a chunk,
-# with terminations. The reset is Triton's flag, as in
-# [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column.
-#
-# </details>
-#
-# <details><summary>Details: why a second kernel for pg</summary>
+# <details><summary>Details: why a second kernel for pg (needed for <code>vtrace_kernel</code>)</summary>
 #
 # `pg` reads $v_{t+1}$, the next step's `vs`: inside a chunk another lane's value, and at the
 # chunk's last lane the carry. Triton has no cheap way to move a block by one lane (`tl.gather`
@@ -671,11 +665,15 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 #
 # </details>
 #
-# <details><summary>Details: the padding lanes' identity, a safeguard that never shows here</summary>
+# <details><summary>Details: the checker, and the padding lanes' identity (optional)</summary>
 #
-# Padding lanes lie after step $T-1$, which always resets, so nothing from them reaches `vs`. The
-# identity matters in a row with no reset at its end, such as one process's piece of a row split
-# across processes (notebook 11): there the padding lanes' pair enters the chunk's map.
+# The checker compares `(vs, pg)` with `reference.vtrace` on rows shorter and longer than a chunk,
+# with terminations.
+#
+# The padding lanes' identity is a safeguard that never shows here. Padding lanes lie after step
+# $T-1$, which always resets, so nothing from them reaches `vs`. The identity matters in a row with
+# no reset at its end, such as one process's piece of a row split across processes (notebook 11):
+# there the padding lanes' pair enters the chunk's map.
 #
 # </details>
 
@@ -758,8 +756,8 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
 # ```
 #
-# $v_2 = 1$ means the window's last step was not a reset: its $b$ kept $-\gamma c V'$, where it
-# needs its end form. `vs` $= (1.5, 1.5, 2)$ on the first case
+# $v_2 = 1$ means $b$ at the window's last step is not in its end form: it kept $-\gamma c V'$,
+# which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
 # means your combine's operands are swapped: it applies the earlier run's map first, so $v_0$ comes
 # out as $b_1 + a_1 b_0 + a_1 a_0 v_2$. For the carry, a property: on a random
 # row of 10 steps, `vs` with `chunk=2` and with `chunk=16` must agree (to about $10^{-6}$).

@@ -93,7 +93,7 @@ rng = np.random.default_rng(41)
 # correction is 0 in every state exactly where $d$ is. The condition only has to hold in the
 # states that μ visits, since the critic never trains on or reads the others.
 #
-# <details><summary>Details: the series term by term</summary>
+# <details><summary>Details: the series term by term (optional)</summary>
 #
 # Let $s_j$ be the state at step $j$. The correction that step $j$ gets from $k$ steps later is
 # $D_k(j) = \gamma^k c_j \cdots c_{j+k-1}\,\rho_{j+k}\delta_{j+k}$, and `vs` − V at step $j$ is the
@@ -117,7 +117,7 @@ rng = np.random.default_rng(41)
 # averaged over the window's positions, is 0. That too happens exactly where $d = 0$, as the fold
 # below shows.
 #
-# <details><summary>Details: the average over a window's positions, and why it is 0 only at d = 0</summary>
+# <details><summary>Details: the average over a window's positions, and why it is 0 only at d = 0 (optional)</summary>
 #
 # Assume that μ's states are equally likely at every position, as in a stationary rollout. Then
 # the $k$-th term has the same mean,
@@ -140,8 +140,12 @@ rng = np.random.default_rng(41)
 # The matrix in front of $d$ is invertible, so this average is 0 exactly where $d = 0$. To see why,
 # write $X = \gamma C$, and take four steps.
 #
-# 1. **Count by position.** The position $j - 1$ steps before the end receives the $j$ terms
-#    $I, X, \dots, X^{j-1}$, for $j = 1, \dots, T$ (the table's rows, the last position first). So
+# 1. **Count by row, not by column.** Write each term by its matrix: term $k$ is $X^k d$. In the
+#    table, the last position receives term 0 alone, so its row adds up to $I$. The position before
+#    it receives terms 0 and 1, which add up to $I + X$. The first position receives all three:
+#    $I + X + X^2$. The three rows add up to $3I + 2X + X^2$, the same sum as the columns. For any
+#    $T$, the rows receive $1, 2, \dots, T$ terms, and the row with $j$ terms adds up to
+#    $I + X + \dots + X^{j-1}$. So
 #    $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1})$.
 # 2. **Sum each row as a geometric series.** $(I + X + \dots + X^{j-1})(I - X) = I - X^j$, since
 #    the middle terms cancel. $I - X$ is invertible, as above, so
@@ -182,6 +186,11 @@ receives = [[k <= 2 - t for k in range(3)] for t in range(3)]
 assert receives == [[True, True, True], [True, True, False], [True, False, False]]  # the table's rows
 assert [sum(row[k] for row in receives) for k in range(3)] == [3, 2, 1]  # "3, 2 and 1 of them"
 per_position = [sum(np.linalg.matrix_power(X_w, k) for k in range(3) if receives[t][k]) for t in range(3)]
+I_3 = np.eye(len(X_w))
+np.testing.assert_allclose(per_position[2], I_3)  # step 1: "the last position ... adds up to I"
+np.testing.assert_allclose(per_position[1], I_3 + X_w)  # "I + X"
+np.testing.assert_allclose(per_position[0], I_3 + X_w + X_w @ X_w)  # "I + X + X^2"
+np.testing.assert_allclose(sum(per_position), 3 * I_3 + 2 * X_w + X_w @ X_w, rtol=1e-12)  # "3I + 2X + X^2"
 np.testing.assert_allclose(sum(per_position) / 3, window_matrix(X_w, 3) / 3, rtol=1e-12)  # the average, T = 3
 # ... and on one window of rl.vtrace itself: vs - V at position t is the sum of the terms it receives
 g_3, ratio_3 = 0.9, np.exp(rng_w.normal(size=3))
@@ -206,7 +215,7 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 # $\pi_{\bar\rho}(u) \propto \min(\bar\rho\,\mu(u), \pi(u))$. A policy's expected TD error is 0 in
 # every state only at that policy's own value. So V-trace learns $V^{\pi_{\bar\rho}}$.
 #
-# <details><summary>Details: IMPALA's Theorem 1, and the paper's ρ̄</summary>
+# <details><summary>Details: IMPALA's Theorem 1, and the paper's ρ̄ (optional)</summary>
 #
 # IMPALA's Theorem 1 states the general result. Assume $\bar c \le \bar\rho$, and that
 # $E_\mu[\rho_t]$ stays above a positive constant in every state. Then the V-trace operator is a
@@ -245,7 +254,7 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 # The cells below check, on μ's rollouts, that the mean of `vs` − V is 0 at the fixed point and
 # points towards it elsewhere.
 #
-# <details><summary>Details: why the PyTorch path here</summary>
+# <details><summary>Details: why the PyTorch path here (optional)</summary>
 #
 # The cells call `rl.vtrace` with `backend="torch"`. This section is about the algorithm, and the
 # interpreter would take seconds per call.
@@ -301,7 +310,7 @@ for rho_bar in (1.0, 4.0):
     target = value_of(pi_clipped(rho_bar))
     at_target, at_v_pi = mean_correction(target, rho_bar), mean_correction(value_of(pi), rho_bar)
     print(f"rho_bar = {rho_bar}: V^pi_rho_bar = {target:.2f}; mean(vs - V) there {at_target:+.3f}, "
-          f"at V^pi {at_v_pi:+.3f}")
+          f"at V^pi {at_v_pi:+.4f}")
     assert abs(at_target) < 0.03  # the fixed point
     if rho_bar == 1.0:
         assert target < value_of(pi) - 2 and at_v_pi < -0.1  # V^pi is not it: vs pulls the critic below
@@ -318,10 +327,11 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 # | --- | --- |
 # | the one-step term, $d = E_\mu[\rho_t\delta_t]$ | −0.12 |
 # | all terms, $d\,/\,(1 - 0.36)$ | −0.1875 |
-# | `vs` − V over the batch, as the cell above prints it | −0.187 |
+# | `vs` − V over the batch, as the cell above prints it | −0.1865 |
 #
-# The cell below computes all three, and checks that the window's last step, in its end form,
-# carries the one-step term alone:
+# The batch's mean is −0.1865, 0.001 smaller in size than −0.1875: the window of 100 steps cuts
+# the series short (see the fold below). The cell below computes all three, and checks that the
+# window's last step, in its end form, carries the one-step term alone:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]
@@ -332,19 +342,21 @@ corr_v_pi = corrections(v_pi, 1.0)  # vs - V at every step, at V^pi
 print(f"at V^pi: one step {one_step:+.4f}, gamma E[c] {trace:.2f}, all terms {all_terms:+.4f}; "
       f"the batch's mean {float(corr_v_pi.mean()):+.4f}")
 assert abs(one_step + 0.12) < 1e-12 and abs(trace - 0.36) < 1e-12 and abs(all_terms + 0.1875) < 1e-12
-assert f"{float(corr_v_pi.mean()):+.3f}" == "-0.187"  # "the cell above prints −0.187" (its at_v_pi, same format)
+assert f"{float(corr_v_pi.mean()):+.4f}" == "-0.1865"  # "the cell above prints −0.1865" (its at_v_pi, same format)
+assert round(float(corr_v_pi.mean()) - all_terms, 3) == 0.001  # "0.001 smaller in size than −0.1875"
 rho_mu = torch.clamp(log_rhos_mu.exp(), max=1.0)  # the clipped rho of each step, rho_bar = 1
 torch.testing.assert_close(corr_v_pi[:, -1], (rho_mu * (r_mu + g1 * v_pi - v_pi))[:, -1])  # last step: rho delta
 
 # %% [markdown]
-# <details><summary>Details: the window of 100 steps, measured</summary>
+# <details><summary>Details: the window of 100 steps, measured (optional)</summary>
 #
-# In a window of 100 steps the mean is smaller in magnitude than −0.1875, by about 0.001, because
-# the window's last steps have fewer later terms.
+# Section 1's average over a window's positions gives the window's own mean exactly: −0.18645.
+# It is smaller in size than −0.1875, by about 0.001, because the window's last steps have fewer
+# later terms. The batch's −0.1865 measures it.
 # The rows are independent rollouts, so the spread of their means gives the measurement's standard
 # error. It is about 0.00014 with 16,384 rows. The window's value and the all-terms value then lie more
-# than seven standard errors apart. The folded cell below shows the measurement at the window's
-# value.
+# than seven standard errors apart. The folded cell below shows that the measurement agrees with the
+# window's value, not with the all-terms one.
 #
 # </details>
 
@@ -356,10 +368,11 @@ row_means = corr_v_pi.mean(1)  # one mean per row
 measured, se = float(row_means.mean()), float(row_means.std()) / len(row_means) ** 0.5
 print(f"all terms {all_terms:+.4f}, in a window of {T_mu} steps {in_window:+.4f}; "
       f"measured {measured:+.4f}, standard error {se:.5f}")
-assert abs((in_window - all_terms) - 0.001) < 0.0001  # "smaller in magnitude, by about 0.001"
+assert round(in_window, 5) == -0.18645  # "the window's own mean exactly: −0.18645"
+assert abs((in_window - all_terms) - 0.001) < 0.0001  # "smaller in size ..., by about 0.001"
 assert abs(se - 0.00014) < 0.00002  # "about 0.00014"
 assert abs(in_window - all_terms) > 7 * se  # "more than seven standard errors apart"
-assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "at the window's value"
+assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "agrees with the window's value"
 
 # %% [markdown]
 # ## Exercises
@@ -457,10 +470,10 @@ assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
 #
 # This appendix is optional, and it has nothing to do with the fixed point above. It belongs to
 # notebook 04's second output, `pg_advantages`. The package computes it as rlax does, not as the
-# IMPALA paper does, so that λ is one knob for both outputs. The folds derive how the two
+# IMPALA paper does, so that λ is one knob for both outputs. The fold derives how the two
 # advantages differ. The cells check it on a rollout like notebook 04, section 4's.
 #
-# <details><summary>Details: the paper's advantage against rlax's</summary>
+# <details><summary>Details: the paper's advantage against rlax's, and why the package follows rlax (optional)</summary>
 #
 # This fold keeps the paper's letters: its step $s$ is this notebook's $t$, its state $x_s$ our
 # $s_t$, and its $V(x_s)$ our $V_t$. The IMPALA paper weighs $\nabla\log\pi(u_s|x_s)$ by
@@ -476,12 +489,9 @@ assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
 # * at **λ < 1**, from the same `vs`, the package's advantage differs from the paper's by
 #   $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an episode.
 #
-# </details>
-#
-# <details><summary>Details: why the package follows rlax</summary>
-#
-# On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ) (notebook 04, section 4): the advantage that matches the
-# critic's λ-return target, with notebook 03's bias–variance trade-off.
+# **Why the package follows rlax.** On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ) (notebook
+# 04, section 4): the advantage that matches the critic's λ-return target, with notebook 03's
+# bias–variance trade-off.
 #
 # The paper's formula at λ < 1 pairs a full step with the λ-return that follows it. At λ = 0,
 # on-policy, it is the two-step advantage $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while
@@ -535,7 +545,7 @@ for lam_ in (1.0, 0.5):
         assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
 
 # %% [markdown]
-# On-policy at λ = 0 (the "why" fold): one step against two.
+# On-policy at λ = 0 (the fold's last paragraph): one step against two.
 
 # %% jupyter={"outputs_hidden": true}
 on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend="torch")  # no episode ends but the window's

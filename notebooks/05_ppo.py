@@ -58,7 +58,7 @@
 # returns CleanRL's two diagnostics: `clip_fraction`, the share of ratios outside the clip range,
 # and `approx_kl`, an estimate of how far the policy has moved.
 #
-# <details><summary>Details: the paper, and where the surrogate comes from</summary>
+# <details><summary>Details (optional): the paper, and where the surrogate comes from</summary>
 #
 # Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy Optimization Algorithms*, arXiv
 # 1707.06347, 2017. The importance-sampled surrogate is the starting point of conservative policy
@@ -264,7 +264,7 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 #
 # The rest of the kernels' code makes the package general; the exercise needs none of it.
 #
-# <details><summary>Details: one launch or two, and what else the kernels do</summary>
+# <details><summary>Details (optional): one launch or two, and what else the kernels do</summary>
 #
 # When one program covers every tile, it finishes the sum itself (the `FINISH` flag). So the loss
 # takes one launch or two. With `normalize_advantages=True`, a reduction of the same kind runs
@@ -367,16 +367,21 @@ print("bitwise identical across calls")
 #   and 0 elsewhere. At a tie, the kernel takes the unclipped term's gradient.
 # * **Padding is never read**, so padding may hold NaN.
 #
-# <details><summary>Details: the five statistics, and when the normalisation divides</summary>
+# <details><summary>Details (optional): the five statistics, and when the normalisation divides</summary>
 #
 # The forward's pass returns five statistics, which the reduction sums: the loss, the count of
 # unmasked elements, the count of clipped ratios, the term $(\rho-1) - \log\rho$ that `approx_kl`
 # averages, and $(\hat A-\mu)^2$ for the advantage normalisation, where $\mu$ is the advantages'
 # mean.
 #
-# With `normalize_advantages=True` the advantage is $(\hat A - \mu)/(\sigma + 10^{-8})$, and
-# $\sigma$ is known only after a pass has summed the squares. The forward runs these steps, each
-# pass a reduction of section 3 (one launch, or two):
+# `clip_fraction` counts $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$.
+# `approx_kl`'s term is the "k3" estimator of $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$:
+# non-negative and unbiased for samples from $\pi_{\text{old}}$.
+#
+# With `normalize_advantages=True` the advantage is $(\hat A - \mu)/(\sigma + 10^{-8})$, as in
+# CleanRL's minibatches. $\sigma$ has $N - 1$ in its denominator, as `advantages.std()` does.
+# Masked steps never enter $\mu$ or $\sigma$. $\sigma$ is known only after a pass has summed the
+# squares. The forward runs these steps, each pass a reduction of section 3 (one launch, or two):
 #
 # 1. The pass for $\mu$: it sums the count and the advantages.
 # 2. The loss pass: it sums the squares $(\hat A - \mu)^2$ and the loss, undivided, beside the
@@ -388,14 +393,16 @@ print("bitwise identical across calls")
 # $x = \hat A - \mu$, $\min(\rho x/s,\ \mathrm{clip}(\rho)\,x/s) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/s$.
 #
 # `reduction="none"` needs $\sigma$ before the loss pass. Under `"mean"` and `"sum"` the loss pass
-# writes only sums, and step 3 divides them. Under `"none"` the loss pass writes one loss per
-# element, and per-element outputs cannot be divided after the reduction: nothing comes back to
-# them. So one more pass runs between 1 and 2. It sums the squares first, and the loss pass then
-# writes every element's loss already divided by $\sigma + 10^{-8}$.
+# writes only sums, and step 3 divides them. Under `"none"` the loss pass writes each element's
+# loss out to memory as it goes. So $\sigma$ must be known before that pass. A sum can be divided
+# afterwards, once. An element's loss already written out cannot be fixed up without another pass
+# over the data. So under `"none"` one more pass runs after the pass for $\mu$ (step 1) and before
+# the loss pass (step 2). It sums the squares first, and the loss pass then writes every element's
+# loss already divided by $\sigma + 10^{-8}$.
 #
 # </details>
 #
-# <details><summary>Details: the three functions and their helpers</summary>
+# <details><summary>Details (optional): the three functions and their helpers</summary>
 #
 # The kernel's per-element code comes in three functions:
 #
@@ -446,7 +453,7 @@ for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)
                        torch.minimum(_rho * _x, _rho.clamp(0.8, 1.2) * _x) / _sigma)
 
 # %% [markdown]
-# <details><summary>Details: why ties are the common case</summary>
+# <details><summary>Details (optional): why ties are the common case</summary>
 #
 # A tie is the common case, not a corner. Inside the clip range both terms are equal. On the
 # first minibatch of an update's first epoch,
@@ -455,19 +462,6 @@ for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)
 #
 # At a tie, `torch.min`'s autograd gives half of the gradient to each term, and the clamp passes
 # its half on inside the range. So the total is the same. The kernel gets there with one select.
-#
-# </details>
-#
-# <details><summary>Details: the statistics and the normalisation</summary>
-#
-# `clip_fraction` counts $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$.
-# `approx_kl` averages $(\rho - 1) - \log\rho$, the "k3" estimator of
-# $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$: non-negative and unbiased for samples from
-# $\pi_{\text{old}}$.
-#
-# CleanRL normalises each minibatch, $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$, with
-# $\sigma$ computed with $N - 1$ in its denominator, as `advantages.std()` does. Masked steps never
-# enter $\mu$ or $\sigma$.
 #
 # </details>
 #
@@ -502,7 +496,7 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # * advantage normalisation;
 # * the three reductions.
 #
-# <details><summary>Details: DAPO</summary>
+# <details><summary>Details (optional): DAPO</summary>
 #
 # DAPO is a PPO variant for LLM reasoning (Yu et al. 2025).
 #
@@ -825,7 +819,7 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 #    gradient steps on `log_probs` directly and plot `clip_fraction` and `approx_kl` per step.
 #    Why does the loss stop decreasing although `log_probs` is unconstrained?
 #
-# <details><summary>Details: GRPO</summary>
+# <details><summary>Details (optional): GRPO</summary>
 #
 # GRPO (Shao et al. 2024) takes the advantage of a sampled answer relative to the other answers
 # to the same prompt.

@@ -38,7 +38,7 @@
 # critics, to counter their overestimation ("clipped double Q"). A follow-up paper learns $\alpha$
 # itself, driving the policy's entropy towards a target entropy $\bar{\mathcal H}$.
 #
-# <details><summary>Details: the papers</summary>
+# <details><summary>Details (optional): the papers</summary>
 #
 # * SAC: Haarnoja, Zhou, Abbeel, Levine, *Soft Actor-Critic: Off-Policy Maximum Entropy Deep
 #   Reinforcement Learning with a Stochastic Actor*, ICML 2018.
@@ -138,70 +138,59 @@ np.testing.assert_allclose(G[0.5], [2.25, 1.0, 4.5])
 np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 
 # %% [markdown]
-# ## 2. Prologue, scan, epilogue
+# ## 2. The soft λ-return as one scan
 #
 # A reverse scan computes $y_t = b_t + a_t\,y_{t+1}$, from the last step back to the first
-# (notebook 00). To run the soft λ-return as a scan, write $G_t$ in that form. That takes three
-# flags, introduced one at a time, and one symbol, $\ell_t$.
+# (notebook 00). This section writes $G_t$ in that form, and the exercise builds this very scan.
+# Write $V'_t$ for $V^{\text{soft}\prime}_t$, and $\log\pi_{t+1}$ for $\log\pi(u_{t+1}|s_{t+1})$.
 #
-# **The first flag, $\text{term}_t$.** It says that step $t$ ends its episode by a termination.
-# Then there is no next state to value. The factor $[\lnot\text{term}_t]$ is 1 where step $t$ does
-# not terminate and 0 where it does: it removes the bootstrap.
+# Two flags and one symbol come first:
 #
-# **The second flag, $\text{done}_t$.** It says that step $t$ is terminated or truncated, or is the
-# window's last step. The trace stops there: $G_{t+1}$, if there is one, belongs to another
-# episode. A truncated step is done but not terminated, so it still bootstraps from
-# $V^{\text{soft}\prime}_t$.
+# * **$\text{term}_t$** says that step $t$ ends its episode by a termination. There is no next
+#   state to value. The factor $[\lnot\text{term}_t]$ is 0 there and 1 elsewhere.
+# * **$\text{done}_t$** says that step $t$ is terminated or truncated, or is the window's last
+#   step. The trace stops there. A truncated step is done but not terminated, so it still
+#   bootstraps from $V'_t$.
+# * **$\ell_t$, the step's λ,** is $\lambda_t$ where the trace goes on to $t + 1$, and 0 where it
+#   stops (at a done step).
 #
-# **The step's λ, $\ell_t$.** It is $\lambda_t$ where the trace goes on to $t + 1$ (not
-# $\text{done}_t$), and 0 where it stops ($\text{done}_t$). With it, the introduction's two cases
-# become one formula:
+# With $\ell_t$, the introduction's two cases become one formula. At a done step, $\ell_t = 0$
+# leaves $V'_t$ alone in the bracket:
 #
-# $$G_t = r_t + \gamma_t[\lnot\text{term}_t]\Big[(1-\ell_t)V^{\text{soft}\prime}_t
-#   + \ell_t\big(G_{t+1} - \alpha\log\pi_{t+1}\big)\Big].$$
+# $$G_t = r_t + \gamma_t[\lnot\text{term}_t]\Big[(1-\ell_t)V'_t + \ell_t\big(G_{t+1} - \alpha\log\pi_{t+1}\big)\Big].$$
 #
-# Here $\log\pi_{t+1}$ is short for $\log\pi(u_{t+1}|s_{t+1})$. At a done step, $\ell_t = 0$ leaves
-# $V^{\text{soft}\prime}_t$ alone in the bracket, as in the introduction.
+# Multiply out the bracket and sort its terms. One term multiplies $G_{t+1}$: its factor is
+# $a_t$. The rest is $b_t$:
 #
-# Now split off $b^G_t$, the part of $G_t$ that does not depend on the future:
+# $$a_t = \gamma_t\ell_t, \qquad
+#   b_t = r_t + [\lnot\text{term}_t]\,\gamma_t\big[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}\big].$$
 #
-# $$b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V^{\text{soft}\prime}_t, \qquad
-#   G_t = b^G_t + \gamma_t\ell_t\big(G_{t+1} - \alpha\log\pi_{t+1}\big).$$
+# * **$a_t$ needs no $[\lnot\text{term}_t]$.** A terminated step is done, so $\ell_t = 0$ there.
+# * **$-\ell_t\alpha\log\pi_{t+1}$ belongs to $b_t$.** It sits beside $G_{t+1}$ but does not
+#   multiply it. It is a number to load: `log_probs` at step $t + 1$.
+# * **At a termination, $b_t = r_t$.** $\ell_t = 0$ alone would still leave $\gamma_t V'_t$. The
+#   factor $[\lnot\text{term}_t]$ removes the whole bracket. In Triton it is a `tl.where`, which
+#   also removes a NaN that $V'_t$ may hold behind a termination.
 #
-# The second term needs no $[\lnot\text{term}_t]$: a terminated step is done, so $\ell_t = 0$ there.
-#
-# This is not yet a scan, because $G_{t+1}$ comes with $-\alpha\log\pi_{t+1}$ beside it. The
-# package folds that term in by scanning $H_t = G_t - \alpha\log\pi_t$ in place of $G_t$. Subtract
-# $\alpha\log\pi_t$ from both sides of the formula for $G_t$:
-#
-# $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b_t} + \underbrace{\gamma_t\ell_t}_{a_t}\,H_{t+1}.$$
-#
-# That is a reverse scan. Each step reads its own $\log\pi_t$, once. The scan returns $H$, so an
-# epilogue turns it back into $G$: $G_t = b^G_t + a_t H_{t+1}$.
-#
-# **The third flag, the reset.** Where $\text{done}_t$, $\ell_t = 0$, so $a_t = 0$ and the formula
-# already drops what comes from $t + 1$. The scan is told so all the same:
-# $\text{reset}_t = \text{done}_t$ makes it select $y_t = b_t$ there, in place of
-# $b_t + 0 \cdot y_{t+1}$. The select matters when the value behind the step is NaN or infinite,
+# **The reset.** The prologue gives the scan a third value per step, the flag
+# $\text{reset}_t = \text{done}_t$. Where it is set, the scan selects $y_t = b_t$ in place of
+# $b_t + a_t\,y_{t+1}$. There $a_t = 0$
+# already, but the select still matters when the value behind the step is NaN or infinite,
 # because $0 \cdot \text{NaN}$ is NaN.
 #
-# At a reset step, neither the scan nor the epilogue reads $a_t$. So $a_t = \gamma_t\ell_t$ and
-# the plain $\gamma_t\lambda_t$ give the same result, and both are right. The package's prologue
-# and the exercise's hints keep the plain $\gamma_t\lambda_t$.
-#
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
-# $V^{\text{soft}\prime} = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2
-# is the window's last, so both are done. The prologue fills the columns up to $\text{reset}_t$.
-# The scan fills $H_t$ from the bottom row up. The epilogue gives $G_t$.
+# $V' = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2 is the window's
+# last, so both are done. The prologue fills the columns up to $\text{reset}_t$. The scan fills
+# $G_t$ from the bottom row up.
 #
-# | $t$ | $\ell_t$ | $b^G_t$ | $a_t = \gamma\ell_t$ | $b_t = b^G_t - \alpha\log\pi_t$ | $\text{reset}_t$ | $H_t$ (scan) | $G_t$ (epilogue) |
-# | --- | --- | --- | --- | --- | --- | --- | --- |
-# | 0 | 0.5 | $1 + 0.5 \cdot 0.5 \cdot 3 = 1.75$ | 0.25 | $1.75 + 0.5 = 2.25$ | no | $2.25 + 0.25 \cdot 2 = 2.75$ | $1.75 + 0.25 \cdot 2 = 2.25$ |
-# | 1 | 0 (terminated) | 1 (no bootstrap) | 0 | $1 + 1 = 2$ | yes | 2 | 1 |
-# | 2 | 0 (window end) | $1 + 0.5 \cdot 7 = 4.5$ | 0 | $4.5 + 1 = 5.5$ | yes | 5.5 | 4.5 |
+# | $t$ | $\ell_t$ | $a_t = \gamma\ell_t$ | $b_t$ | $\text{reset}_t$ | $G_t$ (scan) |
+# | --- | --- | --- | --- | --- | --- |
+# | 0 | 0.5 | 0.25 | $1 + 0.5\,[0.5 \cdot 3 - 0.5 \cdot 0.5 \cdot (-2)] = 2$ | no | $2 + 0.25 \cdot 1 = 2.25$ |
+# | 1 | 0 (terminated) | 0 | 1 (no bootstrap) | yes | 1 |
+# | 2 | 0 (window end) | 0 | $1 + 0.5 \cdot 7 = 4.5$ | yes | 4.5 |
 #
-# The last column is section 1's λ = 0.5 target, $[2.25, 1, 4.5]$. Each $H_t$ is $G_t$ plus
-# $-\alpha\log\pi_t$: $2.75 = 2.25 + 0.5$.
+# The last column is section 1's λ = 0.5 target, $[2.25, 1, 4.5]$. Step 0's $b_0$ reads
+# $\log\pi_1 = -2$, one step ahead.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the traced example against section 1's loop (CI runs them; skip when reading)
@@ -209,72 +198,39 @@ _lp, _term = np.array(lp), np.array(term, bool)
 _done = _term.copy()
 _done[-1] = True
 _ell = np.where(_done, 0.0, 0.5)
-_b_g = 1.0 + np.where(_term, 0.0, 0.5 * (1 - _ell) * (np.min(next_q, axis=0) - 0.5 * np.array(next_lp)))
-_a, _b = 0.5 * _ell, _b_g - 0.5 * _lp
-_H = np.zeros(3)
+_v = np.min(next_q, axis=0) - 0.5 * np.array(next_lp)
+_lp_next = np.append(_lp[1:], 0.0)  # log π_{t+1}; none after the window's last step
+_a = 0.5 * _ell
+_b = 1.0 + np.where(_term, 0.0, 0.5 * ((1 - _ell) * _v - _ell * 0.5 * _lp_next))
+_G = np.zeros(3)
 for _t in (2, 1, 0):
-    _H[_t] = _b[_t] if _done[_t] else _b[_t] + _a[_t] * _H[_t + 1]
-_G = np.array([_b_g[_t] if _done[_t] else _b_g[_t] + _a[_t] * _H[_t + 1] for _t in range(3)])
+    _G[_t] = _b[_t] if _done[_t] else _b[_t] + _a[_t] * _G[_t + 1]
+np.testing.assert_allclose(_v, [3, 3, 7])
+assert list(_done) == [False, True, True] and _lp_next[0] == -2  # "both are done"; "reads log π_1 = -2"
 np.testing.assert_allclose(_ell, [0.5, 0, 0])
-np.testing.assert_allclose(_b_g, [1.75, 1, 4.5])
 np.testing.assert_allclose(_a, [0.25, 0, 0])
-np.testing.assert_allclose(_b, [2.25, 2, 5.5])
-assert list(_done) == [False, True, True]
-np.testing.assert_allclose(_H, [2.75, 2, 5.5])
+np.testing.assert_allclose(_b, [2, 1, 4.5])
 np.testing.assert_allclose(_G, [2.25, 1, 4.5])
 np.testing.assert_allclose(_G, G[0.5])  # the loop of section 1
-np.testing.assert_allclose(_H, np.asarray(G[0.5]) - 0.5 * _lp)  # H_t = G_t − α log π_t
-np.testing.assert_allclose(_b_g[0] - _a[0] * 0.5 * _lp[1], 2.0)  # the scan of G: b_0 = 2, below
-np.testing.assert_allclose(2.0 + _a[0] * _G[1], 2.25)
 
 # %% [markdown]
-# There is a second way to fold the term in: scan $G_t$ itself. Multiply out the formula for $G_t$:
-#
-# $$G_t = \underbrace{b^G_t - \gamma_t\ell_t\alpha\log\pi_{t+1}}_{b_t} + \underbrace{\gamma_t\ell_t}_{a_t}\,G_{t+1}.$$
-#
-# It needs no epilogue, but each step reads the next step's $\log\pi$. In the example,
-# $b_0 = 1.75 - 0.25 \cdot 0.5 \cdot (-2) = 2$ and $G_0 = 2 + 0.25 \cdot 1 = 2.25$, the same. The
-# two scans side by side:
-#
-# | scanned, $y_t$ | $a_t$ | $b_t$ | reads $\log\pi$ at | afterwards |
-# | --- | --- | --- | --- | --- |
-# | $H_t = G_t - \alpha\log\pi_t$ (the package) | $\gamma_t\ell_t$ | $b^G_t - \alpha\log\pi_t$ | step $t$, its own | an epilogue: $G_t = b^G_t + a_t H_{t+1}$ |
-# | $G_t$ itself (the exercise) | $\gamma_t\ell_t$ | $b^G_t - \gamma_t\ell_t\alpha\log\pi_{t+1}$ | step $t + 1$ | nothing |
-#
-# **The value carried in, `y_in`.** The epilogue needs $H_{t+1}$. A reverse scan reaches step $t$
-# from step $t + 1$, and carries $y_{t+1}$ into it. The course calls that value `y_in` (0 after the
-# row's last step). In the scan of $H$, `y_in` at step $t$ is $H_{t+1}$.
-#
-# The package's kernel scans $H$, in three parts:
-#
-# * **Prologue** (per step). It computes $\min_k Q_k$, $V^{\text{soft}\prime}_t$, $\ell_t$ and
-#   $b^G_t$, then $a_t$, $b_t$ and $\text{reset}_t = \text{done}_t$.
-# * **Scan.** The reverse affine scan of notebook 00 produces $H_t$.
-# * **Epilogue** (per step). It computes $G_t = b^G_t$ where $\text{done}_t$, and
-#   $G_t = b^G_t + a_t\,$`y_in` elsewhere.
-#
-# In NumPy, both scans against the loop:
+# The same prologue and scan in NumPy, against the loop, on random rows with terminations and
+# truncations:
 
 # %%
-def sac_as_scans(r, next_q, next_lp, lp, gamma, alpha, lam, terminated, truncated):
-    """G_t twice: from the scan of H and its epilogue, and from the scan of G itself."""
+def sac_as_scan(r, next_q, next_lp, lp, gamma, alpha, lam, terminated, truncated):
+    """G_t by section 2's scan: the prologue's (a_t, b_t, reset_t), then the reverse scan."""
     done = terminated | truncated
     done[..., -1] = True                                                  # the window's last step
     ell = np.where(done, 0.0, lam)                                        # ℓ_t: λ where the trace goes on
-    v_soft = np.min(next_q, axis=0) - alpha * next_lp                     # prologue
-    b_g = r + np.where(terminated, 0.0, gamma * (1 - ell) * v_soft)
-    a = gamma * ell
+    v_soft = np.min(next_q, axis=0) - alpha * next_lp                     # V'_t
     lp_next = np.concatenate([lp[..., 1:], np.zeros_like(lp[..., :1])], axis=-1)  # log π_{t+1}; 0 past the end
-    b_h, b_gs = b_g - alpha * lp, b_g - a * alpha * lp_next               # the two scans' b_t
-    G_from_h, G = np.zeros_like(r), np.zeros_like(r)
-    h_in = g_in = np.zeros(r.shape[:-1])                                  # y_in: 0 after the row's last step
-    for t in reversed(range(r.shape[-1])):                                # the scans (sequential here)
-        d = done[..., t]                                                  # reset_t
-        G_from_h[..., t] = np.where(d, b_g[..., t], b_g[..., t] + a[..., t] * h_in)  # epilogue, y_in = H_{t+1}
-        h_in = np.where(d, b_h[..., t], b_h[..., t] + a[..., t] * h_in)  # H_t: the y_in of step t - 1
-        g_in = np.where(d, b_gs[..., t], b_gs[..., t] + a[..., t] * g_in)  # G_t
-        G[..., t] = g_in
-    return G_from_h, G
+    a = gamma * ell
+    b = r + np.where(terminated, 0.0, gamma * ((1 - ell) * v_soft - ell * alpha * lp_next))
+    G, y = np.zeros_like(r), np.zeros(r.shape[:-1])                      # y: the value carried in, 0 at first
+    for t in reversed(range(r.shape[-1])):                                # the scan (sequential here)
+        y = G[..., t] = np.where(done[..., t], b[..., t], b[..., t] + a[..., t] * y)  # reset_t = done_t
+    return G
 
 
 R, NLP, LP = rng.normal(size=(3, 40)), rng.normal(size=(3, 40)) - 1, rng.normal(size=(3, 40)) - 1
@@ -283,20 +239,21 @@ TERM = rng.random((3, 40)) < 0.1
 TRUNC = (rng.random((3, 40)) < 0.1) & ~TERM
 G_loop = reference.sac_targets(R, list(Q), NLP, gamma=0.97, alpha=0.2, lambda_=0.8, log_probs=LP, terminated=TERM,
                                truncated=TRUNC)
-G_from_h, G_scanned = sac_as_scans(R, Q, NLP, LP, 0.97, 0.2, 0.8, TERM, TRUNC)
-np.testing.assert_allclose(G_from_h, G_loop, rtol=1e-12, atol=1e-12)
-np.testing.assert_allclose(G_scanned, G_loop, rtol=1e-12, atol=1e-12)
-print("the scan of H with its epilogue == the scan of G == the loop")
+np.testing.assert_allclose(sac_as_scan(R, Q, NLP, LP, 0.97, 0.2, 0.8, TERM, TRUNC), G_loop, rtol=1e-12, atol=1e-12)
+print("the scan of G == the loop, with terminations and truncations")
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 2's claims about ℓ_t, the reset and a_t (CI runs them; skip when reading)
+# Checks: section 2's claims about ℓ_t, the termination and the reset (CI runs them; skip when reading)
 _done = TERM | TRUNC
 _done[:, -1] = True
 _ell = np.where(_done, 0.0, 0.8)
-assert (_ell[TERM] == 0).all()  # a terminated step is done, so ℓ_t = 0: [¬term_t]ℓ_t = ℓ_t
-_src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
-assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − ℓ_t; the plain γλ
-assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
+assert (_ell[TERM] == 0).all()  # a terminated step is done, so ℓ_t = 0: a_t needs no [¬term_t]
+assert TRUNC.any() and not (TRUNC & TERM).any()  # truncated steps are done but not terminated ...
+_v = Q.min(0) - 0.2 * NLP
+_lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
+_bracket = 0.97 * ((1 - _ell) * _v - _ell * 0.2 * _lp_next)
+assert (_bracket[TRUNC] == 0.97 * _v[TRUNC]).all()  # ... so they bootstrap from V'_t alone
+assert (R + _bracket != R)[TERM].all()  # at a termination ℓ_t = 0 alone leaves γV'_t: [¬term_t] removes it
 
 
 def _scan(a, b, reset):  # y_t = b_t where reset_t, b_t + a_t y_{t+1} elsewhere
@@ -306,84 +263,75 @@ def _scan(a, b, reset):  # y_t = b_t where reset_t, b_t + a_t y_{t+1} elsewhere
     return y
 
 
-_v = Q.min(0) - 0.2 * NLP
-_b_g = R + np.where(TERM, 0.0, 0.97 * (1 - _ell) * _v)
-_lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
-for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the plain γλ: a reset never reads it
-    np.testing.assert_allclose(_scan(_a, _b_g - 0.97 * _ell * 0.2 * _lp_next, _done), G_loop, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(_scan(_a, _b_g - 0.2 * LP, _done) + 0.2 * LP, G_loop, rtol=1e-12, atol=1e-12)  # H
 _b_nan = np.where(np.roll(_done, 1, axis=1), np.nan, 1.0)  # NaN at every step behind a done one
 _own = _done & ~np.isnan(_b_nan)  # done steps whose own b is finite ...
 _own[:, -1] = False  # ... and a NaN behind them (after the row's last step, y_in is 0)
-assert _own.any() and np.isfinite(_scan(0.97 * _ell, _b_nan, _done)[_own]).all()  # the select keeps it out ...
-assert np.isnan(_scan(0.97 * _ell, _b_nan, np.zeros_like(_done))[_own]).all()  # ... b_t + 0 · NaN does not
+assert _own.any() and (0.97 * _ell[_own] == 0).all()  # a_t = 0 there already ...
+assert np.isfinite(_scan(0.97 * _ell, _b_nan, _done)[_own]).all()  # ... and the select keeps the NaN out ...
+assert np.isnan(_scan(0.97 * _ell, _b_nan, np.zeros_like(_done))[_own]).all()  # ... where b_t + 0 · NaN does not
 
 # %% [markdown]
-# ## 3. The kernel
+# <details><summary>How the package does it (optional): a scan of H, an epilogue, and padding</summary>
 #
-# The kernel runs section 2's three parts as three hooks from `rltriton_lite/sac.py`: the min over
-# critics, the prologue and the epilogue.
+# **The package scans $H_t = G_t - \alpha\log\pi_t$**, not $G_t$. Let
+# $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V'_t$, the part of $G_t$ that does not
+# depend on the future. Subtract $\alpha\log\pi_t$ from both sides of section 2's formula:
 #
-# * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
-#   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
-# * **`log_probs` is read once**, in the prologue of its own step, because the scan carries $H$.
-# * **Padding is never read.** A padded step passes $H$ through, so `log_probs` stays with its own
-#   step's $G$ (the second box below shows why that matters).
-# * **λ = 0 is the usual SAC target.** Then $\ell_t = 0$ at every step, so $a_t = 0$,
-#   $G_t = b^G_t$ and `log_probs` is not needed.
+# $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b^H_t} + \gamma_t\ell_t\,H_{t+1}.$$
 #
-# <details><summary>Details: reading the hooks' printout</summary>
+# Each step now reads its own $\log\pi_t$, not the next step's. The scan returns $H$, so a
+# per-step *epilogue* rebuilds $G$. A reverse scan reaches step $t$ from step $t + 1$ and carries
+# $y_{t+1}$ into it. The course calls that value `y_in` (0 after the row's last step). Here `y_in`
+# is $H_{t+1}$, and the epilogue computes $G_t = b^G_t + a_t\,$`y_in`, or $G_t = b^G_t$ at a
+# reset.
 #
-# `step(...)` gives the step's γ, λ and episode flags, and `param` reads α. (The glossary's table
-# of helpers has both.) `ahead` matters only for calls with a `mask`. The epilogue's `h_next` is
-# `y_in`, $H_{t+1}$ (section 2).
+# In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives $H = [2.75, 2, 5.5]$. Each
+# $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$. The epilogue gives
+# $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
 #
-# The prologue's `w` is section 2's $1 - \ell_t$, the bootstrap's share of the bracket. Its
-# `a = gamma * lam` keeps the plain $\gamma_t\lambda_t$: at a reset, where $\ell_t = 0$, no one
-# reads it.
-#
-# `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls the loop over them at
-# compile time.
-#
-# </details>
-#
-# The next cell prints the three hooks (an optional, folded printout).
-
-# %% jupyter={"outputs_hidden": true}
-for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% [markdown]
-# <details><summary>Details: critics, padding, and the λ = 0 kernel</summary>
-#
-# * The kernel takes up to `sac.MAX_CRITICS` = 16 critics, enough for the ensembles of REDQ, a
-#   SAC variant with 10 critics. It reads them one by one, so it never writes the stacked tensor
-#   that `torch.min(torch.stack(...))` would build in memory. A NaN counts as the minimum, so it
-#   shows up in the target instead of hiding.
-# * A padded step passes $H$ through unchanged. So the value carried into step $t$ is $H_{t'}$ of
-#   the next *unpadded* step $t'$, and $H_{t'} = G_{t'} - \alpha\log\pi_{t'}$ keeps $G_{t'}$ with
-#   the log-probability of its own step.
-# * At λ = 0 nothing is carried, so there is nothing to scan. When λ = 0 is passed as a number,
-#   not a tensor, the package runs an elementwise kernel instead of the scan. It runs the same
-#   arithmetic without chunks or a time split, and gives the same bits. The scan serves λ > 0 and
-#   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
-#   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
-#
-# **Why the padding matters, on two steps.** Take two real steps, 0 and 2, with a padded step 1
-# between them. Let $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$,
-# $V' = (4, \cdot, 2)$ and $\log\pi_2 = 2$.
+# **Why an epilogue: padding.** With a `mask`, a padded step passes $H$ through unchanged. So the
+# value carried into step $t$ is $H_{t'}$ of the next unpadded step $t'$. That $H_{t'}$ already
+# holds $\log\pi_{t'}$, its own step's. A scan of $G$ instead reads $\log\pi$ at `offs + 1`, which
+# may be padding. Take two real steps, 0 and 2, with a padded step 1 between them, and
+# $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$,
+# $\log\pi_2 = 2$.
 #
 # * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$, so $H_2 = G_2 - \alpha\log\pi_2 = 1$.
 # * The scan of $H$ carries $H_2 = 1$ through the padded step to step 0. There the epilogue gives
 #   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5 \cdot 1] = 2.25$. $\log\pi_2$ stayed with $G_2$.
-# * A scan of $G$ that reads $\log\pi$ at `offs + 1` would pair $G_2$ with step 1's $\log\pi$, the
+# * A scan of $G$ that reads $\log\pi$ at `offs + 1` pairs $G_2$ with step 1's $\log\pi$, the
 #   padding's. A masked load gives 0 there, so $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$:
 #   a wrong target. To be right it would have to look ahead to the next unpadded step.
+#
+# **The multiplier at a reset.** Neither the scan nor the epilogue reads $a_t$ at a reset step.
+# So $a_t = \gamma_t\ell_t$ and the plain $\gamma_t\lambda_t$ give the same result there. The
+# package's prologue keeps the plain $\gamma_t\lambda_t$, and the exercise may too.
+#
+# **And the exercise?** Its harness has no padding inside a row, and its checker runs your
+# prologue alone, with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
+# epilogue, passed as `exercises.scan_hook(..., epilogue=...)` as in notebook 04, would also be
+# right outside the checker.
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the padding example in the box above (CI runs them; skip when reading)
+# Checks: the box above, the scan of H, the plain γλ and the padding example (CI runs them; skip when reading)
+_v3 = np.min(next_q, axis=0) - 0.5 * np.array(next_lp)  # section 1's V' = [3, 3, 7]
+_b_g = 1.0 + np.where(np.array(term, bool), 0.0, 0.5 * (1 - np.array([0.5, 0, 0])) * _v3)  # ℓ = [0.5, 0, 0]
+_H = np.array(G[0.5]) - 0.5 * np.array(lp)  # H_t = G_t − α log π_t
+np.testing.assert_allclose(_b_g, [1.75, 1, 4.5])
+np.testing.assert_allclose(_H, [2.75, 2, 5.5])
+np.testing.assert_allclose(_b_g[0] + 0.25 * _H[1], 2.25)  # the epilogue at step 0
+_b_g = R + np.where(TERM, 0.0, 0.97 * (1 - _ell) * _v)
+for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the plain γλ: a reset never reads it
+    np.testing.assert_allclose(_scan(_a, _b_g - 0.97 * _ell * 0.2 * _lp_next, _done), G_loop, rtol=1e-12, atol=1e-12)
+    _H = _scan(_a, _b_g - 0.2 * LP, _done)  # the scan of H
+    np.testing.assert_allclose(_H + 0.2 * LP, G_loop, rtol=1e-12, atol=1e-12)
+    _y_in = np.concatenate([_H[:, 1:], np.zeros((3, 1))], axis=1)  # H_{t+1}, 0 after the row's last step
+    np.testing.assert_allclose(np.where(_done, _b_g, _b_g + _a * _y_in), G_loop, rtol=1e-12, atol=1e-12)  # epilogue
+_src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
+assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − ℓ_t; the plain γλ
+assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
 _pad = dict(gamma=0.5, alpha=1.0, lambda_=0.5)
 _r, _q, _lp = ([[1.0, 7.0, 2.0]], [[4.0, 9.0, 2.0]], [[5.0, 3.0, 2.0]])  # step 1, padding, holds anything
 _t = lambda x: torch.tensor(x, dtype=torch.float64, device=DEVICE)  # noqa: E731
@@ -394,6 +342,47 @@ _G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])],
                                log_probs=np.array([[9.0, 2.0]]), **_pad)
 assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding between them
 assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # "H_2 = 1"; the G-scan's 2.75
+
+# %% [markdown]
+# ## 3. The kernel
+#
+# The package's kernel runs three hooks from `rltriton_lite/sac.py`: the min over critics, a
+# prologue and an epilogue. It scans $H$, as section 2's box explains.
+#
+# * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
+#   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
+# * **`log_probs` is read once**, in the prologue of its own step. Padding is never read.
+# * **λ = 0 is the usual SAC target.** Then $\ell_t = 0$ at every step, so $a_t = 0$,
+#   $G_t = b_t$ and `log_probs` is not needed.
+#
+# <details><summary>Details (optional): reading the printout, the critics, and the λ = 0 kernel</summary>
+#
+# * **The hooks' arguments.** `step(...)` gives the step's γ, λ and episode flags, and `param`
+#   reads α. (The glossary's table of helpers has both.) Where the exercise's harness passes
+#   `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row, time)
+#   strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in. `ahead`
+#   looks ahead to the next unmasked step, in calls with a `mask` only.
+# * **The prologue and the epilogue.** The prologue's `w` is $1 - \ell_t$, the bootstrap's share
+#   of the bracket. Its `a = gamma * lam` is the plain $\gamma_t\lambda_t$ of section 2's box. The
+#   epilogue's `h_next` is `y_in`, $H_{t+1}$.
+# * **The critics.** `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls
+#   the loop over them at compile time. The kernel takes up to `sac.MAX_CRITICS` = 16 critics,
+#   enough for the ensembles of REDQ, a SAC variant with 10 critics. It reads them one by one, so
+#   it never writes the stacked tensor that `torch.min(torch.stack(...))` would build in memory.
+#   A NaN counts as the minimum, so it shows up in the target instead of hiding.
+# * **λ = 0.** Nothing is carried, so there is nothing to scan. When λ = 0 is passed as a number,
+#   not a tensor, the package runs an elementwise kernel instead of the scan. It runs the same
+#   arithmetic without chunks or a time split, and gives the same bits. The scan serves λ > 0 and
+#   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
+#   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
+#
+# </details>
+#
+# The next cell prints the three hooks (an optional, folded printout).
+
+# %% jupyter={"outputs_hidden": true}
+for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -457,7 +446,7 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 #
 # $$D_t = \gamma\lambda\,(\Delta + D_{t+1}), \qquad D_{T-1} = 0 .$$
 #
-# <details><summary>Details: the recursion, derived</summary>
+# <details><summary>Details (optional): the recursion, derived</summary>
 #
 # In this one-state problem, one step of the λ-return and the exact critic are
 #
@@ -529,7 +518,7 @@ assert round(D, 3) == -3.895  # λ = 1: D_0 = Δ (0.9 + 0.9² + ... + 0.9⁵⁹)
 # $10^{-3}$, and one learning rate serves every scale. α rises while the policy's entropy
 # $-\operatorname{mean}\log\pi$ is below the target $\bar{\mathcal H}$, and falls while it is above.
 #
-# <details><summary>Details: the paper's objective, softlearning's and CleanRL's forms</summary>
+# <details><summary>Details (optional): the paper's objective, softlearning's and CleanRL's forms</summary>
 #
 # The paper's temperature objective is in α,
 # $J(\alpha) = \mathbb{E}\big[-\alpha\log\pi(u|s) - \alpha\bar{\mathcal H}\big]$, with gradient
@@ -589,7 +578,7 @@ print("actor and temperature losses == the loop, gradients as derived")
 # * At λ = 0 and α = 0 the targets sit below the dashed line on average. The min of two noisy
 #   critics underestimates: the price clipped double Q pays against overestimation.
 #
-# <details><summary>Details: where these numbers come from</summary>
+# <details><summary>Details (optional): where these numbers come from</summary>
 #
 # * At λ = 0 the shift is only one step's bonus, because the critics passed in are reward-only and
 #   hold no bonus of their own. In training the critics learn the soft value, and the bonuses
@@ -689,9 +678,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#How-the-exercises-work);
 # `print(exercises.task(name))` restates a task.
 #
-# **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
-# λ-return into triples for `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` does
-# for TD(λ). With section 1's soft next value, here
+# **`soft_lambda_targets`** (a Triton prologue). Write section 2's prologue for
+# `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` does for TD(λ). The task
+# has one γ, one λ, two critics and no truncations. With section 1's soft next value, here
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the target is
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\big].$$
@@ -703,21 +692,12 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
 #   holds (γ, α, λ). The harness and its hook `(X, P, offs, t, m, T)` are in
 #   [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. The checker
-#   compares the scan with `reference.sac_targets`.
+# * **Returns:** section 2's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is $G_t$.
+#   Without truncations, the trace stops at a termination and at the window's last step: there
+#   $\ell_t = 0$ and the step resets. The checker compares the scan with `reference.sac_targets`.
 # * **Edge cases:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
 #   select them away with `tl.where`. The window's last step must reset: the checker tests it by
 #   starting the scan from 100, a stand-in for the value past the window.
-#
-# <details><summary>Details: the package's prologue</summary>
-#
-# The package's `_sac_prologue(X, SX, P, row, t, m, T, ACC, ahead=None)` is printed in section 3.
-# Where the harness passes `offs`, flat offsets into contiguous inputs, the package passes `SX`,
-# each input's (row, time) strides, and `row`, the rows' indices. `ACC` is the dtype the package
-# computes in. `ahead` looks ahead to the next unmasked step (whether there is one, and its value),
-# in calls with a `mask` only. The exercise needs none of these.
-#
-# </details>
 
 # %% jupyter={"source_hidden": true}
 # Helpers (folded): find notebook 03, and read one function's code from a notebook file
@@ -760,52 +740,6 @@ with tempfile.TemporaryDirectory() as _d:  # a renamed copy is found too
     assert notebook_03(_d).endswith("03_td_lambda-yourname.ipynb")
 
 # %% [markdown]
-# **Scan $G_t$ itself**, the second row of section 2's table. The checker runs your prologue alone
-# (no `epilogue=`), so scan $G$ directly. The scan of $H$ with an epilogue, passed as
-# `exercises.scan_hook(..., epilogue=...)` as in notebook 04, would also be right outside the
-# checker. The task writes λ, with $V'_t$ alone in the bracket at the window's last step.
-# That is section 2's $\ell_t$, which Hint 4 calls `lam_t`. The harness has no truncations, so
-# here the trace stops at a termination and at the window's last step. The recurrence to scan:
-#
-# $$G_t = \begin{cases} b_t & \text{where step } t \text{ resets,} \\ b_t + a_t\,G_{t+1} & \text{elsewhere,} \end{cases}
-# \qquad a_t = \gamma\ell_t, \qquad
-# b_t = r_t + [\lnot\text{term}_t]\,\gamma\big[(1 - \ell_t)V'_t - \ell_t\alpha\log\pi_{t+1}\big].$$
-#
-# * **$\ell_t$, the step's λ:** λ where the trace goes on to $t + 1$, 0 where it stops. At the
-#   window's last step it makes $b_t = r_t + \gamma V'_t$, the full bootstrap.
-# * **$a_t$:** $\gamma\ell_t$, or the plain $\gamma\lambda$ that the hints use. A step that resets
-#   never reads it.
-# * **A termination:** $[\lnot\text{term}_t] = 0$ leaves $r_t$ alone. $\ell_t = 0$ alone would
-#   still leave $\gamma V'_t$, so a `tl.where` on the flag selects the whole bracket away, with any
-#   NaN in it.
-# * **The reset:** at the window's last step and at a termination. There $b_t$ holds the whole
-#   target.
-#
-# **Two steps, worked.** Take $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, no termination,
-# $r = (1, 2)$, $V' = (4, 2)$ and $\log\pi_1 = 2$.
-#
-# * $t = 1$ is the window's last step: it resets, and $\ell_1 = 0$. So
-#   $b_1 = r_1 + \gamma V'_1 = 2 + 0.5 \cdot 2 = 3$, and $G_1 = b_1 = 3$.
-# * At $t = 0$ the trace goes on, so $\ell_0 = \lambda$. Then $a_0 = \gamma\ell_0 = 0.25$ and
-#   $b_0 = r_0 + \gamma\big[(1 - \ell_0)V'_0 - \ell_0\alpha\log\pi_1\big] = 1 + 0.5\,(2 - 1) = 1.5$,
-#   so $G_0 = b_0 + a_0 G_1 = 1.5 + 0.25 \cdot 3 = 2.25$.
-#
-# The formula above gives the same: $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 2)] = 2.25$.
-
-# %% jupyter={"source_hidden": true}
-# Checks: the two worked steps, against the reference (CI runs them; skip when reading)
-_gamma, _alpha, _lam, _r, _v, _lp_next = 0.5, 1.0, 0.5, [1.0, 2.0], [4.0, 2.0], [2.0, 0.0]  # log π_{t+1}; none at t = 1
-_ell = [_lam, 0.0]  # ℓ_t: λ where the trace goes on, 0 at the window's last step
-_a, _reset = [_gamma * l for l in _ell], [False, True]  # a_t = γℓ_t; step 1, the window's last, resets
-_b = [r + _gamma * ((1 - l) * v - l * _alpha * lp) for r, v, l, lp in zip(_r, _v, _ell, _lp_next)]
-_G = reference.sac_targets(np.array([_r]), np.array([_v]), np.zeros((1, 2)), gamma=_gamma, alpha=_alpha,
-                           lambda_=_lam, log_probs=np.array([[0.0, 2.0]]))  # V' = Q - α·0; log π_0 is never read
-assert _a[0] == 0.25 and _b == [1.5, 3.0] and _reset[1]  # "a_0 = 0.25, b_0 = 1.5"; "it resets ... b_1 = 3"
-# at a termination ℓ_t = 0 alone is not enough: b_t would keep γV'_t; the select on the termination leaves r_t
-assert _r[1] + _gamma * ((1 - 0.0) * _v[1] - 0.0 * _alpha * _lp_next[1]) == _r[1] + _gamma * _v[1] != _r[1]
-assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2.25, 3.0]])  # "G_0 = 2.25", "G_1 = 3"
-
-# %% [markdown]
 # <details><summary>Hint 1: where to start</summary>
 #
 # Start from notebook 03's worked `td_lambda_prologue`: TD(λ) with terminations.
@@ -820,12 +754,11 @@ assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2
 # * $V'_t = \min(Q_1, Q_2) - \alpha\,$`next_log_probs`, all loaded at `offs`.
 # * $\log\pi_{t+1}$ is `log_probs` at `offs + 1`, masked with `m & (t + 1 < T)`, as in the template.
 # * The trace goes on where `t + 1 < T` and the step is not terminated. Elsewhere the step resets.
-# * Let $\ell_t = \lambda$ where the trace goes on, else 0. With $\ell_t$ in place of $\lambda$ in
-#   $b_t$, the window's last step needs no case of its own.
+# * Let $\ell_t = \lambda$ where the trace goes on, else 0. With $\ell_t$ in place of $\lambda$,
+#   the window's last step needs no case of its own.
 # * Multiply out the bracket. Sort its terms: those that multiply $G_{t+1}$, and the rest.
-# * The factor of $G_{t+1}$, with the $\gamma$ in front, is $a_t = \gamma\ell_t$. The plain
-#   $\gamma\lambda$ does as well: a reset never reads it. $r_t$ plus $\gamma$ times the rest, with
-#   $\ell_t$, is $b_t$.
+# * The factor of $G_{t+1}$, with the $\gamma$ in front, is $a_t = \gamma\ell_t$. $r_t$ plus
+#   $\gamma$ times the rest, with $\ell_t$, is $b_t$.
 # * Watch $-\ell_t\alpha\log\pi_{t+1}$: it sits next to $G_{t+1}$, but does it multiply it?
 # * At a termination, select the whole bracket away with `tl.where`: $b_t = r_t$. The flag is a
 #   bool tensor, `X[5]`: `term = tl.load(X[5] + offs, mask=m, other=0) != 0`.
@@ -860,8 +793,8 @@ assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2
 #
 # ```python
 # going_on = m & (t + 1 < T) & ~term  # the trace runs on to t + 1
-# lam_t = tl.where(going_on, lam, 0.0)  # ℓ_t, for b only
-# a = gamma * lam  # the factor of G_{t+1}: γℓ_t, or the plain γλ (a reset never reads it)
+# lam_t = tl.where(going_on, lam, 0.0)  # ℓ_t, the step's λ
+# a = gamma * lam_t  # a_t = γℓ_t, the factor of G_{t+1}
 # b = r + tl.where(term, 0.0, ___)  # ___: γ times the bracket's terms without G_{t+1}, with lam_t for λ
 # return a, b, ___  # ___: where the trace stops
 # ```
@@ -915,10 +848,11 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 #
 # * SAC's soft next value is $\min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
 #   At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it: CleanRL's target.
-# * The soft λ-return is one reverse scan of $H_t = G_t - \alpha\log\pi_t$, with
-#   $a_t = \gamma_t\ell_t$ ($\ell_t$: $\lambda_t$ where the trace goes on, 0 where it stops) and a
-#   reset at each episode end. The epilogue rebuilds $G_t$ from `y_in` $= H_{t+1}$. A scan of
-#   $G_t$ itself needs no epilogue, but reads $\log\pi_{t+1}$.
+# * The soft λ-return is one reverse scan of $G_t$, with $a_t = \gamma_t\ell_t$ ($\ell_t$:
+#   $\lambda_t$ where the trace goes on, 0 where it stops) and a reset at each episode end and at
+#   the window's last step. Its $b_t$ reads $\log\pi_{t+1}$, one step ahead. The package scans
+#   $H_t = G_t - \alpha\log\pi_t$ instead, with an epilogue, so that padding never separates a
+#   $\log\pi$ from its step.
 # * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
 #   critic that is the min. You pass the target critics' outputs yourself.
 # * λ > 0 on replayed data follows the buffer's actions, unweighted: the target is biased for

@@ -29,8 +29,9 @@
 #
 # **One model runs through the notebook:** bytes set a kernel's floor, GPU time is a fixed cost plus
 # that floor, and wall time is the larger of host time and GPU time. Figures come from one committed
-# H200 run unless a table's `source:` line names another file; [notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from)
-# says where each file comes from and how far to trust it.
+# H200 run unless a table's `source:` line names another file (section 3 lists them and why each
+# exists; [notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from) says how far to trust
+# each).
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -75,7 +76,7 @@ def first_line(name):
     return open(os.path.join(RESULTS, name), encoding="utf-8").readline()
 
 
-# the sources a table's `source:` line names, each with the card its file names (notebook 14, section 1)
+# the sources a table's `source:` line names, each with the card its file names (section 3 says why each exists)
 SOURCE = {"run": f"the benchmark run ({card(RES['gpu'])})",
           "wall": f"the wall probe ({card(first_line(profile.COMMITTED_WALL))})",
           "loss": f"the paired loss probe ({card(first_line(profile.COMMITTED_LOSS_WALL))})",
@@ -278,6 +279,15 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # **In one line: at 16×128 and 4096×128 every call is host-bound: the host, not the kernel, sets
 # its time.**
 #
+# **Where the figures come from.** Each table's `source:` line names one of four committed files,
+# each made for a reason. **Compare µs only within one source:** they differ from host to host.
+#
+# * **The benchmark run** (H200): each call timed once, wall time and GPU time; most tables.
+# * **The wall probe** (the same H200 session): our calls timed again, to show how far one timing drifts.
+# * **The paired loss probe** (H100): two calls timed in the same rounds, to rank two close calls.
+# * **The replay probe** (H200): one call replayed as CUDA graphs, to show what a graph removes
+#   (section 4).
+#
 # **Question: at the shapes RL code uses (16×128, 4096×128, 64×16384), where does a call's time
 # go?** The **GPU time** replays a CUDA graph (section 4), with no host in it; the **wall time** is
 # what a Python loop waits for. Their ratio labels a call:
@@ -379,6 +389,11 @@ _long = [gpu_us[a, (64, 16384)] for a in scans]
 assert min(_long) > 3 * model_us(64, 16384, gae_bytes)[1]  # "several times the GPU time it gives GAE"
 probe = profile.wall_probe_us(os.path.join(RESULTS, profile.COMMITTED_WALL))  # the wall probe: {(B, T): {(pass, name): µs}}
 assert min(sec["fwd", "torch.add"] for sec in probe.values()) == 8.2  # "`torch.add` ... 8.2 µs per call at its fastest"
+# the legend: the wall probe ran in the run's session and timed our calls again; the replay probe timed one call
+assert f"beside results {profile.COMMITTED_RUN}" in first_line(profile.COMMITTED_WALL)  # "on the same H200"
+assert all(("fwd", a) in sec for sec in probe.values() for a in ALGORITHMS)  # "our calls timed a second time"
+assert "graph of 100" in open(os.path.join(RESULTS, profile.COMMITTED_REPLAY), encoding="utf-8").read()  # "replayed as CUDA graphs"
+assert "rl.gae forward" in first_line(profile.COMMITTED_REPLAY)  # "one call"
 
 # %% [markdown]
 # ### Comparing two calls: the paired ratio

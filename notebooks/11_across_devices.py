@@ -221,27 +221,37 @@ assert torch.isfinite(one_process[:6]).all() and torch.isnan(one_process[6:9]).a
 #    from that carry.
 
 # %%
-fig, ax = plt.subplots(figsize=(10, 3.4))
 colors = ["tab:blue", "tab:orange", "tab:green"]
-for r, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
-    ax.add_patch(plt.Rectangle((lo, 0), hi - lo - 0.3, 1, color=colors[r], alpha=0.35))
-    ax.text((lo + hi) / 2, 0.5, f"rank {r}\nsteps {lo}..{hi - 1}", ha="center", va="center")
-    ax.annotate("", xy=((lo + hi) / 2, 2.2), xytext=((lo + hi) / 2, 1.05),
-                arrowprops=dict(arrowstyle="->", color=colors[r]))
-    ax.text((lo + hi) / 2 + 0.3, 1.6, f"$(A_{r}, B_{r})$", color=colors[r])
-ax.add_patch(plt.Rectangle((0, 2.2), T - 0.3, 0.6, color="0.85"))
-ax.text(T / 2, 2.5, "all_gather: every rank gets every map (a few numbers per row per rank)", ha="center", va="center")
-for r in (0, 1):
-    ax.annotate("", xy=(bounds[r + 1] - 0.5, -0.15), xytext=(bounds[r + 1] + 1.5, -0.15),
-                arrowprops=dict(arrowstyle="->", color="k"))
-    ax.text(bounds[r + 1] - 1.2, -0.55, f"carry $c_{r}$ composed from ranks > {r}", fontsize=9)
-ax.set_xlim(-0.5, T + 0.5)
-ax.set_ylim(-0.8, 3.0)
-ax.set_xlabel("time step")
-ax.set_yticks([])
-ax.set_title("A reverse scan across three ranks: maps up, carries back (no rank waits for another's scan)")
-plt.tight_layout()
-plt.show()
+
+
+def draw_ranks(sent, gathered, across, backwards, title):
+    """Three ranks' segments; each sends sent(r) up to one all_gather (gathered: its label); at each
+    boundary an arrow labelled across(r), pointing back in time (backwards) or forwards."""
+    fig, ax = plt.subplots(figsize=(10, 3.4))
+    for r, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        ax.add_patch(plt.Rectangle((lo, 0), hi - lo - 0.3, 1, color=colors[r], alpha=0.35))
+        ax.text((lo + hi) / 2, 0.5, f"rank {r}\nsteps {lo}..{hi - 1}", ha="center", va="center")
+        ax.annotate("", xy=((lo + hi) / 2, 2.2), xytext=((lo + hi) / 2, 1.05),
+                    arrowprops=dict(arrowstyle="->", color=colors[r]))
+        ax.text((lo + hi) / 2 + 0.3, 1.6, sent(r), color=colors[r])
+    ax.add_patch(plt.Rectangle((0, 2.2), T - 0.3, 0.6, color="0.85"))
+    ax.text(T / 2, 2.5, gathered, ha="center", va="center")
+    for r in (1, 2):  # the boundary before rank r
+        ends = (bounds[r] - 0.5, bounds[r] + 1.5) if backwards else (bounds[r] + 0.5, bounds[r] - 1.5)
+        ax.annotate("", xy=(ends[0], -0.15), xytext=(ends[1], -0.15), arrowprops=dict(arrowstyle="->", color="k"))
+        ax.text(bounds[r] - 1.2, -0.55, across(r), fontsize=9)
+    ax.set_xlim(-0.5, T + 0.5)
+    ax.set_ylim(-0.8, 3.0)
+    ax.set_xlabel("time step")
+    ax.set_yticks([])
+    ax.set_title(title)
+    plt.tight_layout()
+    plt.show()
+
+
+draw_ranks(lambda r: f"$(A_{r}, B_{r})$", "all_gather: every rank gets every map (a few numbers per row per rank)",
+           lambda r: f"carry $c_{r - 1}$ composed from ranks > {r - 1}", backwards=True,
+           title="A reverse scan across three ranks: maps up, carries back (no rank waits for another's scan)")
 
 # %% [markdown]
 # ## 5. Two processes, started from this notebook
@@ -251,7 +261,8 @@ plt.show()
 # writes a small worker script, starts it twice (ranks 0 and 1, on the CPU with gloo), and waits.
 #
 # Each worker calls `rl.gae(..., time_group=...)` on its own steps. Then it backpropagates a
-# weighted sum of its advantages.
+# weighted sum of its advantages. It also tries section 7's alternative: gather every rank's steps,
+# make one local call, keep its own piece.
 #
 # This is GAE, not a bare scan. At a rank's last step, $\delta_t$ reads $V(s_{t+1})$: the *next*
 # rank's first value. The package exchanges that too.
@@ -281,7 +292,13 @@ worker = textwrap.dedent('''
                       terminated=x["terminated"][:, lo:hi], bootstrap_value=x["bootstrap"],
                       time_group=dist.group.WORLD)
     (adv * x["weights"][:, lo:hi]).sum().backward()
-    torch.save({"adv": adv, "ret": ret, "d_values": values.grad}, f"{folder}/rank{rank}.pt")
+    # section 7's alternative: gather every rank's steps, one local call, keep this rank's piece (no gradient)
+    parts = [None] * world
+    dist.all_gather_object(parts, [x[k][:, lo:hi] for k in ("rewards", "values", "terminated")])
+    whole = [torch.cat(piece, -1) for piece in zip(*parts)]
+    gathered, _ = rl.gae(*whole[:2], gamma=0.99, lambda_=0.95, terminated=whole[2], bootstrap_value=x["bootstrap"])
+    torch.save({"adv": adv, "ret": ret, "d_values": values.grad, "gathered": gathered[:, lo:hi]},
+               f"{folder}/rank{rank}.pt")
     dist.destroy_process_group()
 ''')
 with open(os.path.join(folder, "worker.py"), "w") as f:
@@ -307,6 +324,8 @@ for key, expected in (("adv", adv), ("ret", ret), ("d_values", values.grad)):
     got = torch.cat([s[key] for s in shares], -1)
     assert torch.allclose(got, expected, rtol=1e-12, atol=1e-12), key
     print(f"{key:9s} max difference {(got - expected).detach().abs().max().item():.1e}")
+gathered = torch.cat([s["gathered"] for s in shares], -1)  # section 7's alternative: gather, then one call
+assert torch.allclose(gathered, adv.detach(), rtol=1e-12, atol=1e-12)
 
 # %% [markdown]
 # GAE needs one exchange more than a bare scan. Rank 0's last step is $t = 16$. Its TD error is
@@ -378,6 +397,16 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 #
 # The two views agree: $x_r = a_{t-1}\,g_{t-1}$ at rank $r$'s first step $t$. The single-process
 # view's "last $a$" is applied on the rank before, and what crosses the wire is the product.
+#
+# The drawing is section 4's with the arrows reversed: each rank sends up its $s_r$, and the
+# gradient $x_r$ enters each rank's first output from the ranks before it.
+
+# %%
+draw_ranks(lambda r: f"$s_{r}$", "exchange 1, all_gather: every rank gets every $s_k$ (one number per row per rank)",
+           lambda r: f"$x_{r} = s_{r - 1} + A_{r - 1} x_{r - 1}$", backwards=False,
+           title="The backward across three ranks: $s_r$ up, $x_r$ forwards in time (then pass 2 on each rank)")
+
+# %% [markdown]
 #
 # The cell below checks the single-process view on the example of sections 1–2, against autograd
 # on one process.
@@ -523,6 +552,13 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # %% [markdown]
 # **So the split's case is not speed:** the data arrives sharded, the result stays sharded, and it
 # is exact.
+#
+# **Which to use.** If every rank can hold the whole row (two numbers per token: 1 MB per 128K
+# tokens), gather it and make one local call, as the workers of section 5 also did: simpler code,
+# the same advantages, and nothing measured here says the split is faster. Use `time_group=` when
+# no rank may hold the whole row, or when the gradients must come back to each rank's own values
+# (a plain `all_gather` carries none; PPO, which computes its advantages without gradients, does
+# not need them).
 #
 # <details><summary>Details: where the milliseconds go, the untimed alternative, when to split</summary>
 #

@@ -185,7 +185,8 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 #
 # * **The floor** counts every byte read *and* written, 17 per float32 step, at the copy bandwidth.
 # * **Bytes in flight** count only the **loads**, 9 of those 17 (the reward and the value, 4 bytes
-#   each, and a 1-byte flag). A store needs no wait: the program goes on without an answer.
+#   each, and a 1-byte flag). A store needs no wait: the program goes on without an answer (its
+#   bytes still use bandwidth, which the floor counts).
 #
 # So at the floor the loads arrive at 9/17 of the copy bandwidth, and that is the bandwidth the
 # law needs here.
@@ -439,7 +440,8 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 # * **Resident programs** are capped at 32 per SM, and at 64 warps: 16 programs of 4 warps.
 # * **SMs with work:** a launch of P programs keeps at most P of the 132 SMs busy.
 # * Each SM with work runs at its share of the floor, times (its bytes in flight ÷ 10.3 KB), at
-#   most 1. SMs without work add nothing.
+#   most 1. SMs without work add nothing. That cap is **assumed**: an SM draws no more than its
+#   1/132 share of the bandwidth.
 #
 # It is applied to three committed cases of GAE in float32: the naive-kernel anchor at 16384×1024
 # (one program of Triton's default 4 warps per row, one step's 9 bytes in flight), and the package
@@ -498,7 +500,9 @@ print(profile.table(model, digits=3))
 #   program keeps its 18.4 KB in flight at every moment. A program walking its row does not: it
 #   waits a whole latency for its first chunk, and between loads it scans each chunk of 1024 steps
 #   on 4 warps, which wait for each other at barriers. Its 16 chunks in series took 2.0 µs each,
-#   where the model allows 0.54 µs.
+#   where the model allows 0.54 µs. Without the cap of one share per SM, the same bytes bound it at
+#   87 % ([notebook 13c, section 4](13c_inside_the_package.ipynb#4.-The-tile:-how-many-rows-and-steps-a-program-owns)): either way, far above the 13 %
+#   measured.
 #
 # </details>
 #
@@ -525,6 +529,8 @@ assert (wide_m["programs"], wide_m["SMs with work"], H200_SMS - wide_m["SMs with
 assert wide_m["resident per SM"] == 1 and round(wide_m["KB in flight per SM"], 1) == 18.4  # "its 18.4 KB"
 assert round(wide_m["predicted % of floor"]) == 48 and round(wide_m["measured % of floor"]) == 13  # "48 %", "13 %"
 assert 3.5 < wide_m["predicted % of floor"] / wide_m["measured % of floor"] < 4  # "misses ... by almost 4×"
+# without the cap of one share per SM: every program's bytes against the whole GPU's need, as 13c section 4 ("87 %")
+assert round(100 * wide_m["programs"] * wide_m["B in flight per program"] / in_flight_gpu) == 87
 assert (wide["block"], wide["warps"], wide["stages"]) == (1024, 4, 2)  # "chunks of 1024 steps on 4 warps"
 chunk_us = 1e3 * slow["kernel_ms"] / 16  # measured: each program's 16 chunks in series
 model_chunk_us = 1e6 * wide["block"] * GAE_READ / (load_bw / H200_SMS)  # the model: one SM's share of the loads
@@ -547,6 +553,7 @@ assert order("predicted % of floor") == order("measured % of floor")  # "the ord
 # | SMs of an H200 | 132 | the H200's specification, not measured here |
 # | resident programs, warps per SM | at most 32, 64 | the H100's and H200's limits, not measured here |
 # | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2) |
+# | the most one SM draws | 1/132 of the bandwidth | **assumed**, the model's cap (without it, 13c bounds 64×16384 at 87 %) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
 # | the anchor's warps | 4 | Triton's default: its launch names none |
 # | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |

@@ -213,6 +213,11 @@ assert round(h200[0]["wall µs/call"] / h200[0]["GPU µs"]) == 7  # "about seven
 # > **The lab's target: at 16384×1024, your kernel's GPU time is at most 1.8 times the package's,
 # > timed beside it on the same GPU.**
 #
+# The same rule reads in % floor too. Two kernels timed on one GPU share its floor, so their GPU
+# times are in the inverse ratio of their % floors: $t_\text{yours} / t_\text{package} =
+# \%_\text{package} / \%_\text{yours}$. At most 1.8 times the package's time is at least 1/1.8,
+# about 55 %, of its % floor.
+#
 # It is a ratio because % floor does not carry over from one GPU to another: the package's own
 # returns ran at about 90 % of the floor on an H100 and about 80 % on the H200.
 #

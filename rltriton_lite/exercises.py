@@ -126,6 +126,7 @@ import functools
 import hashlib
 import importlib.util
 import inspect
+import itertools
 import linecache
 import math
 import os
@@ -196,6 +197,9 @@ class _Exercise:
     # What a step's map is, where the student writes a combine: "affine" (y -> b + a y; the combine's order is
     # read from TWO_MAPS), or another kind (discounted_max's max-plus maps), where that reading does not apply
     maps: str = "affine"
+    # The task's answer is one program with one block over the whole row (block_scan): elements never stored by
+    # a block narrower than the row are that block's (BLOCK >= T), not a chunk loop's (_block_short_of_the_row)
+    one_block: bool = False
 
 
 _EXERCISES: dict[str, _Exercise] = {}
@@ -507,7 +511,8 @@ def _verdicts(name, fn, seed, go_on=False):
                 raise AssertionError(f"{ex.name}, {case}: " + said + code.slips())
             expected, marks = _expected(ex, seed, i)
             try:
-                _compare(ex, case, got, expected, marks, args=args, kwargs=kwargs)
+                _compare(ex, case, got, expected, marks, args=args, kwargs=kwargs,
+                         unstored=_unstored_of(ex, got, launched))
             except AssertionError as e:
                 said, note, rows = str(e), "", _only_row_0_stored(ex, got, launched)
                 # elements never stored hold what the buffer held: the step's marks would point elsewhere
@@ -519,11 +524,18 @@ def _verdicts(name, fn, seed, go_on=False):
                     said = said.split("\nHint:")[0] + "\nHint: " + (ONE_PROGRAM_ROW_0 if one else ROW_0_ONLY
                                                                         ).format(after)
                 elif _none_stored(ex, got, launched):
-                    chunks = (" (a loop over chunks: does it visit chunks 0 to n_chunks - 1?)" if ex.needs == "scan"
-                              else "")
+                    chunks = (" (a loop over chunks: does it visit chunks 0 to n_chunks - 1?)"
+                              if ex.needs == "scan" and not ex.one_block else "")
                     said = said.split("\nHint:")[0] + "\nHint: " + NONE_STORED.format(got.numel(), chunks)
                 else:  # elements never stored: said first, before the step's hint (which may point elsewhere)
-                    note = _unstored_note(ex, got, launched, hinted="\nHint:" in said)
+                    short = _block_short_of_the_row(ex, got, launched, widest)
+                    if short:  # one program, its block narrower than the row: that, not the step's marks (padding)
+                        said = said.split("\nHint:")[0] + "\nHint: " + BLOCK_SHORT_OF_THE_ROW.format(*short)
+                    # (UNSTORED_TAIL or NONE_STORED, for one of several results: the hint says it all)
+                    told = any(x in said for x in ("), nothing was stored: your kernel's tl.store",
+                                                   "Hint: Your kernel's tl.store calls wrote none of the"))
+                    note = "" if told else _unstored_note(ex, got, launched, hinted="\nHint:" in said,
+                                                          one_block=bool(short))
                 head, hint_mark, hint = said.partition("\nHint:")  # and Python on a block: before any guess
                 raise AssertionError(head + note + code.slips() + hint_mark + hint
                                      + _no_kernel_note(ex, launched)) from None
@@ -730,7 +742,7 @@ def _run(ex, case, fn, args, kwargs, code):
     widest tl.associative_scan under the interpreter, the autograd.Functions it applied, _Code)."""
     LAUNCHES.clear()
     SEEN["widest_scan"], SEEN["not_associative"], SEEN["combine"], _PHASE[0] = 0, None, None, "forward"
-    SEEN["combine_reset_first"], SEEN["combine_arity"], SEEN["past_leaks"] = None, "", 0.0
+    SEEN["combine_reset_first"], SEEN["combine_arity"], SEEN["past_leaks"], SEEN["combine_max"] = None, "", 0.0, None
     before = _snapshot(ex, fn, args, kwargs)  # (taken outside the watch: its copies are the checker's, not fn's)
     with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused, \
             _applying_functions(ex.needs == "autograd") as functions:  # (NumPy warns at the NaN cases)
@@ -830,7 +842,37 @@ def _raised_by_theirs(ex, case, fn, e: Exception) -> Exception:
     """The error the student's function raised, as it is (its type, its message), with a note of the
     case and the student's line, and without the checker's frames (dozens of lines in a notebook)."""
     e.add_note(f"({ex.name}, {case}: your function raised it{_student_line(e, fn)})")
+    shadowed = _kernel_shadowed(e, fn)
+    if shadowed:
+        e.add_note(shadowed)
     return e.with_traceback(None)
+
+
+_LAUNCH = re.compile(r"([A-Za-z_]\w*)\s*\[[^\]]*\]\s*\(")  # name[grid](: a kernel's launch
+
+
+def _kernel_shadowed(e: BaseException, fn) -> str:
+    """For "'function' object is not subscriptable" raised on a launch line of the student's,
+    ``name[grid](...)`` where ``name`` is a plain Python function: their @triton.jit kernel and the
+    function that launches it share that name (00b's rule: give the kernel another name), so the
+    second definition replaced the first. The sentence that says so, else ""."""
+    code = getattr(getattr(fn, "fn", fn), "__code__", None)
+    if not isinstance(e, TypeError) or "'function' object is not subscriptable" not in str(e) or code is None:
+        return ""
+    frames = [(frame, line) for frame, line in traceback.walk_tb(e.__traceback__)
+              if frame.f_code.co_filename == code.co_filename]
+    if not frames:
+        return ""
+    frame, lineno = frames[-1]  # the deepest of their frames: where the launch failed
+    source = linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals)
+    for name in _LAUNCH.findall(source):
+        obj = frame.f_locals[name] if name in frame.f_locals else frame.f_globals.get(name)
+        if inspect.isfunction(obj) and not _is_jit(obj):
+            other = f"_{name}" if name.endswith("kernel") else f"_{name}_kernel"
+            return (f"(Your @triton.jit kernel and the function that launches it share the name {name}: the second "
+                    f"definition replaces the first, so the launch {name}[grid] indexes the plain Python function. "
+                    f"Give your @triton.jit kernel another name, such as {other}, and launch it by that name.)")
+    return ""
 
 
 def _expected(ex, seed, i):
@@ -1008,7 +1050,13 @@ def _get(name: str) -> _Exercise:
     return _EXERCISES[name]
 
 
-def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, args=(), index=None, kwargs=None):
+def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, args=(), index=None, kwargs=None,
+             unstored=None, whole=None):
+    """Raises where ``got`` is not ``expected``, naming the case, the step where the error starts and a hint.
+    ``unstored``: under the interpreter, for a kernel's answer, which elements no store of the student's kernel
+    wrote (an _Unstored; a tuple of them, or None, for several results; None where unknown): those hold what
+    the buffer held, not the student's arithmetic. ``whole``: where ``got`` is one of
+    several results, all of them (an exercise's hint that takes ``whole`` sees the others too)."""
     said = "your function returned" if top else "got"
     if isinstance(expected, tuple):
         names = f" ({', '.join(ex.results)})" if ex.results else ""
@@ -1017,7 +1065,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         for i, (g, e) in enumerate(zip(got, expected)):
             each = dataclasses.replace(ex, scan=ex.scan[i]) if isinstance(ex.scan, tuple) else ex
             label = f"result {i}" + (f" ({ex.results[i]})" if ex.results else "")
-            _compare(each, f"{case}, {label}", g, e, marks, rtol, atol, top=False, args=args, index=i, kwargs=kwargs)
+            _compare(each, f"{case}, {label}", g, e, marks, rtol, atol, top=False, args=args, index=i, kwargs=kwargs,
+                     unstored=unstored[i] if isinstance(unstored, (tuple, list)) else None, whole=got)
         return
     if not isinstance(got, (torch.Tensor, np.ndarray, np.generic, int, float, list, tuple)) or isinstance(got, bool):
         want = "a number (or a 0-d tensor)" if np.ndim(expected) == 0 else \
@@ -1045,12 +1094,24 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         try:
             # (a hint with a kwargs parameter also sees the case's keyword arguments: rl.gae's flags, say)
             wants = ex.hint is not None and "kwargs" in inspect.signature(ex.hint).parameters
+            # (and one with a whole parameter, every result where the function returns several)
+            more = {"whole": whole} if ex.hint is not None and "whole" in inspect.signature(ex.hint).parameters \
+                else {}
             own = None if ex.hint is None else ex.hint(args, index, bad, got, expected,
-                                                       **({"kwargs": kwargs or {}} if wants else {}))
+                                                       **({"kwargs": kwargs or {}} if wants else {}), **more)
             if SEEN.get("past_leaks"):  # (the runner saw it: the values change with what lies past the window)
                 own = _Whole(_PAST_LEAKS.format(SEEN["past_leaks"], SEEN["past_leaks"]))
         except _NoKey:  # (without the keys, a hint's slip on inputs the function changed in place)
             own = None
+        never = unstored.mask if isinstance(unstored, _Unstored) and unstored.mask.shape == got.shape else None
+        if never is not None and (bad & never).any():  # elements never stored: what the buffer held
+            if never.all():
+                label = f" ({ex.results[index]})" if ex.results and index is not None else ""
+                own = _Whole(NONE_STORED.format(got.size, "").replace("the tensor you returned",
+                                                                       f"the tensor you returned{label}", 1))
+            else:
+                tail = _unstored_tail(ex, unstored, index)
+                own = _Whole(tail) if tail else own
         if own is None and ex.kind == "kernel" and got.ndim == 2 and got.shape[0] > 1 and not bad[0].any() \
                 and np.allclose(got[1:], expected[:1], rtol=1e-5, atol=1e-5, equal_nan=True):
             own = _Whole("Every row holds row 0's answer: each program read row 0, so a load (or every one) "
@@ -1064,11 +1125,16 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                              "load's and store's offsets."))
         # row 0 right, later rows partly: a slip at a flag would show in row 0 too, where row 0 has that flag;
         # one that starts where a carry enters is the carry's (row 0's may be hidden by a reset or a small a)
-        if own is None and ex.kind == "kernel" and bad_l.ndim == 2 and bad_l.shape[0] > 1 and not bad_l[0].any() \
-                and all(m[0].any() or not m[at_l] for m in marks_l.values()) \
-                and not any(m[at_l] for k, m in marks_l.items() if k.startswith(_CARRY_LABELS)):
+        # (said only where it is so: the answer on those inputs, row 0's in every row, is what came out)
+        row_0 = ex.kind == "kernel" and bad_l.ndim == 2 and bad_l.shape[0] > 1 and not bad_l[0].any() \
+            and all(m[0].any() or not m[at_l] for m in marks_l.values()) \
+            and not any(m[at_l] for k, m in marks_l.items() if k.startswith(_CARRY_LABELS))
+        read = _row_0_inputs(ex, args, index, bad, got) if own is None and row_0 else None
+        if read:
+            whose = " and ".join(read)
             own = _Whole("Row 0 is right and later rows are partly wrong: row 0 is the one row where a load that "
-                         "ignores the row does no harm. A load without the row's offset reads row 0's input in "
+                         "ignores the row does no harm. Every wrong element here is what the answer would be with "
+                         f"row 0's {whose} in every row: a load without the row's offset reads row 0's input in "
                          "every row, and an element comes out right only where that input happens to match." + _fix(
                              " Give every load the row's offset: row * T for a (B, T) input, row for a (B,) one."))
         # the student's combine, right without flags (TWO_MAPS), on a reset in the run applied first
@@ -1087,7 +1153,9 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
                          "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
-        nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)).sum())  # beside a finite first error
+        # beside a finite first error (an element never stored holds the buffer's bytes: not the student's NaN)
+        nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)
+                    & (True if never is None else ~never)).sum())
         select = ("tl.where" if ex.kind in ("kernel", "hook") else  # (plain code: its own library's select)
                   "np.where" if any(isinstance(x, np.ndarray) for x in args) else "torch.where")
         nan_note = (f", {nans} of them NaN or inf where the answer is finite: something that a select ({select}) or "
@@ -1096,6 +1164,106 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                 f"elements wrong{nan_note})" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
         raise AssertionError(f"{ex.name}, {case}: {told}" + _inputs_there(ex, args, at, got.shape)
                              + (f"\n{hint}" if hint else ""))
+
+
+@dataclass(frozen=True)
+class _Unstored:
+    """Under the interpreter, which elements of a kernel's returned tensor no store of the student's wrote."""
+    mask: np.ndarray  # bool, in the tensor's shape
+    rank: np.ndarray  # each element's place in the tensor's storage (its byte offset): the flat order
+
+
+def _unstored_of(ex, got, launched):
+    """_Unstored for the kernel's returned tensor (a tuple of them, or None, where it returns several), None
+    where it is not known (compiled, not a kernel exercise, no launch of the student's received it)."""
+    if not INTERPRET or ex.needs not in ("kernel", "scan"):
+        return None
+
+    def one(value):
+        if not isinstance(value, torch.Tensor) or value.numel() == 0:
+            return None
+        missing = _stores_missing(value, launched)
+        return None if missing is None else _Unstored(missing, _element_offsets(value))
+    if ex.results and isinstance(got, (tuple, list)):
+        return tuple(one(value) for value in got)
+    return one(got)
+
+
+UNSTORED_TAIL = ("From flat index {k} on (index {at}), nothing was stored: your kernel's tl.store calls wrote the "
+                 "first {k} of the {n} elements of the tensor you returned{label} and none after them, so those hold "
+                 "whatever the buffer held before the launch (torch.empty: anything), not your arithmetic. Does your "
+                 "grid cover all {size} elements (a cdiv, not a floor division){rows}{loop}?")
+
+
+def _unstored_tail(ex, unstored, index) -> str | None:
+    """Where the elements never stored are a tail in flat order (the storage's: every element from one on, and
+    none before it), a grid short of the tensor: the hint that says so, else None."""
+    order = np.argsort(unstored.rank.ravel(), kind="stable")
+    flat = unstored.mask.ravel()[order]
+    k = int(np.argmax(flat))
+    if k == 0 or not flat[k:].all():
+        return None
+    shape = unstored.mask.shape
+    at = tuple(int(i) for i in np.unravel_index(order[k], shape))
+    size = ("B·T = " if len(shape) == 2 else "N = " if len(shape) == 1 else "") + f"{flat.size:,}"
+    td = ex.time_dim % len(shape) if shape else 0
+    B = shape[1 - td] if len(shape) == 2 else 1
+    return UNSTORED_TAIL.format(
+        k=f"{k:,}", at=at, n=f"{flat.size:,}", size=size,
+        label=f" ({ex.results[index]})" if ex.results and index is not None else "",
+        # a tail from a row's first step: a grid of one program per row, one row short
+        rows=f" or, one program per row, all B = {B} rows" if len(shape) == 2 and at[td] == 0 else "",
+        # one row (or none): a loop over its chunks that stops short leaves a tail too
+        loop=(", and, where a program loops over the chunks of its row, does the loop reach the last chunk"
+              if ex.needs == "scan" and B == 1 else ""))
+
+
+def _row_0_inputs(ex, args, index, bad, got) -> list[str] | None:
+    """Where every wrong element is what the checker's reference gives with some of the case's inputs' rows all
+    replaced by row 0's (a load without the row's offset): the names of those inputs, else None. The rows are
+    those of the output's other axis than time; an input of the output's shape has them there, a 1-D input of
+    B elements on its one axis."""
+    if ex.recompute is None or got.ndim != 2:
+        return None
+    batch = 1 - ex.time_dim % 2
+    B = got.shape[batch]
+    names = re.match(r"\s*\w+\(([^)]*)\)", ex.task)
+    names = [n.split("=")[0].strip() for n in names.group(1).split(",")] if names else []
+    numpy_args = list(_as_numpy(tuple(args)))
+    candidates = []  # (name, where in numpy_args: (i,) or (i, j), the axis of its rows)
+    for i, x in enumerate(numpy_args):
+        inner = [((i, j), y, f"{names[i] if i < len(names) else f'argument {i}'}[{j}]") for j, y in enumerate(x)] \
+            if isinstance(x, tuple) else [((i,), x, names[i] if i < len(names) else f"argument {i}")]
+        for where, y, name in inner:
+            if isinstance(y, np.ndarray) and y.shape == got.shape:
+                candidates.append((name, where, batch))
+            elif isinstance(y, np.ndarray) and y.shape == (B,):
+                candidates.append((name, where, 0))
+    if not candidates or len(candidates) > 6:
+        return None
+
+    def with_row_0(chosen):
+        new = [list(x) if isinstance(x, tuple) else x for x in numpy_args]
+        for _, where, axis in chosen:
+            x = numpy_args[where[0]] if len(where) == 1 else numpy_args[where[0]][where[1]]
+            row = np.repeat(np.take(x, [0], axis=axis), x.shape[axis], axis=axis)
+            if len(where) == 1:
+                new[where[0]] = row
+            else:
+                new[where[0]][where[1]] = row
+        return [tuple(x) if isinstance(x, list) else x for x in new]
+
+    for size in range(1, len(candidates) + 1):
+        for chosen in itertools.combinations(candidates, size):
+            try:
+                with np.errstate(all="ignore"):
+                    alt = ex.recompute(*with_row_0(chosen))
+                alt = np.asarray(alt[index] if isinstance(alt, tuple) else alt, dtype=np.float64)
+            except Exception:  # (the keys' value on other inputs, a student's install: not known)
+                return None
+            if alt.shape == got.shape and np.isclose(got[bad], alt[bad], rtol=1e-5, atol=1e-5, equal_nan=True).all():
+                return [name for name, _, _ in chosen]
+    return None
 
 
 def _inputs_there(ex, args, at, shape) -> str:
@@ -1193,7 +1361,15 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
             hints.append("A NaN or inf where the answer is finite: "
                          + ("an unmasked load past the end of a row, or " if ex.kind in ("kernel", "hook") else "")
                          + "a value multiplied by 0 that should have been selected away (0 * inf = NaN).")
+    inf_to_nan = bool(np.isnan(got) and np.isinf(expected)) and not isinstance(own, _Whole)
+    if inf_to_nan:
+        hints.append("The answer there is inf (an inf among the case's inputs reaches that step), and yours is NaN: "
+                     "the inf met a 0 (0 * inf = NaN) or its own negative (inf - inf). Look for a value multiplied by "
+                     "0 (0.0 * r, say) where it should pass as it is, or be selected away with "
+                     + ("tl.where." if ex.kind in ("kernel", "hook") else "torch.where or np.where."))
     if own:  # the exercise's own hint says where to look: not the generic ones
+        pass
+    elif inf_to_nan:  # (that says where to look)
         pass
     elif everywhere and not said:
         hints.append("Every element is wrong: check the formula itself on the simplest case first.")
@@ -1220,6 +1396,7 @@ SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # und
         "not_associative": None,  # per call: None (no combine of the student's tried yet), "" or where it is not
         "combine": None,  # per call: what the student's first combine gives on TWO_MAPS (_on_two_maps)
         "combine_reset_first": None,  # per call: and on RESET_FIRST, where it takes flags
+        "combine_max": None,  # per call: and on MAX_MAPS (discounted_max's maps, y -> max(c, g y))
         "combine_arity": "",  # per call: where the student's combine returns other than one value per block scanned
         "tallest_scan": 0,  # the most rows (elements across the axes not scanned) a tl.associative_scan took
         "past_leaks": 0.0}  # per call, compiled too: where a case's start past the window changed the values (_scan_with)
@@ -1461,6 +1638,7 @@ def _interpreting(poison_scans=False):
             SEEN["not_associative"] = _associativity(self, input, result)
             SEEN["combine"] = _on_two_maps(self, input)
             SEEN["combine_reset_first"] = _on_two_maps(self, input, RESET_FIRST) if len(input) == 3 else None
+            SEEN["combine_max"] = _on_two_maps(self, input, MAX_MAPS)
             if SEEN["combine"] is not None and len(SEEN["combine"]) != len(input):
                 SEEN["combine_arity"] = (
                     f"your combine returns {len(SEEN['combine'])} value(s) for a scan of {len(input)} blocks. "
@@ -1583,6 +1761,9 @@ def _reset_dropped() -> str:
 
 TWO_MAPS = ((0.5, 1.0, False), (0.25, 2.0, False))  # p then q, (a, b[, reset]): p ⊕ q = (0.125, 2.25), q ⊕ p = (0.125, 2.0)
 RESET_FIRST = ((0.5, 1.0, True), (0.25, 2.0, False))  # a reset in p, applied first: p ⊕ q = (0.125, 2.25, True)
+# p then q as max-maps y -> max(c, g y), (g, c[, reset]): p ⊕ q = (0.125, max(3, 0.25 * 1) = 3), the maps swapped
+# (q applied first) c = max(1, 0.5 * 3) = 1.5, unlike c1 alone or max(c1, g2 c2) (both 1)
+MAX_MAPS = ((0.5, 1.0, False), (0.25, 3.0, False))
 
 
 def _on_two_maps(op, input, maps=TWO_MAPS):
@@ -2362,26 +2543,52 @@ def _only_row_0_stored(ex, got, launched):
     return got.shape[0] - 1 if missing is not None and not missing[0].any() and missing[1:].all() else None
 
 
-def _unstored_note(ex, got, launched, hinted=True) -> str:
+def _unstored_note(ex, got, launched, hinted=True, one_block=False) -> str:
     """For a wrong answer, under the interpreter: where the returned tensor's elements were not all
     stored by the launches of the student's code that received it (a chunk never visited, a grid too
-    small), a note that says so: the values there are whatever the buffer held."""
+    small), a note that says so: the values there are whatever the buffer held. ``one_block``: the
+    hint below says why (a block narrower than the row, _block_short_of_the_row)."""
     if not INTERPRET or ex.needs not in ("kernel", "scan", "autograd"):
         return ""
-    values = list(got) if ex.needs == "autograd" and isinstance(got, (tuple, list)) else [got]
-    for value in values:
+    several = isinstance(got, (tuple, list)) and (ex.needs == "autograd" or ex.results)
+    values = list(got) if several else [got]
+    for i, value in enumerate(values):
         if not isinstance(value, torch.Tensor) or value.numel() == 0:
             continue
         missing = _stores_missing(value, launched)
         if missing is not None and missing.any():
             first = f"index {tuple(int(i) for i in np.argwhere(missing)[0])}" if missing.ndim else "its one element"
+            so = ("the hint below may point elsewhere" if hinted else "the values above may be anything")
+            store = ("one block that covers the whole row." if ex.one_block else "a grid that covers the whole tensor"
+                     + (", and a loop over the chunks in each program." if ex.needs == "scan" else "."))
+            label = f" ({ex.results[i]})" if several and ex.results and i < len(ex.results) else ""
             return (f"\nFirst: your kernel's tl.store calls wrote only {int((~missing).sum())} of the {missing.size} "
-                    f"elements of the tensor you returned ({int(missing.sum())} never stored, the first at {first}). "
-                    "Those hold whatever the buffer held before the launch (torch.empty: anything), so "
-                    + ("the hint below may point elsewhere" if hinted else "the values above may be anything")
-                    + ". Store every element: a grid that covers the whole tensor"
-                    + (", and a loop over the chunks in each program." if ex.needs == "scan" else "."))
+                    f"elements of the tensor you returned{label} ({int(missing.sum())} never stored, the first at "
+                    f"{first}). "
+                    "Those hold whatever the buffer held before the launch (torch.empty: anything)"
+                    + (": the hint below says why." if one_block else f", so {so}. Store every element: {store}"))
     return ""
+
+
+BLOCK_SHORT_OF_THE_ROW = (
+    "Your kernel ran one program whose block is {0} lanes wide (its tl.associative_scan's width), and the row has "
+    "T = {1} steps: the steps from t = {0} on were never loaded, scanned or stored. This exercise is one program "
+    "and one block, not a loop over chunks: the block must cover the whole row, BLOCK ≥ T, such as "
+    "BLOCK = triton.next_power_of_2(T), the lanes past T masked.")
+
+
+def _block_short_of_the_row(ex, got, launched, widest):
+    """Under the interpreter, for a one-block exercise (``one_block``: block_scan) whose 1-D answer was not
+    all stored: (the block's width, T) where every launch of the student's that received it ran one
+    program and its widest tl.associative_scan was narrower than the row, else None."""
+    if not INTERPRET or not ex.one_block or not isinstance(got, torch.Tensor) or got.ndim != 1 \
+            or not 0 < widest < got.numel():
+        return None
+    theirs = [launch for launch in launched if launch.theirs and got.untyped_storage().data_ptr() in launch.storages]
+    missing = _stores_missing(got, launched)
+    if not theirs or any(_programs(launch) != 1 for launch in theirs) or missing is None or not missing.any():
+        return None
+    return widest, got.numel()
 
 
 _WRITE_IT = ("allocate the output (torch.empty), pass it to your kernel, tl.store every element of the answer into "
@@ -2996,7 +3203,8 @@ def _past_case(past):
 
 PAST_RULE = f"""
 In the case marked "past the window", the checker's scan_hook starts from y_T = {PAST_WINDOW:g}, not 0, a
-stand-in for what lies past the window: only the window's last step's reset keeps it out."""
+stand-in for what lies past the window: only a cut at the window's last step keeps it out, its reset
+or a multiplier a = 0 there (0 * {PAST_WINDOW:g} = 0)."""
 
 
 _COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"p first, then q\": y goes through p, "
@@ -3171,15 +3379,34 @@ _CHUNKED_RESET_SLIPS = {  # what the answer is, where it is the chunked scan wit
 }
 
 
-def _chunked_reset_hint(args, i, bad, got, expected):
+def _chunked_reset_hint(args, i, bad, got, expected, whole=None):
     """The usual slips that ``got`` is everywhere (a reset multiplied by 0, or a carry read where K is set, is
-    left to the NaN hint: they differ only where a NaN lies behind a reset)."""
+    left to the NaN hint: they differ only where a NaN lies behind a reset); else, where y goes wrong first at
+    a step whose chunk's carry_in is wrong too (``whole``: y and carry_in), the carry that entered it."""
     for what, slip in _CHUNKED_RESET_SLIPS.items():
         with np.errstate(all="ignore"):
             other = _chunked_reset_reference(*args, **slip)[i]
         if _is_slip(np.asarray(got), other, expected):
             return _Whole(f"This is the chunked scan with a slip: {what}.")
-    return None
+    if i == 1 and bad.any():  # (y, compared first, is right)
+        return ("Your y is right in this case, but carry_in is not. carry_in[t] is the carry that entered step t's "
+                "chunk: y at the first step of the chunk after it in time (0.0 into the last chunk). Where your y "
+                "is right all the same, the resets kept that carry out, or your y used another carry than the one "
+                "you recorded.")
+    if i != 0 or not isinstance(whole, (tuple, list)) or len(whole) != 2 or not bad.any():
+        return None
+    try:
+        theirs = np.asarray(whole[1], dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        return None
+    with np.errstate(all="ignore"):
+        right = _chunked_reset_reference(*args)[1]
+    t = int(np.flatnonzero(bad)[-1])  # where the error starts: every later step's y is right
+    if theirs.shape != right.shape or np.isclose(theirs[t], right[t], rtol=1e-5, atol=1e-5, equal_nan=True):
+        return None
+    return (f"The carry that entered this chunk is wrong: carry_in[{t}] expected {_num(right[t])}, got "
+            f"{_num(theirs[t])}, while every later step's y is right. The carry into a chunk is y at the first step "
+            "of the chunk after it in time, handed on once that chunk is done (0.0 into the last chunk).")
 
 
 @_exercise("chunked_reset_scan", "00_associative_scan", "numpy", stream=32, task="""
@@ -3195,7 +3422,7 @@ entered step t's chunk (0.0 for the last chunk). Select, never multiply by 0: a 
 must not reach an earlier step.
 """, scan="reverse", results=("y", "carry_in"),
    window_end="the row's last step (the last chunk's carry is 0: nothing comes after the row)",
-   hint=lambda args, i, bad, got, expected: _chunked_reset_hint(args, i, bad, got, expected),
+   hint=lambda args, i, bad, got, expected, whole=None: _chunked_reset_hint(args, i, bad, got, expected, whole),
    ordinary="Step t is ordinary (no reset, not a chunk's last step), and every later step is right, so the "
             "error is in step t itself: check its map composed with the run of later steps to the chunk's end "
             "(the combine's order: step t's map is applied after that run's) and the carry it reads.")
@@ -3459,7 +3686,7 @@ block_scan(rewards, gamma, last_value) -> returns: G_t = r_t + gamma * G_{t+1} f
 float32 tensor of length T <= 1024), G_T = last_value (a float), in one program with one
 tl.associative_scan (no loop over the steps).
 """, needs="scan", recompute=lambda r, gamma, last: reference.discounted_returns(
-    r, gamma=gamma, bootstrap_value=np.float64(last)),
+    r, gamma=gamma, bootstrap_value=np.float64(last)), one_block=True,
     hint=lambda args, i, bad, got, expected: _block_scan_hint(args, got, expected))
 def _block_scan_cases(d):
     rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
@@ -3887,9 +4114,25 @@ def _max_after(r, done, gamma, after):
     return out
 
 
+def _max_combine_seen_swapped() -> bool:
+    """Whether the interpreter saw the student's max-plus combine, run on MAX_MAPS, apply them in the wrong
+    order: c = max(c1, g1 * c2), the second operand's map applied first."""
+    got_pq = SEEN["combine_max"]
+    (g1, c1, _), (_, c2, _) = MAX_MAPS
+    return got_pq is not None and len(got_pq) >= 2 and np.isclose(got_pq[1], max(c1, g1 * c2))
+
+
 def _discounted_max_hint(args, bad, got, expected):
-    """0 where max's identity, -inf, belongs; or a NaN, 0 * inf; or a combine that leaves c1
-    undiscounted (associative, so it gets past that check)."""
+    """A combine that applies the two maps in the wrong order (seen by the interpreter: associative,
+    so it gets past that check); 0 where max's identity, -inf, belongs; or a NaN, 0 * inf; or a
+    combine that leaves c1 undiscounted (associative too)."""
+    if _max_combine_seen_swapped():
+        return _Whole("Your combine applies the two maps in the wrong order: its c is max(c1, g1 * c2), the second "
+                      "operand's map applied first. The first operand, (g1, c1), is applied first (in a reverse "
+                      "scan, the run later in time), then the second, (g2, c2) (the order rule, notebook 00, "
+                      "section 3): y -> max(c2, g2 max(c1, g1 y)). (Swapped, the combine is still associative: the "
+                      "associativity check cannot see it.)" + _fix(
+                          " Pull g2 inside the max: c = max(c2, g2 * c1), and g = g2 * g1."))
     r, done, gamma, chunk = _as_numpy(tuple(args))
     with np.errstate(all="ignore"):
         if _is_slip(got, _max_undiscounted(r, done.astype(bool), float(gamma), int(chunk)), expected):
@@ -4596,14 +4839,17 @@ def _vtrace_kernel_hint(args, i, bad, got, expected):
                           "bootstraps from the value after the step." + _fix(
                               " Read vs one step on (offs + 1) inside the window, next_values at its last "
                               "step: tl.where(t == T - 1, next_values, vs_next)."))
-        return _vtrace_pg_past_the_row(lr, r, v, nv, term, gamma, rho_bar, c_bar, bad, got)
+        return _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, fix=(
+            " In the second kernel, pg = rho * (r + gamma * v_next - V): v_next the row's vs one step on, "
+            "next_values at the window's last step, none at a termination.")) or _vtrace_pg_past_the_row(lr, r, v, nv, term, gamma, rho_bar,
+                                                                             c_bar, bad, got)
     with np.errstate(all="ignore"):
         kept = np.where(term[..., -1], 0.0, gamma * np.minimum(c_bar, np.exp(lr[..., -1])) * nv[..., -1])
     if _is_slip(got[..., -1], expected[..., -1] - kept, expected[..., -1]):
         return ("Your vs there keeps b's -gamma c V' term: it is cancelled by gamma c v_{t+1}, and the window's "
-                "last step has no v_T to add." + _fix(" Make that step a reset, as an episode end is: set its "
-                                                      "flag k (a may keep gamma c), b = V + rho delta, delta "
-                                                      "bootstrapping from next_values."))
+                "last step has no v_T to add." + _fix(" Give that step b's end form, b = V + rho delta (delta "
+                                                      "bootstrapping from next_values), and make it a reset, as an "
+                                                      "episode end is (its flag k set; a may keep gamma c)."))
     return None
 
 
@@ -4646,6 +4892,20 @@ def _pg_from_vs_t(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected):
     return None
 
 
+def _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, y="vs_t", fix=""):
+    """Where ``got`` is rho_t (vs_t - V_t), section 4's on-policy identity (pg0 == vs0 - v) taken for the
+    advantage: the hint that says so, else None."""
+    with np.errstate(all="ignore"):
+        vs = _vtrace_reference(lr, r, v, nv, term, gamma, rho_bar, c_bar)[0]
+        slip = np.minimum(rho_bar, np.exp(lr)) * (vs - v)
+    if not _is_slip(np.asarray(got), slip, expected):
+        return None
+    return _Whole(f"These are the policy-gradient advantages with a slip: your pg is rho_t ({y} - V_t). That is "
+                  "the advantage only where no clip bites (rho_t = c_t = 1, on-policy: section 4's pg0 == vs0 - v), "
+                  "since vs_t - V_t = rho_t delta_t + gamma c_t (vs_{t+1} - V'_t); off-policy it is not. The "
+                  "advantage bootstraps from the value after the step: rho_t (r_t + gamma v_{t+1} - V_t)." + _fix(fix))
+
+
 def _vtrace_pg_hint(args, i, bad, got, expected):
     """vtrace_pg's weight unclipped or clipped at c_bar; y (vs_t) read where y_in (vs_{t+1}) belongs; or
     wrong at the window's last step alone, with y_in read there: y_in is 0 at that step."""
@@ -4659,6 +4919,11 @@ def _vtrace_pg_hint(args, i, bad, got, expected):
             return _Whole(f"These are the policy-gradient advantages with a slip: {said}." + _fix(
                 " The weight is min(rho_bar, exp(log_rhos)), rho_bar = P[1]: pg = weight * (r_t + gamma (1 - term_t) "
                 "v_next - V_t)."))
+    vs_minus_v = _pg_as_vs_minus_v(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, y="y (vs_t)", fix=(
+        " Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v), with v_next = tl.where(t == T - 1, "
+        "next_values, y_in)."))
+    if vs_minus_v:
+        return vs_minus_v
     at_end = _pg_from_vs_t(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected)
     if at_end is not None:  # y, the scan's value at step t (vs_t), where y_in (vs_{t+1}) belongs
         there = (" inside the window (at its last step you read next_values, which is right)" if at_end else
@@ -5111,9 +5376,10 @@ exercises.scan_hook, with X = (rewards, next_q1, next_q2, next_log_probs, log_pr
 and P = (gamma, alpha, lam): the soft lambda-return (rltriton_lite.sac_targets with two critics).
 V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(u'|s_{t+1}), with u' an action sampled fresh at s_{t+1};
 G_t = r_t + gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t
-alone in the bracket at the window's last step, a reset (a termination, a reset too, zeroes the bracket: G_t = r_t; next_q1,
-next_q2 and next_log_probs behind it may be NaN: select them away with tl.where, do not multiply
-by (1 - term)).
+alone in the bracket at the window's last step (no G_T follows it: the trace is cut there). A
+termination zeroes the bracket, G_t = r_t: the trace is cut there too. Behind a termination
+next_q1, next_q2 and next_log_probs may be NaN: select them away with tl.where, do not multiply
+by (1 - term).
 """ + HOOK_RULES + NEXT_STEP + RESET_RULE + PAST_RULE, needs="hook", run=_scan_with(6),
     hint=lambda args, i, bad, got, expected: _soft_lambda_hint(args, got, expected))
 def _soft_lambda_cases(d):
@@ -5175,8 +5441,12 @@ def _awr_hint(args, i, bad, got, expected):
                  "exp(A), not A, and the clip comes before it" + _fix(
                      ": the temperature divides the advantage inside the exp, exp(A / beta); clip that at max_weight, "
                      "last"): np.minimum(np.exp(A), max_w) / beta,
-                 "the weight is not clipped (a clip of the advantage, before the exp, does not bound it)" + _fix(
+                 "the weight is not clipped (or A / beta is clipped at max_weight before the exp, which bounds the "
+                 "weight at exp(max_weight), not at max_weight)" + _fix(
                      ": exp(A / beta) is clipped from above at max_weight"): np.exp(A / beta),
+                 "the clip takes the larger of the two, max(exp(A / beta), max_weight): every weight is at least "
+                 "max_weight, where a clip from above keeps the smaller" + _fix(
+                     ": tl.minimum(tl.exp(A / beta), max_weight)"): np.maximum(np.exp(A / beta), max_w),
                  "the advantage clipped before the exp, not the weight" + _fix(": clip exp(A / beta) at max_weight"):
                      np.exp(np.minimum(A / beta, max_w)),
                  "a clip from below too (at 1 / max_weight): nothing clips AWR's weights from below, a bad action's "
@@ -5481,9 +5751,32 @@ def _launch_model_hint(args, i, got):
     if i == 1 and close(1e6 / got[0] / 1e9, right):
         return ("Your bandwidth is the line's slope (µs per byte), not a bandwidth" + _fix(
             ": the bandwidth is 1 / slope bytes per µs, that is 10**6 / slope bytes per second") + ".")
+    if _through_two_points(args, i, got[0]):
+        return _Whole("Your line goes through two of the rows' points, not the least-squares line through all of "
+                      "them: with a few % of noise, two points give another line." + _fix(
+                          " Fit all the points (least squares): np.polyfit(x, y, 1) over every row kept."))
     if i == 0:
         return "t0 is the line's intercept: the GPU time (in µs) the fit gives a call that moves 0 bytes."
     return "the bandwidth is the bytes per unit of GPU time along the line: 10**6 / slope bytes per second, in GB/s."
+
+
+def _through_two_points(args, i, got) -> bool:
+    """Whether ``got`` (result ``i``: 0 t0, 1 the bandwidth) is that of the line through two of the rows
+    the fit keeps, where those are not all on one line."""
+    rows, algorithm, pass_ = args
+    mine = [r for r in rows if r["algorithm"] == algorithm and r["pass"] == pass_ and r["kernel_ms"] is not None
+            and r["impl"] == "rltriton_lite" and r["dtype"] == "float32"]
+    x = np.array([r["bytes"] for r in mine], dtype=np.float64)
+    y = np.array([1e3 * r["kernel_ms"] for r in mine], dtype=np.float64)
+    for j, k in itertools.combinations(range(len(x)), 2):
+        if x[j] == x[k]:
+            continue
+        slope = (y[k] - y[j]) / (x[k] - x[j])
+        line = (y[j] - slope * x[j], 1e6 / slope / 1e9)
+        if np.isclose(got, line[i], rtol=1e-5, atol=0.0) and not np.isclose(
+                line[i], _launch_model_reference(*args)[i], rtol=1e-5, atol=0.0):
+            return True
+    return False
 
 
 @_checker_only
@@ -5548,6 +5841,13 @@ def _host_bound_cases(d):
     # exactly 2x at the second shape (15.625 µs: every product and quotient of it here is exact in binary)
     edge = [row("crr", "rltriton_lite", s, x, gpu_us=15.625) for s, x in zip(shapes, (20.0, 2.0, 1.5, 1.25))]
     out.append(("crr, forward, exactly twice the GPU time at the second shape", (edge, "crr", "fwd")))
+    # above 2x at the longest rows (the most steps T) and at the largest shape, which has fewer steps: the
+    # largest by B * T is not the largest by T (last: the cases before draw what they always drew)
+    longest = max(shapes, key=lambda s: (s[1], s[0]))
+    long_rows = [row("td_lambda", "rltriton_lite", s, x) for s, x in zip(shapes, ratios(
+        *(5.0 if s == longest else 3.0 if s == shapes[-1] else 1.2 + 0.3 * k for k, s in enumerate(shapes))))]
+    out.append(("td_lambda, forward, above 2x at the longest rows (most steps) and at a larger shape of fewer steps",
+                (long_rows, "td_lambda", "fwd")))
     return [(what, args, {}, _host_bound_reference(*args)) for what, args in out]
 
 
@@ -5608,7 +5908,8 @@ _CLEANRL_SLIPS = {  # what the advantages are, where they are CleanRL's with one
     "dones used as terminated, unshifted. dones[t] = 1 says the episode ended before step t (obs[t] is a new "
     "episode's first), so the cut belongs one step earlier" + _fix(
         ": terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)"): dict(terminated=lambda d, nd: d),
-    "next_done left out: an episode that ended at the rollout's last step still bootstraps from next_value" + _fix(
+    "next_done left out: where an episode ended at the rollout's last step (next_done set), your code still "
+    "bootstraps there from next_value; it must not" + _fix(
         ": the last row of terminated is next_done"): dict(terminated=lambda d, nd: np.concatenate([d[1:], 0 * nd])),
     "dones shifted the wrong way (terminated[t] = dones[t - 1])" + _fix(
         ": dones[t + 1] says the episode ended after step t"): dict(
@@ -5800,9 +6101,10 @@ def _token_gae_reference(r, v, mask, gamma, lam):
     return adv
 
 
-def _token_value_scan_slips(r0, v0, mask, gamma, lam):
+def _token_value_scan_slips(r0, v0, mask, gamma, lam, v=None):
     """The advantages where the scan of the values that gives V_next has a slip: not shifted (each
-    token reads its own value), or its flag swapped (a = 1 at the policy tokens, 0 at the masked)."""
+    token reads its own value), its flag swapped (a = 1 at the policy tokens, 0 at the masked), or, given
+    ``v``, the values as they are (not zeroed at the masked tokens) scanned."""
     def advantages(v_from_here, shift=True):
         v_next = np.concatenate([v_from_here[:, 1:], np.zeros_like(v0[:, :1])], 1) if shift else v_from_here
         return reference.linear_scan(np.where(mask, gamma * lam, 1.0), np.where(mask, r0 + gamma * v_next - v0, 0.0))
@@ -5816,6 +6118,12 @@ def _token_value_scan_slips(r0, v0, mask, gamma, lam):
         "ones. It must stop at each policy token (a = 0 there: the token's own value) and carry a value back "
         "through the masked tokens before it (a = 1 there)" + _fix(": in the scan of the values, a = (~mask)"):
             advantages(reference.linear_scan(mask.astype(float), v0)),
+        **({} if v is None else {
+            "the scan of the values reads the masked tokens' values. At a masked token its a is 1, so it adds that "
+            "token's b, the value there, to what it carries back: V_next at the token before a masked run is the next "
+            "policy token's value plus every masked value between. What a masked token holds is never to be read"
+            + _fix(": zero the values at the masked tokens before that scan, torch.where(mask, values, 0.0)"):
+                advantages(reference.linear_scan((~mask).astype(float), v))}),
     }
 
 
@@ -5826,7 +6134,7 @@ def _token_gae_hint(args, got, expected):
     r, v, mask, gamma, lam = _as_numpy(tuple(args))
     r0, v0 = np.where(mask, r, 0.0), np.where(mask, v, 0.0)
     got_ = np.asarray(got, dtype=np.float64)
-    for what, slip in _token_value_scan_slips(r0, v0, mask, gamma, lam).items():
+    for what, slip in _token_value_scan_slips(r0, v0, mask, gamma, lam, v=v).items():
         if _is_slip(got_, slip, expected):
             return _Whole(f"These are verl's advantages with a slip: {what}.")
     v_next = np.concatenate([reference.linear_scan((~mask).astype(float), v0)[:, 1:], np.zeros_like(v0[:, :1])], 1)

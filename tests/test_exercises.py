@@ -795,7 +795,9 @@ def wrong_answers(name: str):
                       ("the ratio not clipped (a later review's case)", _pg_unclipped),
                       ("the ratio clipped at c_bar (a later review's case)", _pg_clipped_at_c_bar),
                       ("(1 - term) multiplied, not selected: 0 * NaN at a terminal last step (a later review's case)",
-                       _pg_times_not_terminated)],
+                       _pg_times_not_terminated),
+                      ("rho (y - V): section 4's on-policy pg0 == vs0 - v taken for the advantage (a cold review's "
+                       "case)", _pg_vs_minus_v)],
         "vtrace_fixed_point": [("V^pi: the clip ignored", lambda P, R, pi, mu, g, rb: _bellman(pi, P, R, g)),
                                ("the weights min(rho_bar mu, pi) not normalised",
                                 lambda P, R, pi, mu, g, rb: _bellman(np.minimum(rb * mu, pi), P, R, g)),
@@ -871,7 +873,9 @@ def wrong_answers(name: str):
                          ("the bandwidth in GiB/s", _launch_model_with(per_gb=2.0 ** 30)),
                          ("the slope returned as the bandwidth", _launch_model_with(slope=True)),
                          ("x and y swapped in the fit (a review's case)", _launch_model_with(swapped=True)),
-                         ("the do_bench time (ms) fitted (a later review's case)", _launch_model_with(clock="ms"))],
+                         ("the do_bench time (ms) fitted (a later review's case)", _launch_model_with(clock="ms")),
+                         ("the line through the first and last points, not least squares (a cold review's case)",
+                          _launch_model_two_points)],
         "lean_gae_loop": [("dones used as terminated, unshifted", _lean_with(lambda d, nd: d)),
                           ("gamma missing from the decay (a review's case)",
                            _lean_with(lambda d, nd: torch.cat([d[1:], nd.reshape(1, -1)]), decay=lambda g, lam: lam)),
@@ -884,7 +888,9 @@ def wrong_answers(name: str):
                        ("the search stopped at the first shape at or below 2x", _host_bound_with(first_run=True)),
                        ("the do_bench time (ms) taken for the GPU time (a later review's case)",
                         _host_bound_with(clock="ms")),
-                       (">= 2x, not more than twice (a round-31 review's case)", _host_bound_with(at_least=True))],
+                       (">= 2x, not more than twice (a round-31 review's case)", _host_bound_with(at_least=True)),
+                       ("the host-bound row with the most steps T, not the most elements B * T (a cold review's case: "
+                        "it passed)", _host_bound_most_steps)],
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
                         ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
@@ -892,7 +898,9 @@ def wrong_answers(name: str):
                         ("clamped to [1, max_weight] (a later review's case)", _awr_clamped_at_1),
                         ("min(exp(A), max_weight) / beta: clipped, then divided (a later review's case)",
                          _awr_clipped_then_over_beta),
-                        ("the clip written as 20, P[1] never read (a later review's case)", _awr_clip_at_20)],
+                        ("the clip written as 20, P[1] never read (a later review's case)", _awr_clip_at_20),
+                        ("tl.maximum for the clip (a cold review's case)", _awr_max_for_min),
+                        ("A / beta clipped at max_weight before the exp (a cold review's case)", _awr_exponent_clipped)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map),
@@ -914,7 +922,9 @@ def wrong_answers(name: str):
                             ("the scan of the values with its flag swapped (a later review's case)",
                              _token_value_scan_with(swapped=True)),
                             ("a = gamma at a policy token, not gamma * lam (a later review's case)",
-                             _token_decay_gamma)],
+                             _token_decay_gamma),
+                            ("the values scanned as they are, not zeroed at the masked tokens (a cold review's case)",
+                             _token_values_not_zeroed)],
         "warp_sectors": [("one sector per lane (lanes counted, not sectors)", lambda a, n: len(a)),
                          ("the bytes asked for ÷ 32, as if every load were contiguous",
                           lambda a, n: -(-len(a) * n // 32)),
@@ -951,6 +961,24 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("awr_weights", "tl.maximum for the clip (a cold review's case)"):
+        ("These are AWR's weights with a slip: the clip takes the larger of the two, max(exp(A / beta), max_weight)",
+         "tl.minimum(tl.exp(A / beta), max_weight)."),
+    ("awr_weights", "A / beta clipped at max_weight before the exp (a cold review's case)"):
+        ("the weight is not clipped (or A / beta is clipped at max_weight before the exp, which bounds the weight at "
+         "exp(max_weight), not at max_weight)", "exp(A / beta) is clipped from above at max_weight"),
+    ("host_bound", "the host-bound row with the most steps T, not the most elements B * T (a cold review's case: it "
+                   "passed)"):
+        "That is the answer with a slip: shapes ordered by T (steps), not by their elements B * T.",
+    ("launch_model", "the line through the first and last points, not least squares (a cold review's case)"):
+        ("Hint: Your line goes through two of the rows' points, not the least-squares line through all of them",
+         "Fit all the points (least squares): np.polyfit(x, y, 1) over every row kept."),
+    ("token_gae_pairs", "the values scanned as they are, not zeroed at the masked tokens (a cold review's case)"):
+        ("These are verl's advantages with a slip: the scan of the values reads the masked tokens' values",
+         "Zero the values at the masked tokens before that scan, torch.where(mask, values, 0.0)."),
+    ("vtrace_pg", "rho (y - V): section 4's on-policy pg0 == vs0 - v taken for the advantage (a cold review's case)"):
+        ("Hint: These are the policy-gradient advantages with a slip: your pg is rho_t (y (vs_t) - V_t). That is the "
+         "advantage only where no clip bites", "Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v)"),
     ("dual_clip", "a floor of -c, not c A (a later review's case: no hint then)"):
         ("your objective's floor is -c, a constant: the dual clip's floor is c A", "c * A), with A the loaded advantage"),
     ("soft_lambda_targets", "no select on term: gamma V' added at a termination (a later review's case)"):
@@ -1131,7 +1159,7 @@ W_SAYS = {
         ("Hint: These are CleanRL's advantages with a slip: dones used as terminated, unshifted.",
          "terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)."),
     ("cleanrl_advantages", "next_done left out"):
-        ("still bootstraps from next_value.", "The last row of terminated is next_done."),
+        ("your code still bootstraps there from next_value; it must not.", "The last row of terminated is next_done."),
     ("cleanrl_advantages", "no bootstrap (next_value left out)"):
         ("no bootstrap at the rollout's end", "next_value is the value after the last step: rl.gae's "
          "bootstrap_value, or, in a loop of your own, the last row of the next values"),
@@ -1193,7 +1221,7 @@ W_SAYS = {
     ("lean_gae_loop", "gamma missing from the decay (a review's case)"):
         ("gamma is missing from your decay", "Decay = gamma * gae_lambda where the episode goes on"),
     ("lean_gae_loop", "next_done left out"):
-        ("still bootstraps from next_value.", "The last row of terminated is next_done."),
+        ("your code still bootstraps there from next_value; it must not.", "The last row of terminated is next_done."),
     ("q_lambda", "no reset at a termination: a = gamma lam_t there (a review's case)"):
         "that step is a termination (no bootstrap; the trace is cut: a reset)",
     ("q_lambda", "next_q's action stride forgotten"):
@@ -1339,6 +1367,9 @@ W_SAYS = {
          "Start the carry at float('-inf'), and load the padding lanes as (g, c) = (1, -inf)."),
     ("discounted_max", "c1 not discounted by g2 in the combine (a later review's case)"):
         ("Hint: Your combine leaves c1 undiscounted", "In the combine, c = max(c2, g2 * c1)."),
+    ("discounted_max", "the combine's maps in the wrong order"):
+        ("Hint: Your combine applies the two maps in the wrong order: its c is max(c1, g1 * c2)",
+         "Pull g2 inside the max: c = max(c2, g2 * c1)"),
     ("q_lambda", "no cut at the window's end"):
         ("Hint: These are Q(lambda)'s targets with the trace not cut at the window's last step",
          "lambda_t = 0 where t == T - 1: tl.where(t < T - 1, ..., 0.0)."),
@@ -1350,7 +1381,8 @@ W_SAYS = {
 }
 
 
-W_SAYS_BY_THE_INTERPRETER = {("reset_scan", what) for name, what in W_SAYS if what.startswith("a combine that selects on k1")}
+W_SAYS_BY_THE_INTERPRETER = {("reset_scan", what) for name, what in W_SAYS if what.startswith("a combine that selects on k1")} \
+    | {("discounted_max", "the combine's maps in the wrong order")}  # (its combine tried on MAX_MAPS)
 
 
 def _told_what_is_wrong(name, what, e):
@@ -1585,6 +1617,24 @@ def _host_bound_with(**slip):
     return host_bound
 
 
+def _host_bound_most_steps(rows, algorithm, pass_):
+    """host_bound that picks, among the host-bound rows, the one with the most steps T (a cold review's case)."""
+    mine = [r for r in rows if (r["algorithm"], r["pass"], r["impl"], r["dtype"]) == (algorithm, pass_, "rltriton_lite",
+                                                                                     "float32")
+            and r["kernel_ms"] is not None and r["full_call_us"] > 2 * 1e3 * r["kernel_ms"]]
+    best = max(mine, key=lambda r: r["T"], default=None)
+    return 0 if best is None else best["B"] * best["T"]
+
+
+def _launch_model_two_points(rows, algorithm, pass_):
+    """launch_model through its first and last points (by bytes), not least squares over all of them."""
+    mine = sorted((r for r in rows if (r["impl"], r["dtype"], r["algorithm"], r["pass"])
+                   == ("rltriton_lite", "float32", algorithm, pass_)), key=lambda r: r["bytes"])
+    (x0, y0), (x1, y1) = [(r["bytes"], 1e3 * r["kernel_ms"]) for r in (mine[0], mine[-1])]
+    slope = (y1 - y0) / (x1 - x0)
+    return y0 - slope * x0, 1e6 / slope / 1e9
+
+
 def _bellman(nu, P, R, gamma):
     """V^nu for a policy nu (rows summing to 1, or less): exercises._value_under's, which a wrong answer may
     not call (the checker's own are refused while a student's function runs)."""
@@ -1620,6 +1670,14 @@ def _token_openrlhf_selected(r, v, m, gamma, lam):
 def _token_b_multiplied(r, v, m, gamma, lam):
     a, b = solution("token_gae_pairs")(r, v, m, gamma, lam)
     return a, torch.where(m, b, 0.0 * r)  # b = delta * mask: 0 * NaN where a masked token holds NaN
+
+
+def _token_values_not_zeroed(rewards, values, mask, gamma, lam):
+    """The scan of the values over the values as they are: a masked token's value (a = 1 there) is added in."""
+    v_from_here = rl.linear_scan((~mask).to(values.dtype), values)
+    v_next = torch.cat([v_from_here[..., 1:], torch.zeros_like(v_from_here[..., :1])], -1)
+    a = torch.where(mask, gamma * lam, 1.0).to(values.dtype)
+    return a, torch.where(mask, rewards + gamma * v_next - values, 0.0)
 
 
 def _token_decay_gamma(r, v, m, gamma, lam):
@@ -1921,6 +1979,12 @@ def _pg_no_window_end(X, P, offs, t, m, T, y, y_in):
 
 
 @triton.jit
+def _pg_vs_minus_v(X, P, offs, t, m, T, y, y_in):  # rho (vs_t - V_t): section 4's on-policy identity
+    rho = tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0)), P[1])
+    return rho * (y - tl.load(X[2] + offs, mask=m, other=0.0))
+
+
+@triton.jit
 def _pg_negated(X, P, offs, t, m, T, y, y_in):
     return -_pg(X, P, offs, t, m, T, y, y_in, True, True)
 
@@ -2115,6 +2179,21 @@ def _awr_exp_over_beta(X, P, offs, m):  # exp(A) / beta: the temperature outside
 @triton.jit
 def _awr_clipped_then_over_beta(X, P, offs, m):  # the clip first, then exp(A) / beta: every weight off at beta != 1
     return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0)), P[1]) / P[0]
+
+
+@triton.jit
+def _awr_max_for_min(X, P, offs, m):  # the clip with tl.maximum: every weight at least max_weight
+    return tl.maximum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1])
+
+
+@triton.jit
+def _awr_exponent_clipped(X, P, offs, m):  # A / beta clipped at max_weight, not at ln(max_weight): bounded at e^20
+    return tl.exp(tl.minimum(tl.load(X[0] + offs, mask=m, other=0.0) / P[0], P[1]))
+
+
+@triton.jit
+def _awr_exponent_clipped_at_the_log(X, P, offs, m):  # exp(min(A / beta, ln max_weight)): a right answer
+    return tl.exp(tl.minimum(tl.load(X[0] + offs, mask=m, other=0.0) / P[0], tl.log(P[1])))
 
 
 @triton.jit
@@ -4425,10 +4504,26 @@ def test_elements_never_stored_without_a_hint_point_at_the_values():
         kernel[(1,)](r, v, d, out, g, r.numel(), BLOCK=8)
         return out
 
-    msg = _failure("td_target_kernel", one_program)
+    def a_gap(r, v, d, g):  # elements 8 to 15 never stored: not a tail
+        out = torch.zeros_like(r)
+        n = r.numel()
+        kernel[(1,)](r, v, d, out, g, min(n, 8), BLOCK=8)
+        if n > 16:
+            kernel[(triton.cdiv(n - 16, 8),)](r[16:], v[16:], d[16:], out[16:], g, n - 16, BLOCK=8)
+        return out
+
+    msg = _failure("td_target_kernel", a_gap)
     if exercises.INTERPRET:
         assert "never stored" in msg and ("the hint below may point elsewhere" in msg) == ("\nHint:" in msg), msg
         assert msg.index("never stored") < msg.index("\nHint:") if "\nHint:" in msg else True, msg  # said first
+        assert "(8 never stored, the first at index (8,))" in msg, msg
+    # a tail never stored (from element 8 on): the grid is named, in place of the note
+    msg = _failure("td_target_kernel", one_program)
+    if exercises.INTERPRET:
+        assert "\nHint: From flat index 8 on (index (8,)), nothing was stored: your kernel's tl.store calls wrote the " \
+               "first 8 of the 1,000 elements" in msg, msg
+        assert "Does your grid cover all N = 1,000 elements (a cdiv, not a floor division)?" in msg, msg
+        assert "First:" not in msg, msg
 
 
 def test_a_chunk_never_stored_is_said_under_the_values():
@@ -4858,6 +4953,67 @@ def test_a_swapped_combine_is_named_in_vtrace_kernel(tmp_path):
     assert "tl.where(k2, a2, a2 * a1)" in e.value.fix
 
 
+def test_a_swapped_max_combine_is_named_in_discounted_max(tmp_path):
+    """A cold review of 00-00d: discounted_max's combine with its maps swapped, c = max(c1, g1 * c2), got the
+    generic ordinary-step hint. Under the interpreter its combine is tried on two max-maps (MAX_MAPS), as an
+    affine combine is on TWO_MAPS, and the order slip is named with the order rule."""
+    def swapped(text):
+        line = 'c = tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1))'
+        assert line in text
+        return text.replace(line, 'c = tl.where(c1 == float("-inf"), c2, tl.maximum(c1, g1 * c2))')
+
+    if not exercises.INTERPRET:
+        pytest.skip("the student's combine is tried on two maps by the interpreter (compiled, it runs only in the scan)")
+    with pytest.raises(AssertionError) as e:
+        exercises.check("discounted_max", _solution_with("discounted_max", swapped, tmp_path))
+    hint = str(e.value).split("Hint: ")[1]
+    assert hint.startswith("Your combine applies the two maps in the wrong order: its c is max(c1, g1 * c2)"), hint
+    assert "the order rule, notebook 00, section 3" in hint and "An ordinary step" not in hint, hint
+    assert "c = max(c2, g2 * c1)" in e.value.fix
+    assert exercises.check("discounted_max", solution("discounted_max")) is None  # the right order: no such hint
+
+
+def test_a_block_narrower_than_the_row_is_named_in_block_scan(tmp_path):
+    """A cold review of 00-00d: block_scan launched with a fixed BLOCK = 64 on a row of T = 1000 got a right
+    "First:" line (elements never stored) under a hint that blamed the padding lanes, and advice to loop over
+    the chunks, which block_scan's task forbids (one program, one block). Now the block is named."""
+    def fixed_block(text):
+        assert "BLOCK=triton.next_power_of_2(T)" in text
+        return text.replace("BLOCK=triton.next_power_of_2(T)", "BLOCK=64")
+
+    if not exercises.INTERPRET:
+        pytest.skip("which elements a kernel stored, and how wide its scan ran, are seen by the interpreter")
+    with pytest.raises(AssertionError) as e:
+        exercises.check("block_scan", _solution_with("block_scan", fixed_block, tmp_path))
+    said = str(e.value)
+    assert "T=1000" in said and "wrote only 64 of the 1000 elements" in said, said
+    hint = said.split("\nHint: ")[1]
+    assert hint.startswith("Your kernel ran one program whose block is 64 lanes wide"), hint
+    assert "the block must cover the whole row, BLOCK ≥ T" in hint and "triton.next_power_of_2(T)" in hint, hint
+    assert "padding" not in said and "identity" not in said and "a loop over the chunks in each" not in said, said
+
+
+@pytest.mark.parametrize("name", ["td_target_kernel", "block_scan"])
+def test_a_kernel_named_like_its_wrapper_is_named(name, tmp_path):
+    """A cold review of 00-00d: a @triton.jit kernel named like the Python function that launches it (00b's rule:
+    give it another name) got only "TypeError: 'function' object is not subscriptable". The launch line's name
+    is a plain function: the rule is said back."""
+    def same_name(text):
+        kernel = re.search(r"(\w+)\[\(", text[text.index(f"def {name}("):]).group(1)  # the one it launches
+        return re.sub(rf"\b{kernel}\b", name, text)  # @triton.jit def name(...), then def name(...) launching it
+
+    with pytest.raises(TypeError, match="'function' object is not subscriptable") as e:
+        exercises.check(name, _solution_with(name, same_name, tmp_path))
+    notes = "\n".join(e.value.__notes__)
+    assert "your function raised it at line" in notes and f"{name}[(" in notes, notes
+    assert (f"Your @triton.jit kernel and the function that launches it share the name {name}: the second definition "
+            f"replaces the first, so the launch {name}[grid] indexes the plain Python function. Give your @triton.jit "
+            "kernel another name, such as _") in notes, notes
+    with pytest.raises(TypeError) as e:  # another TypeError: no such note
+        exercises.check(name, lambda *args: len(args[-1]))  # (its last argument a float)
+    assert "share the name" not in "\n".join(getattr(e.value, "__notes__", ())), e.value.__notes__
+
+
 @triton.jit
 def _transposed_open_start(X, P, offs, t, m, T):  # step 0 not a reset: term_{t-1} loaded with other=0
     term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=0) != 0
@@ -4939,3 +5095,142 @@ def test_transposed_scan_checks_its_step_0_reset():
     msg = _failure("transposed_scan", _transposed_zero_at_step_0)  # a = 0 at step 0 for the reset: 0 * inf
     assert "Your step 0 does not reset" in msg and "0 * inf = NaN" in msg, msg
     exercises.check("transposed_scan", solution("transposed_scan"))
+
+
+def _reset_scan_inf_times_0(text):
+    """reset_scan with r + 0.0 * r: an inf reward made NaN (a cold review's case); its loads have the row's offset."""
+    return text.replace("        term = (tl.load(D", "        r = r + 0.0 * r  # 0 * inf = NaN\n        term = (tl.load(D", 1)
+
+
+def test_the_row_0_hint_is_said_only_where_row_0_s_inputs_give_the_wrong_rows(tmp_path):
+    """A cold review: "A load without the row's offset reads row 0's input in every row" was said where every load
+    had it: reset_scan's 0.0 * r made row 1's inf NaN, and row 0's NaN stayed NaN, so row 0 alone was right. The
+    hint is said now only where the reference on row 0's inputs, in every row, gives the wrong elements; there the
+    input is named. Here the inf made NaN is."""
+    msg = _failure("reset_scan", _solution_with("reset_scan", _reset_scan_inf_times_0, tmp_path))
+    assert "expected inf, got nan" in msg, msg
+    assert "row's offset" not in msg and "Row 0 is right" not in msg and "An ordinary step" not in msg, msg
+    assert "Hint: The answer there is inf (an inf among the case's inputs reaches that step), and yours is NaN: the " \
+           "inf met a 0 (0 * inf = NaN) or its own negative (inf - inf)." in msg, msg
+    msg = _failure("gae_kernel", _gae_kernel_flags_of_row_0)  # the flags' load without the offset: named
+    assert "Every wrong element here is what the answer would be with row 0's terminated in every row" in msg, msg
+
+
+def _vtrace_kernel_pg_grid(block, floor=True, fill=None):
+    """vtrace_kernel's solution with its pg kernel launched on B * T // block programs (at least one), not a cdiv;
+    ``fill``: pg allocated full of it, not torch.empty."""
+    def edit(text):
+        text = text.replace("block = 1024", f"block = {block}")
+        if floor:
+            text = text.replace("_pg_kernel[(triton.cdiv(B * T, block),)]", "_pg_kernel[(max(1, B * T // block),)]")
+        if fill is not None:
+            text = text.replace("vs, pg = torch.empty_like(x[1]), torch.empty_like(x[1])",
+                                f"vs, pg = torch.empty_like(x[1]), torch.full_like(x[1], {fill!r})")
+        return text
+    return edit
+
+
+def test_a_grid_short_of_the_tensor_is_named_from_the_flat_index_on(tmp_path):
+    """A cold review: vtrace_kernel's pg kernel on B * T // BLOCK programs left a flat tail of pg unwritten, and
+    the hint blamed a load without the row's offset. Elements never stored that are a tail in flat order are
+    named as such: the grid, a cdiv, not a floor division; the "First:" note is not said besides."""
+    if not exercises.INTERPRET:
+        pytest.skip("which elements a kernel stored is seen by the interpreter")
+    msg = _failure("vtrace_kernel", _solution_with("vtrace_kernel", _vtrace_kernel_pg_grid(32), tmp_path))
+    assert "shape (2, 100), off-policy, chunk 64, result 1 (pg_advantages)" in msg, msg
+    assert "\nHint: From flat index 192 on (index (1, 92)), nothing was stored: your kernel's tl.store calls wrote " \
+           "the first 192 of the 200 elements of the tensor you returned (pg_advantages) and none after them" in msg, msg
+    assert msg.endswith("Does your grid cover all B·T = 200 elements (a cdiv, not a floor division)?"), msg
+    assert "row's offset" not in msg and "First:" not in msg, msg
+    # a grid of 0 programs on the first case: none of pg stored, said of that result
+    msg = _failure("vtrace_kernel", _solution_with("vtrace_kernel", lambda text: text.replace(
+        "_pg_kernel[(triton.cdiv(B * T, block),)]", "_pg_kernel[(B * T // block,)]"), tmp_path))
+    assert "Hint: Your kernel's tl.store calls wrote none of the 5 elements of the tensor you returned " \
+           "(pg_advantages)" in msg and "First:" not in msg, msg
+
+
+def test_elements_never_stored_are_not_counted_as_the_student_s_nan(monkeypatch):
+    """The "N of them NaN or inf where the answer is finite" note counts the student's NaN: an element never
+    stored holds the buffer's bytes (torch.empty's garbage, or a NaN fill), not theirs."""
+    monkeypatch.setitem(exercises.SEEN, "past_leaks", 0.0)  # (no earlier check's leak)
+    case, args, _, expected, marks = exercises._cases("td_target_kernel")[2]
+    got = np.array(expected, dtype=np.float64)
+    got[5] += 1.0  # a wrong element that was stored, finite, first
+    got[-104:] = np.nan  # a tail never stored, NaN
+    never = np.zeros(got.shape, dtype=bool)
+    never[-104:] = True
+    ex = exercises._get("td_target_kernel")
+    with pytest.raises(AssertionError) as e:
+        exercises._compare(ex, case, got, expected, marks, args=args,
+                           unstored=exercises._Unstored(never, 4 * np.arange(got.size)))
+    msg = str(e.value)
+    assert "(105 of 1000 elements wrong)" in msg and "NaN or inf where the answer is finite" not in msg, msg
+    assert "From flat index 896 on (index (896,)), nothing was stored" in msg, msg
+    with pytest.raises(AssertionError) as e:  # the same values, nothing known of the stores: the NaN are counted
+        exercises._compare(ex, case, got, expected, marks, args=args)
+    assert "104 of them NaN or inf where the answer is finite" in str(e.value), str(e.value)
+
+
+def _soft_window_end_by_a_0(text):
+    """soft_lambda_targets with no reset at the window's last step, a = 0 there instead (a cold review's case)."""
+    return text.replace("return gamma * lam, r + tl.where(term, 0.0, gamma * soft_next), ~going_on",
+                        "return tl.where(going_on, gamma * lam, 0.0), r + tl.where(term, 0.0, gamma * soft_next), term")
+
+
+def test_a_cut_at_the_window_s_last_step_may_be_a_0_multiplier(tmp_path):
+    """A cold review: soft_lambda_targets's task said "only the window's last step's reset keeps it out" (the
+    value past the window), and a prologue with a = 0 there and no reset passes (0 * 100 = 0). The shared rule
+    says what is true: a cut there, its reset or a multiplier of 0."""
+    edited = _solution_with("soft_lambda_targets", _soft_window_end_by_a_0, tmp_path)
+    assert exercises.check("soft_lambda_targets", edited) is None
+    for name in ("soft_lambda_targets", "q_lambda", "retrace"):
+        task = exercises.task(name)
+        assert "only the window's last step's reset" not in task, name
+        assert "only a cut at the window's last step keeps it out, its reset\nor a multiplier a = 0 there" in task, name
+    task = exercises.task("soft_lambda_targets")
+    assert "a reset too, zeroes" not in task and "A\ntermination zeroes the bracket, G_t = r_t" in task, task
+
+
+def test_awr_s_clip_in_the_exponent_at_the_log_passes():
+    """exp(min(A / beta, ln max_weight)) is max_weight's clip, taken before the exp: a right answer, which the
+    no-clip hint ("a clip of the advantage, before the exp, does not bound it") seemed to condemn."""
+    assert exercises.check("awr_weights", _awr_exponent_clipped_at_the_log) is None
+
+
+def test_vtrace_kernel_names_rho_times_vs_minus_v(tmp_path):
+    """04's section 4 shows pg0 == vs0 - v on-policy; a pg kernel that stores rho (vs_t - V_t) is named."""
+    def vs_minus_v(text):
+        return text.replace("pg = rho * (tl.load(R + i, mask=m, other=0.0) + gamma * v_next - tl.load(V + i, mask=m, "
+                            "other=0.0))", "pg = rho * (tl.load(VS + i, mask=m, other=0.0) - tl.load(V + i, mask=m, "
+                            "other=0.0))")
+    with pytest.raises(AssertionError) as e:
+        exercises.check("vtrace_kernel", _solution_with("vtrace_kernel", vs_minus_v, tmp_path))
+    assert "result 1 (pg_advantages)" in str(e.value) and "Hint: These are the policy-gradient advantages with a " \
+        "slip: your pg is rho_t (vs_t - V_t). That is the advantage only where no clip bites" in str(e.value), e.value
+    assert e.value.fix.startswith("In the second kernel, pg = rho * (r + gamma * v_next - V)"), e.value.fix
+
+
+def _chunked_reset_carry_from_b(a, b, reset, chunk):
+    """chunked_reset_scan whose carry is the chunk's scanned B at its first step, not y there (B + A * carry)."""
+    T = len(a)
+    y, carry_in, carry = np.zeros(T), np.zeros(T), 0.0
+    for start in reversed(range(0, T, chunk)):
+        end = min(start + chunk, T)
+        a_s, b_s, k_s = 1.0, 0.0, False
+        for t in reversed(range(start, end)):
+            a_s, b_s, k_s = (a[t], b[t], True) if reset[t] else (a[t] * a_s, b[t] + a[t] * b_s, k_s)
+            y[t] = b_s if k_s else b_s + a_s * carry
+            carry_in[t] = carry
+        carry = b_s
+    return y, carry_in
+
+
+def test_chunked_reset_scan_names_the_carry_that_entered_the_chunk():
+    """Where y first goes wrong at step t and carry_in[t] is wrong too, the carry that entered t's chunk is named
+    with its expected and actual values; where y is right and carry_in is not, that is said."""
+    msg = _failure_seeded("chunked_reset_scan", _chunked_reset_carry_from_b, 1)
+    assert "result 0 (y): the error starts at the latest wrong step, index (3,)" in msg, msg
+    assert "The carry that entered this chunk is wrong: carry_in[3] expected 0.834385, got 1.07651, while every " \
+           "later step's y is right." in msg, msg
+    msg = _failure("chunked_reset_scan", _chunked_reset_carry_from_b)  # the resets keep it out of y
+    assert "result 1 (carry_in)" in msg and "Your y is right in this case, but carry_in is not." in msg, msg

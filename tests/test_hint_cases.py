@@ -104,3 +104,51 @@ def test_vtrace_kernel_s_hint_3_names_what_a_swapped_combine_prints(tmp_path):
                             one_row(1.0, 1.0, 2.0), one_row(False, False, False), 0.5, 1.0, 1.0, 2)
     torch.testing.assert_close(vs.cpu(), torch.tensor([[1.5, 1.5, 2.0]]))
     assert "(1.5, 1.5, 2)" in (ROOT / "notebooks" / "04_vtrace.py").read_text()
+
+
+def _edited_solution(name, edits, tmp_path):
+    """Exercise ``name``'s solution with each (old, new) of ``edits`` replaced once, from a file of its own."""
+    src = (ROOT / "notebooks" / "solutions" / f"{name}.py").read_text()
+    for old, new in edits:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    path = tmp_path / f"{name}_edited_{abs(hash(tuple(edits)))}.py"  # (triton.jit reads its source from a file)
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.solution
+
+
+def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
+    """04's Hint 3 (a cold review): v_2 = 1 comes from b at the window's last step not in its end form (it kept
+    -gamma c V'). The flag missing there, with b in its end form, still gives v_2 = 2: the carry into that step is
+    0, so the flag changes nothing there."""
+    one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731
+    args = (torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 2.0),
+            one_row(False, False, False), 0.5, 1.0, 1.0, 2)
+    flag = ("tl.associative_scan((a, b, reset)", "tl.associative_scan((a, b, term)")  # no flag at t = T - 1
+    b_kept = ("tl.where(reset, 0.0, gamma * cs * v_next)", "tl.where(term, 0.0, gamma * cs * v_next)")
+    vs, _ = _edited_solution("vtrace_kernel", [flag], tmp_path)(*args)
+    np.testing.assert_allclose(vs.cpu().numpy(), [[1.75, 1.5, 2.0]], rtol=1e-6)
+    for edits in ([b_kept], [flag, b_kept]):
+        vs, _ = _edited_solution("vtrace_kernel", edits, tmp_path)(*args)
+        np.testing.assert_allclose(vs.cpu().numpy(), [[1.625, 1.25, 1.0]], rtol=1e-6)
+    text = (ROOT / "notebooks" / "04_vtrace.py").read_text()
+    assert "$v_2 = 1$ means $b$ at the window's last step is not in its end form" in text
+    assert "means the window's last step was not a reset" not in text
+
+
+def test_vtrace_pg_s_hint_3_shows_rho_times_vs_minus_v(tmp_path):
+    """04's Hint 3 for vtrace_pg (a cold review): rho (vs - V), section 4's on-policy identity, gives the terminated
+    row's answer; the row without a termination shows it, 0.25 at t = 1 where the answer is 0.5."""
+    X = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
+         torch.ones(1, 3, device=DEVICE), torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE),
+         torch.tensor([[False, False, False]], device=DEVICE))
+    wrong = _edited_solution("vtrace_pg", [
+        ("(r + tl.where(term, 0.0, gamma * v_next) - v)", "(y - v)")], tmp_path)
+    for fn, want in ((_solution("vtrace_pg"), [[0.75, 0.5, 1.0]]), (wrong, [[0.75, 0.25, 1.0]])):
+        got = exercises.scan_hook(exercises.vtrace_prologue, X, (0.5, 1.0, 1.0), epilogue=fn)
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
+    text = (ROOT / "notebooks" / "04_vtrace.py").read_text()
+    assert "0.25 at $t = 1$ in the first line is $\\rho_t(v_t - V_t)$" in text
