@@ -603,16 +603,18 @@ exercises.attempt("combine_arrays", combine_arrays)
 # output.
 #
 # `rl.linear_scan` is the package's bare scan. It takes no reset flag as an input. So it reads
-# $a_t = 0$ as a reset, and selects there: $a_t = 0$ is its *reset form*. This keeps section 4's
-# rule. At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives what
-# the product gives, and it keeps $0 \cdot \text{NaN}$ out. The package's other kernels take a reset
-# flag. Where the flag is set, they never read $a_t$.
+# $a_t = 0$ as the flag: $a_t = 0$ is its *reset form*. There it selects $b_t$, and never
+# multiplies by the 0, so section 4's rule holds. At $a_t = 0$ the map is already $y \mapsto b_t$.
+# So on finite numbers the select gives what the product would give, and it keeps
+# $0 \cdot \text{NaN}$ out. The package's other kernels take a reset flag. Where the flag is set,
+# they never read $a_t$.
 #
 # The next cell runs one row through `rl.linear_scan`'s Triton kernel (`backend=KERNEL`,
 # [GPU note 2](#GPU-notes)). In the row, step 1 ends an episode, step 3's $b$ is a NaN, and step 4
 # is padding. The NaN stays in its own episode, steps 2 to 5: $y_1 = 2$ and
-# $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean. The padded step outputs 0 and passes $y_5 = 6$ back to
-# step 3. The loop in `reference.linear_scan` agrees:
+# $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean. A product would have given $y_1 = 2 + 0 \cdot y_2$,
+# a NaN. The padded step outputs 0 and passes $y_5 = 6$ back to step 3. The loop in
+# `reference.linear_scan` agrees:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -624,6 +626,7 @@ print("the kernel:", np.round(y[0].cpu().numpy(), 4))
 print("the loop:  ", np.round(expected[0], 4))
 np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-6)  # (NaN where the loop has NaN)
 assert torch.isnan(y[0, 2:4]).all()  # the NaN's own episode, t = 2-5
+assert y[0, 1] == 2.0 and torch.isnan(2.0 + 0.0 * y[0, 2])  # selected at a = 0; the product would be NaN
 np.testing.assert_allclose(y[0, :2].cpu().numpy(), [2.8, 2.0], rtol=1e-6)  # the episode before it
 assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 
@@ -1007,9 +1010,11 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #    notebooks pass `backend=KERNEL`, which the first cell sets to `"triton"`. So the kernel runs
 #    on both, in Triton's interpreter on a CPU.
 # 3. **Importing `rltriton_lite` changes Triton's interpreter.** Stock Triton's interpreter runs
-#    `tl.associative_scan` as section 1's sequential loop; the package makes it section 1's
-#    Hillis–Steele tree, as on a GPU. So a combine that is not associative gives wrong numbers on a
-#    CPU too, where the loop would hide the error (the folded check below).
+#    `tl.associative_scan` as section 1's sequential loop; the package makes it a tree, section 1's
+#    Hillis–Steele tree. A GPU groups the steps differently again
+#    ([00b, GPU note 4](00b_triton_from_zero.ipynb#GPU-notes)). So a combine that is not
+#    associative gives wrong numbers on a CPU too, where the loop would hide the error (the folded
+#    check below).
 #
 # </details>
 

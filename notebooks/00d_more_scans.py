@@ -76,8 +76,9 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # * `T, B = rewards.shape`; launch `B` programs, with `b = tl.program_id(0)`.
 # * Pass each tensor's strides to the kernel as integers, as `*rewards.stride()` and
 #   `*terminated.stride()`. The two inputs may have different strides.
-# * Make the output with `torch.empty(T, B, ...)`, and pass its strides too. `torch.empty_like`
-#   could keep an input's odd layout.
+# * Make the output with `torch.empty(T, B, ...)`, a fresh contiguous tensor, and pass its
+#   strides too. `torch.empty_like(rewards)` works as well if you pass its strides: it may keep
+#   the input's layout.
 # * Build every load and store address from its own tensor's strides.
 #
 # </details>
@@ -196,12 +197,12 @@ exercises.attempt("strided_scan", strided_scan)
 # print(exercises.guarded(discounted_max, r, term, 0.5, 2).tolist())  # must print [[-2.0, -4.0, 4.0, -2.0]]
 # ```
 #
-# The identity is $(1, -\infty)$. A $c$ of 0 is not enough, since $\max(0, y) \ne y$ for $y < 0$.
-# Write $-\infty$ as `float("-inf")`.
-#
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# The identity is $(1, -\infty)$. A $c$ of 0 is not enough, since $\max(0, y) \ne y$ for $y < 0$.
+# Write $-\infty$ as `float("-inf")`.
 #
 # ```python
 # @triton.jit
@@ -225,10 +226,11 @@ exercises.attempt("strided_scan", strided_scan)
 # * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
 #
 # Without the guards, `tl.maximum` happens to drop that NaN (GPU note 2), so nothing would show.
-# So the checker changes `tl.maximum` on purpose, under the interpreter only, to let a NaN win:
-# then each missing guard shows. Compiled on a GPU, it cannot, and a kernel without guards passes.
-# Guard anyway: Triton promises nothing about how `tl.maximum` treats a NaN, so on another GPU or
-# Triton version the NaN may win.
+# So under the interpreter, the checker changes `tl.maximum` on purpose to let a NaN win: then
+# each missing guard shows. A compiled kernel's `tl.maximum` cannot be changed. So on a GPU, the
+# checker checks everything but the guards, and a kernel without them passes there. The guards are
+# checked only under the interpreter, which a CPU run uses. Guard anyway: Triton promises nothing
+# about how `tl.maximum` treats a NaN, so on another GPU or Triton version the NaN may win.
 #
 # </details>
 
@@ -264,8 +266,12 @@ exercises.attempt("discounted_max", discounted_max)
 
 
 # %% jupyter={"source_hidden": true}
-# Checks: Hint 3's identity; the guards' fold; GPU note 2's tl.maximum and a NaN (CI runs them; skip when reading)
+# Checks: Hint 2's layouts (strided_scan); Hint 4's identity (discounted_max); the guards' fold; GPU note 2's tl.maximum and a NaN (CI runs them; skip when reading)
 import numpy as np
+
+_r_view = torch.zeros(2, 3).T  # strided_scan's Hint 3: a transposed view, strides (1, 3)
+assert torch.empty_like(_r_view).stride() == _r_view.stride() == (1, 3)  # empty_like may keep an input's layout
+assert torch.empty(3, 2).stride() == (2, 1)  # torch.empty: a fresh contiguous tensor
 
 ys_ = np.array([-5.0, -0.5, 0.0, 3.0])
 assert (np.maximum(-np.inf, 1.0 * ys_) == ys_).all()  # (1, -inf) changes no y
@@ -312,7 +318,7 @@ assert o_unguarded.tolist() == [-3.0, 1.0]  # the same values: the NaN is droppe
 o_checked = torch.empty_like(c1_)
 with np.errstate(invalid="ignore"), exercises._nan_wins():  # the checker's max, under the interpreter: the NaN wins
     _unguarded_c[(1,)](c1_, g2_, c2_, o_checked)
-assert torch.isnan(o_checked[0]) == exercises.INTERPRET and o_checked[1] == 1.0  # "compiled ... the checker cannot"
+assert torch.isnan(o_checked[0]) == exercises.INTERPRET and o_checked[1] == 1.0  # the guards are checked only under the interpreter
 x_, y_ = torch.tensor([float("nan"), -3.0], device=DEVICE), torch.tensor([-3.0, float("nan")], device=DEVICE)
 o_none, o_all = torch.empty_like(x_), torch.empty_like(x_)
 _max_nan[(1,)](x_, y_, o_none, o_all)

@@ -111,8 +111,7 @@ print(G)
 # The return is $G_t = b_t + a_t G_{t+1}$, with
 #
 # * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set. That is a [**reset**](GLOSSARY.md#reset):
-#   it cuts off $G_{t+1}$, so $G_t = b_t$. The scan applies it by choosing $y_t = b_t$, a
-#   [select](GLOSSARY.md#select), not by multiplying by 0;
+#   it cuts off $G_{t+1}$, so $G_t = b_t$;
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
 #   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
 #
@@ -142,8 +141,10 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ### The episode-end card
 #
-# Every estimator of the course splits as the return just did, and its kinds of step fit on this
-# card. The last two columns write the reset in its two forms:
+# Every estimator of the course splits as the return just did. This card is the one place where
+# the course writes down how episode ends enter a scan; the later notebooks link here. The flags
+# are those of the top of this notebook: term$_t$ a termination, trunc$_t$ a truncation, and
+# done$_t$ any episode end or the window's last step.
 #
 # | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
 # | --- | --- | --- | --- | --- |
@@ -152,27 +153,28 @@ print("prologue + scan + epilogue == the loop")
 # | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$, not read; reset true |
 # | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$, not read; reset true |
 #
-# An episode end does two separate things to its step. It **cuts** the [carry](GLOSSARY.md#carry):
-# that is the reset. And it gives $b_t$ its [**end form**](GLOSSARY.md#end-form), with the
-# bootstrap where there is one.
+# * **An end does two things.** It **cuts** the [carry](GLOSSARY.md#carry): that is the reset. And
+#   it gives $b_t$ its [**end form**](GLOSSARY.md#end-form), with the bootstrap where there is one
+#   ([every estimator's end form](04_vtrace.ipynb#The-end-form-card)).
+# * **The reset's two forms** (the last two columns). Tensor code such as `rl.linear_scan` has no
+#   flag argument, so it writes a reset as $a_t = 0$ (`n_step_returns`, `gae_pairs`). Triton code
+#   returns the triple $(a_t, b_t, \text{reset}_t)$, with $a_t$ not read where the flag is set:
+#   00c's `reset_scan`, `vtrace_kernel`, and every prologue of
+#   [section 5's harness](#5.-The-harness-for-Triton-prologues), `(X, P, offs, t, m, T) -> (a, b, reset)`.
+#   The package's hooks append `valid` and `keep`
+#   ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)). Either way the scan
+#   *selects* $y_t = b_t$.
+# * **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and
+#   so may a next value behind a termination. $0 \times \text{NaN}$ is NaN. So the reset and the
+#   dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`), and a factor
+#   $(1-\text{term}_t)$ in a formula is a select in the code. The reset keeps out a NaN behind the
+#   step. A NaN in the step's own $b_t$ needs a select that you write.
+# * **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
+#   after the window. A scan may still bring in a value from past the window: its start value $y_T$
+#   (`initial` in `rl.linear_scan`, 0 by default). Only the reset keeps that value out. The
+#   checkers start the scan past the window from 100, so a last step that does not reset shows up.
 #
-# **The reset's two forms.** Tensor code such as `rl.linear_scan` has no flag argument, so it
-# writes a reset as $a_t = 0$. Triton code returns a triple $(a_t, b_t, \text{reset}_t)$, as 00c's
-# `reset_scan` does: the bool marks the cut, and $a_t$ is not read there. Either way, the scan
-# *selects* $y_t = b_t$.
-#
-# **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and
-# so may a next value behind a termination. $0 \times \text{NaN}$ is NaN. So the reset and the
-# dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`), and a factor
-# $(1-\text{term}_t)$ in a formula is a select in the code. The reset keeps out a NaN behind the
-# step. A NaN in the step's own $b_t$ needs a select that you write.
-#
-# **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
-# after the window. A scan may still bring in a value from past the window: its start value $y_T$
-# (`initial` in `rl.linear_scan`, 0 by default). Code that scans a long rollout in pieces passes
-# each piece the value of the piece after it this way. Only the reset keeps that value out.
-#
-# <details><summary>Details: two windows of one rollout, <code>initial</code>, and the checkers' 100 (needed for <code>gae_pairs</code> and <code>returns_autograd</code>)</summary>
+# <details><summary>Details: two windows of one rollout, and <code>initial</code> (optional)</summary>
 #
 # Every reward is 1 and $\gamma = 0.5$. Window A holds steps 0 and 1 and bootstraps from
 # $V(s_2) = 10$, so $b = (1, 1 + 0.5 \cdot 10) = (1, 6)$. Window B holds steps 2 and 3 and
@@ -194,27 +196,15 @@ print("prologue + scan + epilogue == the loop")
 # Without the reset, the steps after step 1 are counted twice: once as the bootstrap
 # $0.5 \cdot V(s_2) = 5$, and once more as $0.5 \cdot G_2 = 1.25$.
 #
-# So a bootstrap and `initial` must not stand for the same steps. A piece that is not a window has
-# no bootstrap, and there `initial` is what you want. Drop window A's bootstrap and its reset, and
-# the same `initial` gives the returns of one window of all four steps. Notebook 11 scans a row in
-# pieces this way, one piece per GPU.
-#
-# **Why the checkers start from 100.** From the default $y_T = 0$, a missing reset changes no
-# number: $0.5 \cdot 0 = 0$. So the checkers of notebook 02's `gae_pairs` and of this notebook's
-# `returns_autograd` start their scans from 100, as the two windows above start window A from
-# $G_2$. Only the reset keeps it out.
-#
-# **The end form at the window's last step.** The card treats the window's end as a truncation:
-# the episode goes on unseen, and the bootstrap in $b_{T-1}$ stands in for the rest. For the
-# return the end form only adds that bootstrap. Two later estimators need the end form there even
-# from $y_T = 0$: notebook 03, section 2 (TD(λ)) and notebook 04, section 2 (V-trace) show why,
-# with a number each. Notebook 04 ends with
-# [a card of every estimator's end form](04_vtrace.ipynb#The-end-form-card).
+# So hand a window what lies after it in one way only: as the bootstrap in its $b_{T-1}$, with a
+# reset at its last step, or as `initial`, with no bootstrap and no reset. Drop window A's
+# bootstrap and its reset, and the same `initial` gives the returns of one window of all four
+# steps. Notebook 11 scans a row in pieces this way, one piece per GPU.
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the two windows above, the checkers' 100, and the exercises' reset forms (CI runs them; skip when reading)
+# Checks: the two windows above, the checkers' 100, and the card's reset forms (CI runs them; skip when reading)
 a_win = torch.tensor([[0.5, 0.0]], device=DEVICE)  # either window: its last step resets (a = 0)
 b_A = torch.tensor([[1.0, 1.0 + 0.5 * 10.0]], device=DEVICE)  # window A: the bootstrap gamma * V(s_2) in b_1
 b_B = torch.tensor([[1.0, 1.0 + 0.5 * 4.0]], device=DEVICE)  # window B, bootstrapping from V(s_4) = 4
@@ -236,7 +226,8 @@ np.testing.assert_allclose(to_numpy(piece)[0], one_window[:2])  # "the returns o
 np.testing.assert_allclose(to_numpy(G_B)[0], one_window[2:])
 said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
 assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
-# the fold at the top of the exercises: which reset form each scan exercise of 01-04 uses
+assert exercises.PAST_WINDOW == 100.0  # "the checkers start the scan past the window from 100"
+# the card's "two forms": which reset form each scan exercise uses
 tasks = {name: " ".join(exercises.task(name).split()) for name in (
     "n_step_returns", "gae_pairs", "transposed_scan", "returns_autograd", "gae_prologue", "q_lambda", "retrace",
     "vtrace_kernel")}
@@ -350,16 +341,14 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # Not every input's entry $t$ describes step $t$: `next_values[t]` is $V(s_{t+1})$, for one. The
 # glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists them all.
 #
-# Four rules, all visible in the kernel printed below:
+# Three rules, all visible in the kernel printed below:
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
 # * [Lanes](GLOSSARY.md#lane) past the end (`m` false) become the
 #   [identity](GLOSSARY.md#identity) (1, 0), with no reset.
-# * Where `reset` is set, the scan selects $y_t = b_t$, as on [the card](#The-episode-end-card).
-# * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). A bootstrap at the
-#   window's last step belongs in $b$, and that step still resets.
+# * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`).
 #
-# A NaN inside your own $b_t$ is yours to keep out, with a `tl.where`.
+# Resets, bootstraps and NaNs follow [the card](#The-episode-end-card).
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -450,18 +439,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # ## Exercises
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. The first two are Triton prologues, whose reset is
-# a flag. The third, `n_step_returns`, is tensor code, whose reset is $a_t = 0$.
-#
-# <details><summary>Details: which reset form each scan exercise of 01–04 uses (optional)</summary>
-#
-# * Tensor code, the reset as $a_t = 0$: `n_step_returns` (01) and `gae_pairs` (02).
-# * Triton, the triple $(a_t, b_t, \text{reset}_t)$: `transposed_scan`, `returns_autograd` (01),
-#   `q_lambda` (03), `retrace` and `vtrace_kernel` (04).
-# * `gae_prologue` (02), in the package's own form, returns that triple followed by `valid` and
-#   `keep`: `(a, b, reset, valid, keep)`.
-#
-# </details>
+# `print(exercises.task(name))` restates a task. The first two are Triton prologues, the third
+# tensor code: each writes its resets in [the card](#The-episode-end-card)'s form for its code.
 #
 # ### Triton prologues: the reset is a flag
 #
@@ -672,8 +651,7 @@ exercises.attempt("returns_autograd", returns_autograd)
 # | termination (at any step, the window's last included) | 0 | $r_t$ | yes |
 # | the window's last step, not terminated | 0 | $r_t + \gamma V'_{T-1}$ | yes |
 #
-# A select (`torch.where`) adds the bootstrap, so a NaN value at a termination is never read.
-# Then there are two cases:
+# A select (`torch.where`) adds the bootstrap, as on the card. Then there are two cases:
 #
 # * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). The first
 #   $n$ terms of $S_t$ are then $S_t - \gamma^n S_{t+n}$, so
@@ -821,14 +799,13 @@ exercises.attempt("n_step_returns", n_step_returns)
 #
 # * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$.
 #   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
-# * The card serves every estimator. Every episode end resets, the window's last step included.
-#   Every bootstrap goes into $b$, and only a termination drops it. A value that may be NaN is
-#   selected away, never multiplied by 0.
+# * [The card](#The-episode-end-card) serves every estimator. Every episode end resets, the
+#   window's last step included. Every bootstrap goes into $b$, and only a termination drops it. A
+#   value that may be NaN is selected away, never multiplied by 0. A reset is $a_t = 0$ in tensor
+#   code and a flag in Triton's triple.
 # * The gradient is a forward scan, with the reset one step later: $g_t = dG_t +
 #   \gamma(1-\text{done}_{t-1})\,g_{t-1}$ (term$_{t-1}$ in `returns_autograd`, which has
 #   terminations only). Both scans fit in one `torch.autograd.Function`.
-# * A reset is $a_t = 0$ in tensor code and a flag in Triton: `exercises.scan_hook` runs a prologue
-#   `(X, P, offs, t, m, T) -> (a, b, reset)`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
 

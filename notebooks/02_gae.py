@@ -46,8 +46,7 @@
 #
 #   At a truncation `values[t+1]` belongs to the next episode, so a call that passes `truncated`
 #   without `next_values` raises a ValueError.
-# * The flags are [the card](01_discounted_return.ipynb#The-episode-end-card)'s, and each factor
-#   $(1-\cdot)$ is a [select](GLOSSARY.md#select).
+# * Flags, resets and selects: as on [the card](01_discounted_return.ipynb#The-episode-end-card).
 #
 # <details><summary>Details: why the average is a scan, and the source (optional)</summary>
 #
@@ -113,9 +112,8 @@ np.testing.assert_allclose(ret, adv + v)
 #
 # The split of notebook 01, with $\hat A_t = b_t + a_t \hat A_{t+1}$:
 #
-# * **[prologue](GLOSSARY.md#prologue)**: $b_t = \delta_t$ and $a_t = \gamma_t\lambda_t$, with the
-#   card's [reset](GLOSSARY.md#reset) where done$_t$ ($a_t = 0$ in tensor code). The episode ends
-#   live here, and you write it next;
+# * **[prologue](GLOSSARY.md#prologue)**: $b_t = \delta_t$ and $a_t = \gamma_t\lambda_t$, with a
+#   [reset](GLOSSARY.md#reset) where done$_t$. The episode ends live here, and you write it next;
 # * **scan**: the reverse scan, whose output $y_t$ is $\hat A_t$;
 # * **[epilogue](GLOSSARY.md#epilogue)**: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
 #
@@ -145,8 +143,8 @@ print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
 # **`gae_pairs`** (tensor ops; checked exercises work as in
-# [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue in tensor code, with the
-# reset as $a_t = 0$ ([the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor-code column).
+# [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue in tensor code, with
+# [the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor form of the reset, $a_t = 0$.
 #
 # * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
@@ -155,12 +153,12 @@ print("prologue + scan + epilogue == the loop")
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$ and done any episode end or the window's
 #   last step.
 # * **Edge cases:** `next_values` behind a termination may be NaN: select it away. The window's
-#   last step must reset.
+#   last step resets.
 #
 # <details><summary>Details: the checker's start value (optional)</summary>
 #
-# The checker scans from 100, a value past the window. Only the reset at the window's last step
-# keeps it out, as the two windows of [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card) show.
+# The checker scans from 100, a value past the window. Only $a_t = 0$ at the window's last step
+# keeps it out: $0 \cdot 100 = 0$.
 #
 # </details>
 #
@@ -379,8 +377,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, and a reset at every episode
 #   end. The returns are $\hat A_t + V_t$, from the same pass.
-# * A termination drops the bootstrap by a select. A truncation, or the window's end, resets the
-#   trace but bootstraps.
+# * As on [the card](01_discounted_return.ipynb#The-episode-end-card), a termination drops the
+#   bootstrap, and a truncation or the window's end keeps it; all three reset.
 # * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel, so every
 #   estimator is a short prologue and epilogue.
 
@@ -467,9 +465,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # write `gae_prologue(X, SX, P, row, t, m, T, ACC)`. `rl.gae` runs it in place of its own.
 #
 # * **Inputs:** the starter's template reads them with the three helpers.
-# * **Returns:** `(a, b, reset, valid, keep)`. The first three are `gae_pairs`'s step as a triple:
-#   where `gae_pairs` set $a_t = 0$, set the flag instead. `valid` is `step`'s, and `keep = (v,)`,
-#   so the epilogue adds $V_t$ to the advantage without reading `values` again.
+# * **Returns:** `(a, b, reset, valid, keep)`. The first three are `gae_pairs`'s step in
+#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form. `valid` is `step`'s,
+#   and `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
 # * **Edge cases:** drop a termination's bootstrap with `tl.where`. The helpers handle the layouts
 #   and the padding.
 #

@@ -37,7 +37,8 @@
 #
 # </details>
 #
-# Its backward form, as in rlax's `lambda_returns`, with $V'_t$ and the flags of notebook 02:
+# Its backward form, as in rlax's `lambda_returns`, with $V'_t = V(s_{t+1})$ and
+# [the card](01_discounted_return.ipynb#The-episode-end-card)'s flags:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
@@ -144,9 +145,22 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the o
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# Two lines differ from GAE's: `b` has no $-V_t$, and `w` is section 2's $w_t$, a
-# [select](GLOSSARY.md#select) of $b$'s end form.
-#
+# `w` is section 2's $w_t$, a [select](GLOSSARY.md#select) of $b$'s end form, and `b` is section
+# 2's $b_t$. Unlike GAE's prologue ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)),
+# it needs no $V_t$: it drops the first value that `values_now_and_next` returns (`_`), its `b` has
+# no $-V_t$, and its `keep` is empty.
+
+# %% jupyter={"source_hidden": true}
+# Checks: what differs from GAE's prologue, as the text above says (CI runs them; skip when reading)
+_src = {name: inspect.getsource(getattr(fn, "fn", fn)) for name, fn in
+        (("td", returns._td_lambda_prologue), ("gae", returns._gae_prologue))}
+assert "_, v_next = values_now_and_next(" in _src["td"] and "v, v_next = values_now_and_next(" in _src["gae"]
+assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src["td"] and "w = " not in _src["gae"]
+assert "b = r + tl.where(term, 0.0, gamma * w * v_next)\n" in _src["td"]  # no -V_t
+assert _src["td"].rstrip().endswith("return gamma * lam, b, done, valid, ()")  # keep is empty
+assert _src["gae"].rstrip().endswith("return gamma * lam, delta, done, valid, (v,)")
+
+# %% [markdown]
 # ## 4. Kernel against the loop
 #
 # The kernel must match the loop on terminations, truncations, a mask, per-step γ and λ, and a
@@ -417,9 +431,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #   * `next_q`, (B, T, n_actions) float32, contiguous: $Q(s_{t+1}, u)$ for each action $u$.
 #   * `next_action`, (B, T) int64: $u_{t+1}$.
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, with a reset
-#   wherever the trace is cut. The reset is Triton's flag
-#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column): $a_t$ is not
-#   read where it is set. There is no truncation input.
+#   wherever the trace is cut ([the card](01_discounted_return.ipynb#The-episode-end-card)'s
+#   Triton form). There is no truncation input.
 # * **Edge cases:**
 #   * $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max counts as
 #     greedy**, so an argmax that picks the first tied action is wrong.
@@ -501,7 +514,9 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # * a row where every next action is greedy (TD(λ) on the max);
 # * rows with non-greedy actions;
 # * Q-values on a grid of integers (ties everywhere);
-# * terminations with NaN behind them, across several chunks.
+# * terminations with NaN behind them, across several chunks;
+# * a row whose scan starts from 100, past the window: only a cut at the window's last step keeps
+#   that out.
 #
 # The teacher's grader checks it on other cases of the same kinds, drawn from a seed.
 #
@@ -543,6 +558,11 @@ q_lambda = None
 
 # %%
 exercises.attempt("q_lambda", q_lambda)
+
+# %% jupyter={"source_hidden": true}
+# Checks: the checker's case that starts from 100, in the fold above (CI runs them; skip when reading)
+assert exercises.PAST_WINDOW == 100.0
+assert any("past the window: the scan starts from 100" in case[0] for case in exercises.cases("q_lambda"))
 
 # %% [markdown]
 # Without a checker:

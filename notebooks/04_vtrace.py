@@ -43,14 +43,13 @@
 # The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With
 # $\lambda = \bar c = 1$, that is wherever $\pi$ is less likely than $\mu$ to take the action
 # taken. With $\bar c < 1$, it is every step. The trace is cut (nothing later reaches step $t$) in
-# only four places:
+# only five places:
 #
-# * at a [reset](GLOSSARY.md#reset), which is an episode end or the window's last step. There the
-#   reset cuts the trace, as on [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card),
-#   and $c_t$ need not be 0. In the Triton triple $(a_t, b_t, \text{reset}_t)$, $a_t$ keeps its
-#   value $\gamma_t c_t$, and the reset flag stops the carry;
+# * at a [reset](GLOSSARY.md#reset): an episode end or the window's last step, as on
+#   [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card), whatever $c_t$ is;
 # * where $\pi(u_t \mid s_t) = 0$, so $c_t = 0$;
 # * where $\lambda_t = 0$, so $c_t = 0$;
+# * where $\gamma_t = 0$, so $a_t = 0$ although $c_t$ is not;
 # * everywhere, if $\bar c = 0$.
 #
 # </details>
@@ -164,8 +163,7 @@ np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 # **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form). There is no
 # $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so $[\lnot\text{done}_t]$ drops it:
 # $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary form would give
-# $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. Why the reset matters once a value comes in from past
-# the window: see the two windows of [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card).
+# $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. The reset itself: [the card](01_discounted_return.ipynb#The-episode-end-card).
 #
 # In NumPy:
 
@@ -225,11 +223,14 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # %% [markdown]
 # Points worth noticing:
 #
-# * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates
-#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ from one `values` input, its
-#   $\delta_t$ built on $V_{t+1}$ too. That is exact in its convention, but the single input forces
-#   $V'_t = V_{t+1}$: false across padding, and wherever the next values are not `values[t+1]`.
-#   Nor can it cut the trace at a time limit and keep the bootstrap: it has no truncation flag.
+# * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code (`vtrace.py` in DeepMind's
+#   scalable_agent) scans backwards from 0,
+#   `vs_minus_v_xs[t] = deltas[t] + discounts[t] * cs[t] * vs_minus_v_xs[t + 1]`, with
+#   `deltas[t]` $= \rho_t(r_t + \text{discounts}_t V_{t+1} - V_t)$ and `discounts[t]` $= \gamma_t$,
+#   or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Its $V_{t+1}$ comes from the one
+#   `values` input (the bootstrap value after the last step). That forces $V'_t = V_{t+1}$: false
+#   across padding, and wherever the next values are not `values[t+1]`. And its discount 0 drops
+#   the bootstrap wherever it cuts the trace, so a time limit cannot keep it.
 # * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
 #   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
 # * **Gradients.** The importance weights are constants: `log_rhos` gets no gradient. IMPALA's
@@ -258,6 +259,22 @@ d_lr, d_r, d_v = torch.autograd.grad(out.vs.sum(), (lr_grad, r_grad, v_grad), al
 assert d_lr is None and d_r.abs().sum() > 0 and d_v.abs().sum() > 0  # vs depends on r and V: detach it as a target
 assert not out.vs.detach().requires_grad
 print("importance weights are constants; rewards and values get gradients")
+
+# %% jupyter={"source_hidden": true}
+# Checks: IMPALA's recurrence, in the first point above, gives our vs where V'_t = values[t+1] (CI runs them; skip when reading)
+g_i = torch.Generator().manual_seed(7)
+lr_i, r_i, v_i = (torch.randn(3, 20, generator=g_i, dtype=torch.float64) for _ in range(3))
+boot_i, term_i = torch.randn(3, generator=g_i, dtype=torch.float64), torch.rand(3, 20, generator=g_i) < 0.15
+cs_i = rho_i = torch.clamp(lr_i.exp(), max=1.0)  # rho_bar = c_bar = 1, lambda = 1
+discounts_i = 0.9 * (~term_i).double()  # gamma, or 0 at an episode end
+deltas_i = rho_i * (r_i + discounts_i * torch.cat([v_i[:, 1:], boot_i[:, None]], 1) - v_i)  # V_(t+1) from values
+acc_i, vs_minus_v_xs = torch.zeros(3, dtype=torch.float64), torch.zeros_like(r_i)
+for t in reversed(range(20)):  # backwards from 0
+    acc_i = deltas_i[:, t] + discounts_i[:, t] * cs_i[:, t] * acc_i
+    vs_minus_v_xs[:, t] = acc_i
+torch.testing.assert_close(vs_minus_v_xs + v_i, rl.vtrace(lr_i, r_i, v_i, gamma=0.9, terminated=term_i,
+                                                          bootstrap_value=boot_i, backend="torch").vs)
+assert term_i.any()
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -437,9 +454,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #     `q_lambda`'s (B, T, A);
 #   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$: entry $t$ is already step $t+1$'s;
 #   * `X[4]`, `terminated`, a bool flag.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. The reset is
-#   Triton's flag ([the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column):
-#   $a_t$ is not read where it is set. There is no truncation input.
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$
+#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form). There is no
+#   truncation input.
 # * **Edge cases:** the window's last step resets and takes $c = 0$, which gives $b$ its end form.
 #   Behind a termination the `next_*` inputs may be NaN: select them away.
 #
@@ -719,7 +736,7 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # | padding, past the row's end | 1 | 0 | no |
 #
 # The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
-# checklist. `c` is the chunk's index here, so give $c_t$ another name.
+# checklist. `ci` is the chunk's index, so that `c` stays free for $c_t$.
 #
 # ```python
 # @triton.jit
@@ -728,8 +745,8 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 #     carry = 0.0                                 # nothing comes after the row
 #     n_chunks = tl.cdiv(T, CHUNK)
 #     for i in range(0, n_chunks):
-#         c = n_chunks - 1 - i                    # the chunks, last first
-#         t = c * CHUNK + tl.arange(0, CHUNK)
+#         ci = n_chunks - 1 - i                   # the chunks, last first
+#         t = ci * CHUNK + tl.arange(0, CHUNK)
 #         m = t < T                               # lanes past the row's end: padding
 #         ...                                     # the triple, the scan, the store, the next carry
 # ```
@@ -847,10 +864,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | $-\gamma_t c_t V'_t$ pairs with $a_t v_{t+1}$, and no $v_{t+1}$ comes | [section 2](#2.-Prologue,-scan,-epilogue): $v_2 = 2$, not 1 |
 # | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | $-\gamma c_{t+1} Q_{t+1}$ pairs with $a_t G_{t+1}$, and no $G_{t+1}$ comes | [`retrace`'s Hint 3](#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 #
-# * **The reset.** done$_t$ is an episode end or the window's last step. In tensor code the reset
-#   is $a_t = 0$; in Triton, a flag, with $a_t$ as in the table and not read
-#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s two forms). The `q_lambda` and
-#   `retrace` exercises have no truncation input.
+# * **The reset** is [the card](01_discounted_return.ipynb#The-episode-end-card)'s, in either of its
+#   two forms. The `q_lambda` and `retrace` exercises have no truncation input.
 # * **A termination** drops the bootstrap as well, by a select: $V'_t$, $M_t$ or
 #   $\mathbb E_\pi Q_{t+1}$ is not read. The return's $b_t$ is then $r_t$, GAE's $r_t - V_t$ and
 #   V-trace's $V_t + \rho_t(r_t - V_t)$.

@@ -114,15 +114,21 @@ rng = np.random.default_rng(41)
 # short. Its last step [resets](GLOSSARY.md#reset) with its [end form](GLOSSARY.md#end-form)
 # ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a step $j$ steps
 # before the end gets only the first $j + 1$ terms. Training then stops where the correction,
-# averaged over the window's positions, is 0. That too happens exactly where $d = 0$, as the fold
-# below shows.
+# averaged over the window's positions, is 0. In a stationary rollout that average is
 #
-# <details><summary>Details: the average over a window's positions, and why it is 0 only at d = 0 (optional)</summary>
+# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
 #
-# Assume that μ's states are equally likely at every position, as in a stationary rollout. Then
-# the $k$-th term has the same mean,
-# $(\gamma C)^k d$, at every position it reaches. A window of $T = 3$ steps shows which positions
-# receive which terms:
+# and the matrix in front of $d$ is invertible. So training in windows stops exactly where
+# $d = 0$ too. The two folds below derive the average and prove the matrix invertible.
+#
+# <details><summary>Details: the average over a window's positions (optional)</summary>
+#
+# Given the state at a position, the $k$-th term's mean is $(\gamma C)^k d$ at every position it
+# reaches: the series' fold above shows it, and by the Markov property it does not depend on the
+# position. Training adds up the corrections of every visit to a state. Assume that μ's states are
+# equally likely at every position, as in a stationary rollout. Then every position counts
+# equally in each state's sum, and that sum is proportional to the plain average over the
+# positions. A window of $T = 3$ steps shows which positions receive which terms:
 #
 # | position | steps before the end | term 0, mean $d$ | term 1, mean $\gamma C d$ | term 2, mean $(\gamma C)^2 d$ |
 # | --- | --- | --- | --- | --- |
@@ -133,17 +139,20 @@ rng = np.random.default_rng(41)
 #
 # Read by column, the $k$-th term reaches the $T-k$ positions that lie at least $k$ steps before
 # the end: 3, 2 and 1 of them here. So the correction averaged over the positions is
-# $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$ for $T = 3$, and in general
+# $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$ for $T = 3$, and the formula above in
+# general.
 #
-# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d.$$
+# </details>
 #
-# The matrix in front of $d$ is invertible, so this average is 0 exactly where $d = 0$. To see why,
-# write $X = \gamma C$, and take four steps.
+# <details><summary>Details: why the window's matrix is invertible, in four steps (optional)</summary>
+#
+# Write $X = \gamma C$.
 #
 # 1. **Count by row, not by column.** Write each term by its matrix: term $k$ is $X^k d$. In the
-#    table, the last position receives term 0 alone, so its row adds up to $I$. The position before
-#    it receives terms 0 and 1, which add up to $I + X$. The first position receives all three:
-#    $I + X + X^2$. The three rows add up to $3I + 2X + X^2$, the same sum as the columns. For any
+#    previous fold's table, the last position receives term 0 alone, so its row adds up to $I$.
+#    The position before it receives terms 0 and 1, which add up to $I + X$. The first position
+#    receives all three: $I + X + X^2$. The three rows add up to $3I + 2X + X^2$, the same sum as
+#    the columns. For any
 #    $T$, the rows receive $1, 2, \dots, T$ terms, and the row with $j$ terms adds up to
 #    $I + X + \dots + X^{j-1}$. So
 #    $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1})$.
@@ -366,9 +375,9 @@ in_window = one_step * np.mean((1 - trace ** (T_mu - np.arange(T_mu))) / (1 - tr
 assert abs(in_window - one_step * window_matrix(np.array([[trace]]), T_mu)[0, 0] / T_mu) < 1e-12  # section 1's average
 row_means = corr_v_pi.mean(1)  # one mean per row
 measured, se = float(row_means.mean()), float(row_means.std()) / len(row_means) ** 0.5
-print(f"all terms {all_terms:+.4f}, in a window of {T_mu} steps {in_window:+.4f}; "
+print(f"all terms {all_terms:+.4f}, in a window of {T_mu} steps {in_window:+.5f}; "
       f"measured {measured:+.4f}, standard error {se:.5f}")
-assert round(in_window, 5) == -0.18645  # "the window's own mean exactly: −0.18645"
+assert f"{in_window:+.5f}" == "-0.18645"  # "the window's own mean exactly: −0.18645", as printed
 assert abs((in_window - all_terms) - 0.001) < 0.0001  # "smaller in size ..., by about 0.001"
 assert abs(se - 0.00014) < 0.00002  # "about 0.00014"
 assert abs(in_window - all_terms) > 7 * se  # "more than seven standard errors apart"
@@ -382,7 +391,7 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # **`vtrace_fixed_point`**, in NumPy. Section 1's condition holds state by state, so it applies to
 # any finite MDP. Write the value that V-trace's critic converges to when it learns from μ's data.
 #
-# * **Inputs:** `P` has shape (S, A, S). `P[s, u, s2]` is the probability of reaching state `s2`
+# * **Inputs:** `P_trans` has shape (S, A, S). `P_trans[s, u, s2]` is the probability of reaching state `s2`
 #   after action `u` in state `s`. `R`, shape (S, A), is the mean reward. `pi` and `mu`, (S, A),
 #   are the target and behaviour policies, one row per state, each summing to 1. `mu > 0`
 #   everywhere, and `pi` may be 0 on an action. `gamma < 1`, and `rho_bar > 0` (`float("inf")`
@@ -428,10 +437,10 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # ```python
 # print(vtrace_fixed_point(np.ones((1, 2, 1)), np.array([[1.0, 0.0]]), np.array([[0.8, 0.2]]),
 #                          np.array([[0.2, 0.8]]), 0.9, 1.0))  # must print [5.]
-# P2 = np.zeros((2, 2, 2)); P2[0, 0, 1] = P2[0, 1, 0] = P2[1, :, 0] = 1.0  # noqa: E702
+# P_trans2 = np.zeros((2, 2, 2)); P_trans2[0, 0, 1] = P_trans2[0, 1, 0] = P_trans2[1, :, 0] = 1.0  # noqa: E702
 # R2 = np.array([[1.0, 0.0], [2.0, 2.0]])
 # pi2, mu2 = np.array([[0.75, 0.25], [0.5, 0.5]]), np.array([[0.25, 0.75], [0.5, 0.5]])
-# print(vtrace_fixed_point(P2, R2, pi2, mu2, 0.5, 1.0))  # must print [1.6 2.8]
+# print(vtrace_fixed_point(P_trans2, R2, pi2, mu2, 0.5, 1.0))  # must print [1.6 2.8]
 # ```
 #
 # If you get $(2.18, 3.09)$, you computed $V^\pi$, as if no weight were clipped.
@@ -443,7 +452,7 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # ```python
 # w = ___  # ___: each action's weight, mu times the clipped ratio, with no division
 # nu = w / ___  # ___: normalised in each state (which axis?)
-# P_nu = np.einsum("sa,sat->st", nu, P)  # the chain under nu
+# P_nu = np.einsum("sa,sat->st", nu, P_trans)  # the chain under nu
 # r_nu = ___  # ___: the mean reward under nu, one per state
 # return np.linalg.solve(___, r_nu)  # ___: V = r_nu + gamma P_nu V, rearranged
 # ```
@@ -451,7 +460,7 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # </details>
 
 # %%
-# YOUR CODE: replace the next line by your def vtrace_fixed_point(P, R, pi, mu, gamma, rho_bar)
+# YOUR CODE: replace the next line by your def vtrace_fixed_point(P_trans, R, pi, mu, gamma, rho_bar)
 vtrace_fixed_point = None
 
 # %%
@@ -459,10 +468,10 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 
 # %% jupyter={"source_hidden": true}
 # Checks: Hint 3's V^pi of the two states, (2.18, 3.09) (CI runs them; skip when reading)
-P_h, R_h = np.zeros((2, 2, 2)), np.array([[1.0, 0.0], [2.0, 2.0]])
-P_h[0, 0, 1] = P_h[0, 1, 0] = P_h[1, :, 0] = 1.0
+P_trans_h, R_h = np.zeros((2, 2, 2)), np.array([[1.0, 0.0], [2.0, 2.0]])
+P_trans_h[0, 0, 1] = P_trans_h[0, 1, 0] = P_trans_h[1, :, 0] = 1.0
 pi_h = np.array([[0.75, 0.25], [0.5, 0.5]])
-v_pi_h = np.linalg.solve(np.eye(2) - 0.5 * np.einsum("sa,sat->st", pi_h, P_h), (pi_h * R_h).sum(1))
+v_pi_h = np.linalg.solve(np.eye(2) - 0.5 * np.einsum("sa,sat->st", pi_h, P_trans_h), (pi_h * R_h).sum(1))
 assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
 
 # %% [markdown]

@@ -392,13 +392,16 @@ print("bitwise identical across calls")
 # Dividing after the sum is exact for any positive divisor $s$, here $s = \sigma + 10^{-8}$: with
 # $x = \hat A - \mu$, $\min(\rho x/s,\ \mathrm{clip}(\rho)\,x/s) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/s$.
 #
-# `reduction="none"` needs $\sigma$ before the loss pass. Under `"mean"` and `"sum"` the loss pass
-# writes only sums, and step 3 divides them. Under `"none"` the loss pass writes each element's
-# loss out to memory as it goes. So $\sigma$ must be known before that pass. A sum can be divided
-# afterwards, once. An element's loss already written out cannot be fixed up without another pass
-# over the data. So under `"none"` one more pass runs after the pass for $\mu$ (step 1) and before
-# the loss pass (step 2). It sums the squares first, and the loss pass then writes every element's
-# loss already divided by $\sigma + 10^{-8}$.
+# With `normalize_advantages=True`, each reduction runs these passes over the data:
+#
+# | `reduction` | its passes, in order | what $\sigma + 10^{-8}$ divides |
+# | --- | --- | --- |
+# | `"mean"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
+# | `"sum"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
+# | `"none"` | $\mu$; the squares; the loss | each element's loss, inside the loss pass |
+#
+# Why one more pass under `"none"`: its loss pass writes each element's loss to memory, and a loss
+# already written could only be divided by another pass, so $\sigma$ must be known before it.
 #
 # </details>
 #
@@ -438,8 +441,9 @@ assert 'if p.reduction == "none":  # every element needs the scale: one more' in
 _calls, _reduce_fn = [], ppo.reduce  # count the forward's reductions, "each pass a reduction"
 ppo.reduce = lambda hook, *a, **k: _calls.append(getattr(hook, "__name__", str(hook))) or _reduce_fn(hook, *a, **k)
 try:
-    for _red, _passes in (("mean", ["_adv_moments", "_ppo_forward"]),  # 1. μ, 2. the squares and the loss
-                          ("none", ["_adv_moments", "_adv_moments", "_ppo_forward"])):  # the squares first
+    for _red, _passes in (("mean", ["_adv_moments", "_ppo_forward"]),  # the table: μ; the squares and the loss
+                          ("sum", ["_adv_moments", "_ppo_forward"]),  # the same two passes
+                          ("none", ["_adv_moments", "_adv_moments", "_ppo_forward"])):  # μ; the squares; the loss
         _calls.clear()
         rl.ppo_clip_loss(log_probs, old_log_probs, adv, normalize_advantages=True, reduction=_red, backend=KERNEL)
         assert _calls == _passes, (_red, _calls)

@@ -303,9 +303,11 @@ assert np.isnan(_scan(0.97 * _ell, _b_nan, np.zeros_like(_done))[_own]).all()  #
 #   padding's. A masked load gives 0 there, so $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$:
 #   a wrong target. To be right it would have to look ahead to the next unpadded step.
 #
-# **The multiplier at a reset.** Neither the scan nor the epilogue reads $a_t$ at a reset step.
-# So $a_t = \gamma_t\ell_t$ and the plain $\gamma_t\lambda_t$ give the same result there. The
-# package's prologue keeps the plain $\gamma_t\lambda_t$, and the exercise may too.
+# **The multiplier at a reset: why the package's code differs.** In the exercise, use
+# $a_t = \gamma_t\ell_t$, as section 2 derives it. The package's prologue writes the plain
+# $\gamma_t\lambda_t$ instead. What follows is only a remark on why that is right too. $\ell_t$ differs
+# from $\lambda_t$ only at a done step, which is a reset. Neither the scan nor the epilogue reads
+# $a_t$ at a reset step, so both give the same result.
 #
 # **And the exercise?** Its harness has no padding inside a row, and its checker runs your
 # prologue alone, with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
@@ -347,7 +349,10 @@ assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.7
 # ## 3. The kernel
 #
 # The package's kernel runs three hooks from `rltriton_lite/sac.py`: the min over critics, a
-# prologue and an epilogue. It scans $H$, as section 2's box explains.
+# prologue and an epilogue. It scans $H_t = G_t - \alpha\log\pi_t$, not $G_t$. The reason is
+# padding: each step of $H$ then reads its own $\log\pi_t$, never the next step's, which may be a
+# padded one. The epilogue, run at each step after the scan, rebuilds $G_t$ from the $H_{t+1}$
+# carried in. (Section 2's optional box derives this and traces it.)
 #
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
@@ -361,7 +366,9 @@ assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.7
 #   reads α. (The glossary's table of helpers has both.) Where the exercise's harness passes
 #   `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row, time)
 #   strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in. `ahead`
-#   looks ahead to the next unmasked step, in calls with a `mask` only.
+#   looks ahead to the next unmasked step, in calls with a `mask` only. It only decides `done`:
+#   a step with no unmasked step after it is the window's last. It never reads $\log\pi$, so it is
+#   not the look-ahead that section 2's box says a scan of $G$ would need.
 # * **The prologue and the epilogue.** The prologue's `w` is $1 - \ell_t$, the bootstrap's share
 #   of the bracket. Its `a = gamma * lam` is the plain $\gamma_t\lambda_t$ of section 2's box. The
 #   epilogue's `h_next` is `y_in`, $H_{t+1}$.
@@ -383,6 +390,22 @@ assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.7
 # %% jupyter={"outputs_hidden": true}
 for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
     print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 3's `ahead` decides done only and never reads log π (CI runs them; skip when reading)
+from rltriton_lite import episode  # noqa: E402
+
+_src_of = lambda fn: inspect.getsource(getattr(fn, "fn", fn))  # noqa: E731
+_pro, _step, _hook = _src_of(sac._sac_prologue), _src_of(episode.step), _src_of(episode.ahead_hook)
+assert [ln.strip() for ln in _pro.splitlines() if "ahead" in ln] == [
+    "def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):",
+    "gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)"]  # the prologue only hands it to step
+_uses = [ln.strip() for ln in _step.split('"' * 3)[-1].splitlines() if "ahead" in ln]  # step's body
+assert _uses == ["last = (t == T - 1) if ahead is None else ~ahead[1]"]  # found or not: the window's last step
+_code = [ln.split("#")[0] for ln in _step.split('"' * 3)[-1].splitlines()]  # step's body, comments left out
+assert [ln.strip()[:7] for ln in _code if "last" in ln] == ["last = ", "done = "]  # ... which sets done, nothing else
+assert "LOG_PROBS" not in _hook  # the hook itself reads the mask, never log π
+assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead the package passes
 
 # %% [markdown]
 # ## 4. Kernel against the loop

@@ -40,9 +40,9 @@
 # one-device call to rounding. GAE run on each rank's steps alone would not: it would end every
 # episode that crosses a rank's boundary there.
 #
-# Moving fewer bytes is not the argument for the split. The rewards and values are small: two
-# float32 numbers per token are about 1 MB for a row of 128K tokens. Gathering them onto every rank and making
-# one local call is a real alternative, and section 7 says what is and is not known about its cost.
+# The simple alternative is to gather the rows onto every rank and make one local call: two
+# float32 numbers per token are about 1 MB for a row of 128K tokens. Section 7 says when to use
+# which.
 #
 # The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank
 # after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
@@ -398,6 +398,26 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # The two views agree: $x_r = a_{t-1}\,g_{t-1}$ at rank $r$'s first step $t$. The single-process
 # view's "last $a$" is applied on the rank before, and what crosses the wire is the product.
 #
+# **By hand: two ranks of two steps**, $a_t = 0.5$ and $dy_t = 1$ at every step; rank 0 holds
+# steps 0 and 1, rank 1 steps 2 and 3.
+#
+# * One process: $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$, $g_2 = 1 + 0.5 \cdot 1.5 = 1.75$,
+#   $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$.
+# * Pass 1 on rank 0: its outputs reach its carry $c_0 = y_2$ through $y_1 = b_1 + a_1 c_0$, so
+#   $s_0 = a_1 g_1 = 0.5 \cdot 1.5 = 0.75$.
+# * The composition: $x_1 = s_0 + A_0 x_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$).
+# * Pass 2 on rank 1: $dy_2 + x_1 = 1.75 = g_2$, then $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$. The
+#   same gradients, and only $s_0$ crossed the wire.
+
+# %%
+a4, b4, dy4 = torch.full((1, 4), 0.5, dtype=torch.float64), torch.zeros(1, 4, dtype=torch.float64, requires_grad=True), torch.ones(1, 4, dtype=torch.float64)
+(rl.linear_scan(a4, b4) * dy4).sum().backward()
+print("g, by autograd on one process:", b4.grad.tolist())
+assert b4.grad.tolist() == [[1.0, 1.5, 1.75, 1.875]]  # the list above: g_0..g_3
+s0 = a4[0, 1] * b4.grad[0, 1]  # pass 1 on rank 0: s_0 = a_1 g_1
+assert s0 == 0.75 and dy4[0, 2] + s0 == b4.grad[0, 2]  # x_1 = s_0; rank 1's first gradient, dy_2 + x_1 = g_2
+
+# %% [markdown]
 # The drawing is section 4's with the arrows reversed: each rank sends up its $s_r$, and the
 # gradient $x_r$ enters each rank's first output from the ranks before it.
 
@@ -510,8 +530,7 @@ assert "routed = gather(" in bwd_src and "torch.where(ctx.owners == rank, routed
 # </details>
 #
 # **In time, the split is not a speedup.** On an H200, a call with `time_group=` took milliseconds
-# where one device took tens to hundreds of µs, mostly host work, not the wire. Gathering the whole
-# row onto every rank instead was not timed, so no figure here says which is faster.
+# where one device took tens to hundreds of µs, mostly host work, not the wire.
 #
 # <details><summary>Details: the timing file, and its columns</summary>
 #
@@ -550,17 +569,16 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
       f"{local_wall / 1e3:.1f} ms with time_group= and a local gather, {nccl_wall / 1e3:.1f} ms over NCCL")
 
 # %% [markdown]
-# **So the split's case is not speed:** the data arrives sharded, the result stays sharded, and it
-# is exact.
+# **Which to use.**
 #
-# **Which to use.** If every rank can hold the whole row (two numbers per token: 1 MB per 128K
-# tokens), gather it and make one local call, as the workers of section 5 also did: simpler code,
-# the same advantages, and nothing measured here says the split is faster. Use `time_group=` when
-# no rank may hold the whole row, or when the gradients must come back to each rank's own values
-# (a plain `all_gather` carries none; PPO, which computes its advantages without gradients, does
-# not need them).
+# * **Gather, then one local call,** if every rank can hold the whole row (1 MB per 128K tokens),
+#   as section 5's workers also did: simpler code and the same advantages. It was not timed, so no
+#   figure here says it is faster, though the split's milliseconds are mostly host work.
+# * **`time_group=`** when no rank may hold the whole row, or when the gradients must come back
+#   to each rank's own values (a plain `all_gather` carries none; PPO computes its advantages
+#   without gradients, so it does not need them). Each rank's piece is exact.
 #
-# <details><summary>Details: where the milliseconds go, the untimed alternative, when to split</summary>
+# <details><summary>Details (optional): where the milliseconds go</summary>
 #
 # The split costs milliseconds per call: on all eight lines of the file, a call with `time_group=`
 # takes 1.3–6.7 ms of wall time, against 45–740 µs on one device. Most of that is the host's, since
@@ -574,29 +592,6 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # * it reads exchanged numbers on the host several times per call (the header, each rank's error
 #   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
 #   queued before it, so the host's work and the GPU's no longer overlap.
-#
-# So `time_group=` is not a way to speed up a sequence that fits on one GPU. Its case rests on two
-# things, neither of them speed:
-#
-# * **The data is already sharded, and the result is wanted sharded.** Each rank reads only its
-#   own steps and a few numbers per row from the others, and returns the advantages of its own
-#   steps, with their gradients.
-# * **The result is exact.** Each rank's piece equals the one-device call to rounding (section 5:
-#   advantages, returns and gradients to about $10^{-12}$). GAE run on each rank's steps alone would
-#   be wrong wherever an episode crosses a rank's boundary.
-#
-# **The alternative was not timed.** It is an `all_gather` of every rank's rewards and values, then
-# one local `rl.gae` call on the whole row, from which each rank keeps its own steps. Each rank then
-# scans every rank's steps, not only its own. Its data is small: two float32 numbers per token are
-# about 1 MB per row of 128K tokens. So for rows of that size it may well be faster than the split,
-# whose milliseconds above are mostly host work, not the wire. No figure here says which is faster.
-#
-# The split is still the choice in two cases:
-#
-# * **No rank may hold the whole row:** rows far longer than 128K tokens, or memory already full of
-#   the model.
-# * **The result must stay sharded:** the advantages and their gradients must stay split as the
-#   rewards and values came in, with no rank ever holding another's steps.
 #
 # </details>
 
@@ -720,8 +715,9 @@ exercises.attempt("segment_carries", segment_carries)
 # 2. With `reverse=False` (a forward scan, $y_t = b_t + a_t y_{t-1}$), which ranks' maps does a
 #    rank compose, and where does `initial` enter?
 #
-# 3. Why not send each rank's *first output* to the rank before it instead of its map? Count the
-#    rounds of messages each way for 8 ranks.
+# 3. Why not send each rank's *first output* to the rank before it instead of its map? For 8
+#    ranks, count the segment scans that must wait for another rank's scan before they can start,
+#    each way, and how many scans then run one after another.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

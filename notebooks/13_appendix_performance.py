@@ -19,8 +19,8 @@
 # * **You will learn:** three rules that make a memory-bound kernel fast, and how the package's
 #   kernel follows them.
 #
-# * **Time:** 1–1.5 h for the reading and the two checked exercises, `warp_sectors` and
-#   `tiled_scan`.
+# * **Time:** 2–3 h for the reading and the two checked exercises, `warp_sectors` and
+#   `tiled_scan` (a first 2-D Triton tile kernel).
 #
 # * **Needs:** notebooks 00c, 00d (its `strided_scan`, in section 0.1) and 08. No GPU.
 #
@@ -297,13 +297,14 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # split costs a second launch, so the package's **planner**, which picks each launch's layout,
 # splits only when both hold:
 #
-# > **split when programs < 2 × SMs and the row needs ≥ 32 chunks of 1024 steps.**
+# > **split when programs < 2 × SMs and each row has more than 31,744 steps.**
 #
-# Why 32? The threshold was chosen by wall time per call, what a training loop pays, since a split
-# call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide chunks ran
-# faster split, and rows of 16 ran faster walked (the figures are in the Sources box below). So
-# 64×16384, 16 chunks a row, is not split, though its 64 programs leave about half the SMs idle
-# (section 0.5).
+# The planner counts a row in its widest chunks, of 1024 steps (not the table's 256 below): 31,744
+# steps are 31 of them, and one step more starts a 32nd. Why 32 chunks? The threshold was chosen by
+# wall time per call, what a training loop pays, since a split call costs a second launch and more
+# work on the host. On an H200, GAE rows of 32 wide chunks ran faster split, and rows of 16 ran
+# faster walked (the figures are in the Sources box below). So 64×16384, 16 wide chunks a row, is
+# not split, though its 64 programs leave about half the SMs idle (section 0.5).
 #
 # <details><summary>Sources</summary>
 #
@@ -350,9 +351,11 @@ assert long["time split"] and long["planner: programs"] == 1024 and long["its ch
 assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its chunk (steps)"] == 1024
 # the two conditions: 64 programs are too few, but a row of 16384 steps has only 16 wide chunks, fewer than 32
 assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 < Config().split_min_chunks == 32
-assert 31 * Config().wide_block == 31_744  # the boundary: 31 chunks of 1024 are 31,744 steps
-# "≥ 32 chunks of 1024": 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
+assert 31 * Config().wide_block == 31_744  # the boundary: "31,744 steps are 31 of them", chunks of 1024
+assert min(Config().wide_block, Config().max_block_t) == 1024  # "its widest chunks, 1024 steps"
+# "more than 31,744 steps": 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
 assert tile_plan(8, 31_744)["segments"] == 1 and tile_plan(8, 31_745)["segments"] > 1
+assert all(tile_plan(8, T_)["segments"] > 1 for T_ in (32_768, 131_072))  # longer rows are split too
 # "why 32?": docs/DESIGN.md's wall times per call, split against walked
 assert "Both chosen by wall time per call, what a training loop pays" in design and "hence 32" in design
 assert "32 wide chunks now split faster than they walk (GAE 64×32768: 43.3 µs against 54.5" in design
@@ -397,9 +400,10 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
 # out so that it needs no flip of the lanes, is [notebook 13c](13c_inside_the_package.ipynb)'s
-# (sections 1, 2 and 4). So is what the interpreter hides (section 6 there): it runs programs one at
-# a time and does not guard memory, so a race or a load past the end can pass there and fail on a
-# GPU.
+# (sections 1, 2 and 4). So is what the interpreter hides (section 6 there). It runs programs one at
+# a time, so programs that race on the same memory look fine there. Nor does it guard memory: an
+# unmasked load past the end reads garbage, so the course's checkers stop a stray access and name
+# the `tl.load` or `tl.store` that needs a mask.
 #
 # <details><summary>Sources</summary>
 #

@@ -83,8 +83,8 @@ with open(lab.__file__, encoding="utf-8") as f:
 #
 # <details><summary>Note: its name in the reference file</summary>
 #
-# The lab's reference file (section 3) names it "step_by_step (13's baseline)": the file's label
-# predates the lab's move to 13b.
+# The lab's reference file (section 3) labels this kernel's rows "step_by_step (13's baseline)":
+# they are this kernel's, timed on an H100.
 #
 # </details>
 #
@@ -514,8 +514,8 @@ if any(r["resident programs"] is None for r in walk_compiled):
 if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
     assert [(r["num_warps"], r["shared bytes"]) for r in walk_compiled] == [(4, 0), (1, 0)]  # "no shared memory"
     assert all(r["registers"] <= 32 for r in walk_compiled)  # "too few to bind": 65,536 // (32 × 32 w) >= 64 // w
-    walk_fit = {r["num_warps"]: min(32, 64 // r["num_warps"], 65_536 // (r["registers"] * 32 * r["num_warps"]))
-                for r in walk_compiled}
+    walk_fit = {r["num_warps"]: exercises._resident_reference(r["registers"], r["num_warps"], r["shared bytes"])
+                for r in walk_compiled}  # the checker's own count
     assert walk_fit == {4: 16, 1: 32}  # "16 of its 4-warp programs, and 32 of its 1-warp programs"
     assert all(r["resident programs"] in (None, walk_fit[r["num_warps"]]) for r in walk_compiled)  # yours, once solved
 
@@ -602,9 +602,12 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #      compile_for_h100(reset_scan, chunk=1024)`, then `print(profile.table(mine))`.
 #    * **Step 2.** Write your prediction: which variant keeps more programs resident and, from its
 #      steps in flight per SM, what that predicts for its GPU time.
-#    * **Step 3.** Set `SHOW_REFERENCE = True` under "Reading the reference".
-#    * **Step 4.** Write one sentence per variant: did the H100's % floor move as your count
-#      predicted, and if not, why not?
+#    * **Step 3.** Set `SHOW_REFERENCE = True` under "Reading the reference". Its rows give each
+#      reference variant's resident programs, counted from its registers, shared memory and warps
+#      as your `resident_programs` counts them.
+#    * **Step 4.** Set your variants' resident programs beside the reference rows' for the same
+#      knobs: counts against counts. Then write one sentence per variant: did the H100's % floor
+#      move as the reference row's count predicted, and if not, why not?
 #
 #    Predict with your own register counts: they may differ from the reference's, which Triton
 #    3.6 compiled.
@@ -625,7 +628,7 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 # %% [markdown]
 # ### Reading the reference, after your own answers
 #
-# **The question:** why did the knobs move the course's own solution as they did? Open the folds
+# **The question:** why did the knobs move the course's own `reset_scan` as they did? Open the folds
 # of this part only after writing your prediction and your own sentences for question 2.
 #
 # <details><summary>The short answer (open it after writing your prediction)</summary>
@@ -642,9 +645,9 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #
 # <details><summary>The reference's baseline (open it after writing your prediction)</summary>
 #
-# At 16384×1024, the solution of `reset_scan` at the lab's chunk of 256 ran at 45 % of the H100's
-# floor, and `step_by_step` at 3 %. It took 112.2 µs against the H100's target of 100 µs:
-# not yet. One of the lab's knobs, changed alone, took the solution past the target.
+# At 16384×1024, the course's answer to `reset_scan` at the lab's chunk of 256 ran at 45 % of the
+# H100's floor, and `step_by_step` at 3 %. It took 112.2 µs against the H100's target of 100 µs:
+# not yet. One of the lab's knobs, changed alone, took it past the target.
 #
 # </details>
 
@@ -654,7 +657,7 @@ solution_pct = reference_lab[("reset_scan solution, chunk 256", "16384x1024")]
 walk_pct = reference_lab[("step_by_step (13's baseline)", "16384x1024")]  # this notebook's step_by_step
 solution_us = reference_us[("reset_scan solution, chunk 256", "16384x1024")]
 if SHOW_REFERENCE:
-    print(f"H100, 16384×1024: the solution at chunk 256 {solution_pct:.1f} % of the floor, {solution_us} µs; "
+    print(f"H100, 16384×1024: the course's reset_scan at chunk 256 {solution_pct:.1f} % of the floor, {solution_us} µs; "
           f"step_by_step {walk_pct:.1f} %")
 else:
     print("the reference's baseline at 16384×1024, hidden (set SHOW_REFERENCE = True in this cell, after writing "
@@ -662,19 +665,26 @@ else:
 
 # %% [markdown]
 # The cell below builds the reference's rows at 16384×1024, with each compiled kernel's registers
-# per thread and shared memory, as Triton reported them. It too prints them only if
-# `SHOW_REFERENCE = True` above.
+# per thread and shared memory, as Triton reported them. It adds the resident programs per SM that
+# these make, counted as your `resident_programs` counts them (by the checker's own count,
+# `exercises._resident_reference`), so that you can set your counts beside the reference's. It too
+# prints them only if `SHOW_REFERENCE = True` above.
+#
+# The file labels the course's own answer to `reset_scan` "reset_scan solution, chunk N": a chunk
+# of N steps, on Triton's default 4 warps. A label that goes on after the chunk, such as
+# "reset_scan, chunk 256, num_warps 1", is that answer with the knob it names changed.
 
 # %%
 BIG = "16384x1024"
-rows = []
+rows, reference_resident = [], {}  # the printed lines; variant -> its resident programs per SM
 for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps 2", "reset_scan, chunk 256, num_warps 1",
              "reset_scan, chunk 256, num_warps 8", "reset_scan solution, chunk 512", "reset_scan solution, chunk 1024",
              "reset_scan solution, chunk 2048", "reset_scan, chunk 256, tl.range stages 2",
              "reset_scan, chunk 256, num_warps 1, tl.range stages 2"]:
     r = resources[(name, BIG)]
+    resident = reference_resident[name] = exercises._resident_reference(r["regs"], r["warps"], r["smem"])  # the checker's
     rows.append(f"{name:<52} {reference_lab[(name, BIG)]:5.1f} % of the floor   {r['warps']} warps, {r['regs']:3d} "
-                f"registers a thread, {r['smem']:5d} B of shared memory")
+                f"registers a thread, {r['smem']:5d} B of shared memory: {resident:2d} resident programs per SM")
 print("\n".join(rows) if SHOW_REFERENCE else f"{len(rows)} reference rows at 16384×1024, hidden "
       "(set SHOW_REFERENCE = True in the cell above, after writing your prediction, to print them)")
 
@@ -742,10 +752,12 @@ assert pct["reset_scan solution, chunk 2048"] < pct["reset_scan solution, chunk 
 assert resources[("reset_scan solution, chunk 2048", BIG)]["regs"] == 72 and resources[
     ("reset_scan solution, chunk 1024", BIG)]["regs"] == 48  # the whole chunk's registers, half of it masked at T = 1024
 REGISTERS_PER_SM = 65_536  # 32-bit registers per SM of an H100 or H200
-fit = {}  # chunk -> its 4-warp programs that an SM's registers hold at once
+assert exercises.SM_REGISTERS == REGISTERS_PER_SM  # "an SM's 65,536 registers"
+fit = {}  # chunk -> its 4-warp programs that an SM holds at once (its registers bind: 32 programs and 16 warps allow more)
 for c in (1024, 2048):
     r = resources[(f"reset_scan solution, chunk {c}", BIG)]
-    fit[c] = REGISTERS_PER_SM // (r["regs"] * 32 * r["warps"])
+    fit[c] = exercises._resident_reference(r["regs"], r["warps"], r["smem"])
+    assert fit[c] == REGISTERS_PER_SM // (r["regs"] * 32 * r["warps"])  # the registers bind
 assert fit == {1024: 10, 2048: 7} and max(fit.values()) <= min(32, 64 // 4)  # "7 at once instead of 10", under the caps
 assert pct["reset_scan solution, chunk 1024"] == 63.8  # "from about 64 %"
 in_proportion = pct["reset_scan solution, chunk 1024"] * fit[2048] / fit[1024]  # "about 45 %, yet it fell to about 36 %"
@@ -757,10 +769,18 @@ for name in [n for n in pct if "tl.range stages" in n]:
     assert pct[name] < pct[twin], (name, twin)
 # "where resident programs × chunk misleads": the chunk of 1024 has more steps in flight than one warp, yet is slower
 _one_warp = resources[("reset_scan, chunk 256, num_warps 1", BIG)]
-_in_flight = {name: min(32, 64 // r["warps"], 65_536 // (r["regs"] * 32 * r["warps"])) * min(chunk, 1024)
+_in_flight = {name: exercises._resident_reference(r["regs"], r["warps"], r["smem"]) * min(chunk, 1024)
               for name, chunk, r in [("reset_scan solution, chunk 1024", 1024, resources[("reset_scan solution, chunk 1024", BIG)]),
                                      ("reset_scan, chunk 256, num_warps 1", 256, _one_warp)]}
 assert _one_warp["smem"] == 0 and resources[("reset_scan solution, chunk 1024", BIG)]["smem"] * 32 < 233_472  # smem binds neither
+# the printed column: each reference row's resident programs, from its registers, shared memory and warps
+assert [line.endswith(f": {n:2d} resident programs per SM") for line, n in zip(rows, reference_resident.values())] == [True] * 9
+assert reference_resident == {"reset_scan solution, chunk 256": 16, "reset_scan, chunk 256, num_warps 2": 32,
+                              "reset_scan, chunk 256, num_warps 1": 32, "reset_scan, chunk 256, num_warps 8": 8,
+                              "reset_scan solution, chunk 512": 12, "reset_scan solution, chunk 1024": 10,
+                              "reset_scan solution, chunk 2048": 7, "reset_scan, chunk 256, tl.range stages 2": 16,
+                              "reset_scan, chunk 256, num_warps 1, tl.range stages 2": 32}
+assert all(name in pct for name in reference_resident) and len(rows) == 9  # "the reference's rows at 16384×1024"
 assert _in_flight == {"reset_scan solution, chunk 1024": 10_240, "reset_scan, chunk 256, num_warps 1": 8_192}
 assert (pct["reset_scan solution, chunk 1024"], pct["reset_scan, chunk 256, num_warps 1"]) == (63.8, 68.2)
 # "What you now know"

@@ -866,7 +866,9 @@ def wrong_answers(name: str):
         "cleanrl_advantages": [("dones as terminated, unshifted", _cleanrl_with(lambda d, nd: d)),
                                ("next_done left out", _cleanrl_with(lambda d, nd: torch.cat([d[1:], 0 * nd[None]]))),
                                ("no bootstrap (next_value left out)", _cleanrl_with(bootstrap=False)),
-                               ("returns = advantages (values not added)", _cleanrl_with(returns=lambda a, v: a))],
+                               ("returns = advantages (values not added)", _cleanrl_with(returns=lambda a, v: a)),
+                               ("gamma and lambda swapped in the call of rl.gae (a round-50 review's case)",
+                                _cleanrl_with(swapped=True))],
         "launch_model": [("kernel_ms fitted as microseconds (the 1000 forgotten)", _launch_model_with(us_per_ms=1.0)),
                          ("the wall time fitted", _launch_model_with(wall=True)),
                          ("a line through the origin (no t0)", _launch_model_with(origin=True)),
@@ -890,7 +892,10 @@ def wrong_answers(name: str):
                         _host_bound_with(clock="ms")),
                        (">= 2x, not more than twice (a round-31 review's case)", _host_bound_with(at_least=True)),
                        ("the host-bound row with the most steps T, not the most elements B * T (a cold review's case: "
-                        "it passed)", _host_bound_most_steps)],
+                        "it passed)", _host_bound_most_steps),
+                       ("more than 1.2x the GPU time, not 2x (a round-50 review's case: told as the unit slip)",
+                        _host_bound_with(factor=1.2)),
+                       ("more than 10x the GPU time, not 2x", _host_bound_with(factor=10.0))],
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
                         ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
@@ -900,14 +905,22 @@ def wrong_answers(name: str):
                          _awr_clipped_then_over_beta),
                         ("the clip written as 20, P[1] never read (a later review's case)", _awr_clip_at_20),
                         ("tl.maximum for the clip (a cold review's case)", _awr_max_for_min),
-                        ("A / beta clipped at max_weight before the exp (a cold review's case)", _awr_exponent_clipped)],
+                        ("A / beta clipped at max_weight before the exp (a cold review's case)", _awr_exponent_clipped),
+                        ("clipped at 40, not max_weight (a round-50 review's case: told \"not clipped\")",
+                         _awr_clipped_at_40),
+                        ("clipped at max_weight / 2 (a round-50 review's case)", _awr_clipped_at_half),
+                        ("clipped at 100: no weight here reaches it", _awr_clipped_at_100)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map),
                             ("initial left out (the walk starts from 0)", _carries_without_initial),
                             ("the resets ignored", _carries_without_resets),
                             ("the reset of the next segment, reset[:, s + 1] (a later review's case)",
-                             _carries_next_reset)],
+                             _carries_next_reset),
+                            ("the reset of the next segment, reset[:, (s + 1) % S]: the first segment's at the last "
+                             "(a round-50 review's case)", _carries_next_reset_at(lambda S: 0)),
+                            ("the reset of the next segment, reset[:, min(s + 1, S - 1)]: its own at the last (a "
+                             "round-50 review's case)", _carries_next_reset_at(lambda S: S - 1))],
         "token_gae_pairs": [("plain GAE over every position (the padding's values read)", _token_plain_gae),
                             ("OpenRLHF's: values zeroed by the mask, V(s_{t+1}) read at t + 1", _token_openrlhf),
                             ("OpenRLHF's, the masked tokens selected to 0 (no NaN: named by name)",
@@ -946,7 +959,13 @@ def wrong_answers(name: str):
             ("the register count rounded up", lambda r, w, sh: min(32, 64 // w, -(-65536 // (r * 32 * w)),
                                                                    233472 // sh if sh else 32)),
             ("228,000 bytes of shared memory: 228 kB for 228 KiB (a round-46 review's case)",
-             lambda r, w, sh: min(32, 64 // w, 65536 // (r * 32 * w), 228000 // sh if sh else 32))],
+             lambda r, w, sh: min(32, 64 // w, 65536 // (r * 32 * w), 228000 // sh if sh else 32)),
+            ("max for min, no shared memory as the SM's 233,472 bytes (a round-50 review's case)",
+             lambda r, w, sh: max(32, 64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else 233472)),
+            ("max for min, no shared memory left out (a round-50 review's case)",
+             lambda r, w, sh: max([32, 64 // w, 65536 // (r * 32 * w)] + ([233472 // sh] if sh else []))),
+            ("max for min, no shared memory as no limit, inf", lambda r, w, sh: max(
+                32, 64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else float("inf")))],
         "noise_verdict": [
             (">= for >: exactly x apart called faster", lambda o, p, x: 1 if p[0] >= x * o[1] else -1 if o[0] >= x * p[1]
              else 0),
@@ -965,8 +984,19 @@ W_SAYS = {
         ("These are AWR's weights with a slip: the clip takes the larger of the two, max(exp(A / beta), max_weight)",
          "tl.minimum(tl.exp(A / beta), max_weight)."),
     ("awr_weights", "A / beta clipped at max_weight before the exp (a cold review's case)"):
-        ("the weight is not clipped (or A / beta is clipped at max_weight before the exp, which bounds the weight at "
-         "exp(max_weight), not at max_weight)", "exp(A / beta) is clipped from above at max_weight"),
+        ("no weight is clipped at max_weight = 20: where exp(A / beta) is above 20, yours is exp(A / beta) itself. "
+         "Either nothing clips it, or your clip is at a higher threshold, one that no weight here reaches (A / beta "
+         "clipped at max_weight before the exp is one: it bounds the weight at exp(max_weight) = 4.85e+08). What "
+         "bounds the weight at max_weight is a clip of the weight itself at max_weight, or of A / beta at "
+         "ln(max_weight) = 2.996, before the exp.", "tl.minimum(tl.exp(A / beta), max_weight)"),
+    ("awr_weights", "clipped at 40, not max_weight (a round-50 review's case: told \"not clipped\")"):
+        ("These are AWR's weights with a slip: the weight is clipped at 40, not at max_weight = P[1] = 20. A clip of "
+         "the weight bounds it at its own threshold, so that threshold is max_weight itself (or, on A / beta before "
+         "the exp, ln(max_weight) = 2.996).", "tl.minimum(tl.exp(A / beta), P[1])"),
+    ("awr_weights", "clipped at max_weight / 2 (a round-50 review's case)"):
+        "the weight is clipped at 10, not at max_weight = P[1] = 20.",
+    ("awr_weights", "clipped at 100: no weight here reaches it"):
+        ("no weight is clipped at max_weight = 20", "tl.minimum(tl.exp(A / beta), max_weight)"),
     ("host_bound", "the host-bound row with the most steps T, not the most elements B * T (a cold review's case: it "
                    "passed)"):
         "That is the answer with a slip: shapes ordered by T (steps), not by their elements B * T.",
@@ -984,6 +1014,14 @@ W_SAYS = {
     ("soft_lambda_targets", "no select on term: gamma V' added at a termination (a later review's case)"):
         "was multiplied by zero (0 * NaN = NaN) or added without a select",
     ("segment_carries", "the reset of the next segment, reset[:, s + 1] (a later review's case)"):
+        ("These are the carries with a slip: each segment's map selects on the reset of the next segment",
+         "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"),
+    ("segment_carries", "the reset of the next segment, reset[:, (s + 1) % S]: the first segment's at the last (a "
+                        "round-50 review's case)"):
+        ("These are the carries with a slip: each segment's map selects on the reset of the next segment",
+         "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"),
+    ("segment_carries", "the reset of the next segment, reset[:, min(s + 1, S - 1)]: its own at the last (a round-50 "
+                        "review's case)"):
         ("These are the carries with a slip: each segment's map selects on the reset of the next segment",
          "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"),
     ("two_stage_mean", "padding loaded as 1"):
@@ -1234,6 +1272,25 @@ W_SAYS = {
         ("Hint: The answer is 64x16384; yours is 16384x1024. That is the answer with a slip: kernel_ms "
          "(milliseconds) compared with full_call_us (microseconds) as if in one unit.",
          "The GPU time in µs is 1000 * kernel_ms."),
+    ("cleanrl_advantages", "gamma and lambda swapped in the call of rl.gae (a round-50 review's case)"):
+        ("Hint: These are CleanRL's advantages with a slip: gamma and lambda swapped. Your delta_t discounts the next "
+         "value by lambda (gae_lambda), where gamma belongs", "in rl.gae, gamma=gamma and lambda_=gae_lambda"),
+    ("resident_programs", "max for min, no shared memory as the SM's 233,472 bytes (a round-50 review's case)"):
+        ("Hint: your count is the largest of the limits, not the smallest: each limit caps the programs by itself, "
+         "so the SM holds only as many as the tightest one allows.", "Take min(...) of the four counts, not max"),
+    ("resident_programs", "max for min, no shared memory left out (a round-50 review's case)"):
+        ("Hint: your count is the largest of the limits, not the smallest: each limit caps the programs by itself, "
+         "so the SM holds only as many as the tightest one allows.", "Take min(...) of the four counts, not max"),
+    ("resident_programs", "max for min, no shared memory as no limit, inf"):
+        ("Hint: your count is the largest of the limits, not the smallest: each limit caps the programs by itself, "
+         "so the SM holds only as many as the tightest one allows.", "Take min(...) of the four counts, not max"),
+    ("host_bound", "more than 1.2x the GPU time, not 2x (a round-50 review's case: told as the unit slip)"):
+        ("That is the answer with a slip: a threshold below the task's 2x: at your shape the wall time is 1.54 times "
+         "the GPU time, not more than twice, so that shape is not host-bound by the task's rule.",
+         "full_call_us > 2 * 1000 * kernel_ms"),
+    ("host_bound", "more than 10x the GPU time, not 2x"):
+        ("That is the answer with a slip: a threshold above the task's 2x: at the answer's shape the wall time is "
+         "2.93 times the GPU time, more than twice, so that shape counts.", "full_call_us > 2 * 1000 * kernel_ms"),
     ("host_bound", ">= 2x, not more than twice (a round-31 review's case)"):
         ("That is the answer with a slip: a shape at exactly twice its GPU time counted, where the task asks for "
          "more than twice.", "full_call_us > 2 * the GPU time, not >=."),
@@ -1287,10 +1344,10 @@ W_SAYS = {
         "Hint: An ordinary step, and the later steps of its row are right: check what your code computes at that step "
         "(the terminations it counts, those of t .. t + n - 1;",
     ("returns_autograd", "term_t for term_{t-1} in the backward"):
-        ("Hint: that step is an episode end. Your backward is off by one step: its multiplier at step t uses step "
-         "t's own term_t.",
-         "In the transposed scan (forwards in time) step t's multiplier is step t - 1's flag and discount, g_t = "
-         "dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}, loaded one step back (offs - 1, only where t >= 1)."),
+        ("Hint: that step is an episode end. Your backward is off by one step: at step t it reads step t's own "
+         "flag, term_t, where the transposed scan needs step t - 1's.",
+         "In the transposed scan (forwards in time), g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}: step t resets "
+         "where step t - 1 terminated. Load the flag one step back (offs - 1, only where t >= 1; step 0 resets)."),
     ("reset_scan", "a combine that selects on k1, the run applied first (associative: the earliest reset wins; the "
                    "ninth review's case)"):
         ("Hint: Your combine keeps the run applied first whole when its flag k1 is set",
@@ -1532,9 +1589,10 @@ def _awac_with(**mistake):
 
 
 def _cleanrl_with(terminated=lambda d, nd: torch.cat([d[1:], nd[None]]), bootstrap=True,
-                  returns=lambda a, v: a + v):
+                  returns=lambda a, v: a + v, swapped=False):
     """cleanrl_advantages with one slip, written as a student would: rl.gae with CleanRL's flags."""
     def cleanrl_advantages(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+        gamma, gae_lambda = (gae_lambda, gamma) if swapped else (gamma, gae_lambda)
         out = rl.gae(rewards, values, gamma=gamma, lambda_=gae_lambda, terminated=terminated(dones, next_done).bool(),
                      bootstrap_value=next_value.reshape(-1) if bootstrap else None, time_dim=0)
         return out.advantages, returns(out.advantages, values)
@@ -1609,7 +1667,8 @@ def _host_bound_with(**slip):
         best = 0
         for r in sorted(mine, key=lambda r: r["B"] * r["T"]):
             gpu_us = slip.get("us_per_ms", 1e3) * r[slip.get("clock", "kernel_ms")]
-            if r["full_call_us"] > 2 * gpu_us or (slip.get("at_least") and r["full_call_us"] >= 2 * gpu_us):
+            x = slip.get("factor", 2)
+            if r["full_call_us"] > x * gpu_us or (slip.get("at_least") and r["full_call_us"] >= x * gpu_us):
                 best = r["B"] * r["T"]
             elif slip.get("first_run") and best:
                 break
@@ -1737,6 +1796,16 @@ def _carries_next_reset(A, B, reset, initial):  # segment s selects on reset[:, 
         nxt = reset[:, s + 1] if s + 1 < B.shape[1] else np.zeros(B.shape[0], dtype=bool)
         c = np.where(nxt, B[:, s], B[:, s] + A[:, s] * c)
     return carries
+
+
+def _carries_next_reset_at(last):  # reset[:, s + 1] where the last segment reads reset[:, last(S)] (a round-50 case)
+    def carries_of(A, B, reset, initial):
+        carries, c, S = np.empty_like(B), np.asarray(initial, dtype=float), B.shape[1]
+        for s in reversed(range(S)):
+            carries[:, s] = c
+            c = np.where(reset[:, s + 1 if s + 1 < S else last(S)], B[:, s], B[:, s] + A[:, s] * c)
+        return carries
+    return carries_of
 
 
 def _carries_without_initial(A, B, reset, initial):
@@ -2197,6 +2266,21 @@ def _awr_exponent_clipped_at_the_log(X, P, offs, m):  # exp(min(A / beta, ln max
 
 
 @triton.jit
+def _awr_clipped_at_40(X, P, offs, m):  # a clip at another threshold than max_weight
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), 40.0)
+
+
+@triton.jit
+def _awr_clipped_at_half(X, P, offs, m):
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1] / 2)
+
+
+@triton.jit
+def _awr_clipped_at_100(X, P, offs, m):  # above every weight of the case where it stops: exp(A / beta) there
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), 100.0)
+
+
+@triton.jit
 def _awr_times_beta(X, P, offs, m):
     return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) * P[0]), P[1])
 
@@ -2600,6 +2684,31 @@ def test_a_hook_that_fails_to_compile_gets_the_hint_for_its_error():
                "offs, mask=m, other=0.0) / P[2]  # awr_weights' P is (beta, max_weight))" in str(e.value), e.value
 
 
+@triton.jit
+def _awr_inverted(X, P, offs, m):
+    return ~tl.load(X[0] + offs, mask=m, other=0.0)  # ~ on a float block: an error about an operator
+
+
+def test_the_operators_reminder_follows_only_an_error_about_operators(tmp_path):
+    """A round-50 review: a combine called with 6 arguments where it takes 5 (a TypeError) was followed by
+    the reminder of &, |, ~ rather than and, or: off the topic. That error gets a hint of its own; an error
+    about an operator (~ on a float) keeps the reminder."""
+    def fewer(text):
+        old = "def _reset_combine(a1, b1, k1, a2, b2, k2):"
+        assert text.count(old) == 1
+        return text.replace(old, "def _reset_combine(a1, b1, k1, a2, b2):").replace("k2", "k1")
+
+    with pytest.raises(RuntimeError, match="failed to compile or run") as e:
+        exercises.check("reset_scan", _solution_with("reset_scan", fewer, tmp_path))
+    assert "rather than and, or" not in str(e.value) and "tl.minimum" not in str(e.value), e.value
+    if exercises.INTERPRET:  # (compiled, the compiler words the error its own way)
+        assert "positional arguments but 6 were given" in str(e.value), e.value
+        assert "tl.associative_scan calls its combine with 2k values for a scan of k blocks" in str(e.value), e.value
+    with pytest.raises(RuntimeError, match=r"(?s)_awr_inverted failed to compile or run.*In Triton, on blocks: &, \|, "
+                                           r"~ rather than and, or, not"):
+        exercises.check("awr_weights", _awr_inverted)
+
+
 def test_the_hint_reads_the_error_a_compile_wraps():
     """Compiled, Triton reports the hook's error at the hook's call site and chains the error in
     the hook (``raise ... from``): the hint and the message are the inner error's."""
@@ -2815,6 +2924,19 @@ def _token_gae_pairs_by_the_package(rewards, values, mask, gamma, lam):  # integ
     return (~mask).to(adv.dtype), adv
 
 
+def _cleanrl_loop_of_the_package():  # 08's cell: cleanrl_gae = cleanrl.loop
+    from rltriton_lite.integrations import cleanrl
+    return cleanrl.loop
+
+
+def _cleanrl_loop_called():
+    cleanrl_gae = _cleanrl_loop_of_the_package()
+
+    def lean_gae_loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+        return cleanrl_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambda)
+    return lean_gae_loop
+
+
 def _chunked_scan_in_one_block(rewards, gamma, chunk):
     out = torch.empty_like(rewards)
     _whole_row[(rewards.shape[0],)](rewards, out, gamma, rewards.shape[1],
@@ -2841,6 +2963,15 @@ BYPASSES = [
                                                          r"answer \(of the package's functions, token_gae_pairs may "
                                                          r"call only rltriton_lite\.linear_scan, as its task "
                                                          r"says\)"),
+    # section 5's cleanrl_gae = cleanrl.loop, passed or called (a round-50 review: told "the package's answer")
+    ("lean_gae_loop", _cleanrl_loop_of_the_package(), r"the function you passed is rltriton_lite\.integrations\."
+                                                      r"cleanrl\.loop, CleanRL's own loop \(section 5's cleanrl_gae, "
+                                                      r"as ppo\.py has it\), at about 15 tensor ops per step\. The "
+                                                      r"task asks for your version of that loop with at most 6 ops "
+                                                      r"per step"),
+    ("lean_gae_loop", _cleanrl_loop_called(), r"your lean_gae_loop reads rltriton_lite\.integrations\.cleanrl\.loop "
+                                              r"\(as cleanrl_gae\), which is CleanRL's own loop.* at most 6 ops per "
+                                              r"step"),
 ]
 
 
@@ -4423,6 +4554,43 @@ def test_a_load_one_past_the_last_step_names_the_lane():
     assert "the block's last active lane read just past the end of a tensor (a load shifted on, offs + 1" in said
 
 
+@triton.jit
+def _tile_next_unmasked_load(X, Y, B, T, ROWS: tl.constexpr, CHUNK: tl.constexpr):
+    rows, t = tl.arange(0, ROWS), tl.arange(0, CHUNK)
+    m = (rows < B)[:, None] & (t < T)[None, :]
+    offs = rows[:, None] * T + t[None, :]
+    tl.store(Y + offs, tl.load(X + offs + 1, mask=m), mask=m)  # x[t + 1], masked as x[t]
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="the guard watches the interpreter's loads and stores")
+def test_rows_past_b_are_told_as_the_row_mask_not_a_load_shifted_on(tmp_path):
+    """A round-50 review: tiled_scan with its row mask forgotten (m from t alone: the last tile's rows past B
+    read outside the tensors) was told "a load shifted on, offs + 1 at the last row's last step". Where
+    every stray lane lies in a row at or past B, the message says to mask the rows; a tile's load shifted on
+    still gets the shift's words."""
+    def no_row_mask(text):
+        old = "m = (rows < B)[:, None] & (t < T)[None, :]"
+        assert text.count(old) == 1
+        return text.replace(old, "m = (t < T)[None, :] & (rows >= 0)[:, None]")
+
+    with pytest.raises(AssertionError) as e:
+        exercises.check("tiled_scan", _solution_with("tiled_scan", no_row_mask, tmp_path))
+    said = str(e.value)
+    assert "a mask that lets rows past the last through: here the stray lanes lie in the tile's rows 1 to 3, " \
+           "rows at or past B" in said and "offs + 1" not in said, said
+    assert "m = (rows < B)[:, None] & (t < T)[None, :]" in e.value.fix
+
+    def shifted(x):
+        y = torch.empty_like(x)
+        _tile_next_unmasked_load[(1,)](x, y, x.shape[0], x.shape[1], ROWS=4, CHUNK=8)
+        return y
+    with pytest.raises(RuntimeError) as e:
+        exercises.guarded(shifted, torch.arange(15.0).reshape(3, 5))
+    said = str(e.value)
+    assert "the block's last active lane read just past the end of a tensor (a load shifted on, offs + 1" in said
+    assert "rows at or past B" not in said, said
+
+
 def _doubled(x, block):
     y = torch.zeros_like(x)
     _doubled_unmasked_store[(1,)](x, y, x.numel(), BLOCK=block)
@@ -4579,6 +4747,24 @@ def test_a_nan_at_an_episode_end_says_select_not_multiply_for_numpy_code():
 
     msg = _failure("segment_carries", reset_multiplied)
     assert "must be selected away" in msg and "not multiplied by zero" in msg and "unmasked load" not in msg, msg
+
+
+def test_segment_carries_speaks_of_segments_and_names_the_next_segment_s_reset(tmp_path):
+    """A round-50 review: segment_carries' messages said "step" where they meant a segment ("the latest wrong
+    step", "that step is the carry from a segment that resets"); and the next segment's reset planted into the
+    solution, reset[:, s + 1], raised an IndexError at the last segment with nothing said about it."""
+    msg = _failure("segment_carries", _carries_multiplied)
+    assert "the error starts at the latest wrong segment, index (0, 1)" in msg, msg
+    assert "Hint: that segment is the segment before one that resets (the carry into it is that segment's B alone" \
+        in msg and "step" not in msg.split("Hint:")[1].split(". A NaN")[0], msg
+
+    def next_reset(text):
+        assert text.count("np.where(reset[:, s],") == 1
+        return text.replace("np.where(reset[:, s],", "np.where(reset[:, s + 1],")
+    with pytest.raises(IndexError) as e:
+        exercises.check("segment_carries", _solution_with("segment_carries", next_reset, tmp_path))
+    assert "Your line reads reset[:, s + 1], the next segment's flag: at the last segment there is none. Segment " \
+           "s's map selects on its own flag, reset[:, s]" in "\n".join(e.value.__notes__), e.value.__notes__
 
 
 # ---- A reset selects: a NaN behind an episode end must not leak into the answer ---------------------
@@ -5189,6 +5375,23 @@ def test_a_cut_at_the_window_s_last_step_may_be_a_0_multiplier(tmp_path):
         assert "only a cut at the window's last step keeps it out, its reset\nor a multiplier a = 0 there" in task, name
     task = exercises.task("soft_lambda_targets")
     assert "a reset too, zeroes" not in task and "A\ntermination zeroes the bracket, G_t = r_t" in task, task
+
+
+def _q_lambda_cuts_by_a_0(text):
+    """q_lambda with no reset at a non-greedy next action or the window's last step, a = gamma lam_t = 0 there
+    instead; a termination still resets (a cold review's case)."""
+    assert text.count("return gamma * lam, b_t, term | cut") == 1
+    return text.replace("return gamma * lam, b_t, term | cut", "return gamma * lam_t, b_t, term")
+
+
+def test_q_lambda_s_cut_may_be_a_0_multiplier(tmp_path):
+    """A cold review: q_lambda's task said each cut of the trace is a reset, and a prologue that cuts with
+    a = gamma lam_t = 0 and no reset passes (G_{t+1}, what 0 multiplies, is finite in every case, as
+    retrace's and soft_lambda_targets's a = 0 at the window's last step pass). The task says so."""
+    edited = _solution_with("q_lambda", _q_lambda_cuts_by_a_0, tmp_path)
+    assert exercises.check("q_lambda", edited) is None
+    assert "A multiplier\na_t = 0 at a cut passes too: what it multiplies, G_{t+1}, is finite in every case" in \
+        exercises.task("q_lambda")
 
 
 def test_awr_s_clip_in_the_exponent_at_the_log_passes():

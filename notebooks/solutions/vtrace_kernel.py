@@ -18,8 +18,8 @@ def _vs_kernel(LR, R, V, NV, D, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexp
     carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
     for i in range(0, n_chunks):
-        c = n_chunks - 1 - i  # the chunks from the last one down
-        t = c * CHUNK + tl.arange(0, CHUNK)
+        ci = n_chunks - 1 - i  # the chunk's index (c_t is the trace), the chunks from the last one down
+        t = ci * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         at = row * T + t
         ratio = tl.exp(tl.load(LR + at, mask=m, other=0.0))
@@ -28,7 +28,7 @@ def _vs_kernel(LR, R, V, NV, D, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexp
         term = (tl.load(D + at, mask=m, other=0) != 0) & m
         v_next = tl.where(term, 0.0, tl.load(NV + at, mask=m, other=0.0))  # NaN behind a termination: selected
         rho = tl.minimum(ratio, rho_bar)
-        cs = tl.minimum(ratio, c_bar)
+        cs = tl.minimum(ratio, c_bar)  # the trace c_t
         delta = r + gamma * v_next - v
         reset = term | (t == T - 1)  # the window's end too: vs_{T-1} = V + rho delta
         a = tl.where(m, gamma * cs, 1.0)
@@ -36,7 +36,7 @@ def _vs_kernel(LR, R, V, NV, D, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexp
         a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, _reset_combine, reverse=True)
         vs = tl.where(k_s, b_s, b_s + a_s * carry)
         tl.store(VS + at, vs, mask=m)
-        carry = tl.sum(tl.where(t == c * CHUNK, vs, 0.0), 0)  # vs at the chunk's first step
+        carry = tl.sum(tl.where(t == ci * CHUNK, vs, 0.0), 0)  # vs at the chunk's first step
 
 
 @triton.jit
