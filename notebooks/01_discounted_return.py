@@ -384,7 +384,7 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 # run *forwards* in time. Step $t$ takes the multiplier of the step before: it resets where step
 # $t-1$ reset, and step 0 resets, with nothing before it.
 # For the return, section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
-# $g_t = dG_t + \gamma(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
+# $g_t = dG_t + \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
 # `returns_autograd` has terminations only, and there done$_{t-1}$ is term$_{t-1}$.
 # The other gradient is one product per step: $\partial L / \partial a_t = g_t\, y_{t+1}$.
 #
@@ -804,7 +804,7 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   value that may be NaN is selected away, never multiplied by 0. A reset is $a_t = 0$ in tensor
 #   code and a flag in Triton's triple.
 # * The gradient is a forward scan, with the reset one step later: $g_t = dG_t +
-#   \gamma(1-\text{done}_{t-1})\,g_{t-1}$ (term$_{t-1}$ in `returns_autograd`, which has
+#   \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$ (term$_{t-1}$ in `returns_autograd`, which has
 #   terminations only). Both scans fit in one `torch.autograd.Function`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.

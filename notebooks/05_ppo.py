@@ -389,7 +389,8 @@ print("bitwise identical across calls")
 # 3. No pass over the data: from the sums, $\sigma$, then the loss divided by $\sigma + 10^{-8}$,
 #    once.
 #
-# Dividing after the sum is exact for any positive divisor $s$, here $s = \sigma + 10^{-8}$: with
+# Dividing after the sum is exact in real arithmetic (in float32 the last bits may differ), for any
+# positive divisor $s$, here $s = \sigma + 10^{-8}$: with
 # $x = \hat A - \mu$, $\min(\rho x/s,\ \mathrm{clip}(\rho)\,x/s) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/s$.
 #
 # With `normalize_advantages=True`, each reduction runs these passes over the data:

@@ -870,7 +870,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # ## What you now know
 #
 # * SAC's soft next value is $\min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
-#   At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it: CleanRL's target.
+#   Call it $V'_t$. At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)\,V'_t$: CleanRL's target.
 # * The soft λ-return is one reverse scan of $G_t$, with $a_t = \gamma_t\ell_t$ ($\ell_t$:
 #   $\lambda_t$ where the trace goes on, 0 where it stops) and a reset at each episode end and at
 #   the window's last step. Its $b_t$ reads $\log\pi_{t+1}$, one step ahead. The package scans

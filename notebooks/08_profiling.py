@@ -838,8 +838,8 @@ if DEVICE == "cpu":
 # ```
 #
 # Which inputs does notebook 04's V-trace kernel read that GAE's does not, and how many outputs does
-# it write (its `vtrace_kernel` exercise returns them)? The count: 25 bytes a step in float32, so
-# `(2, 3, 4)` is 150 and `(2, 3, 2)` is 78, not 75.
+# it write (its `vtrace_kernel` exercise returns them)? Count them, then check your function on
+# Hint 3's shapes by hand.
 #
 # </details>
 

@@ -575,8 +575,10 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 #   as section 5's workers also did: simpler code and the same advantages. It was not timed, so no
 #   figure here says it is faster, though the split's milliseconds are mostly host work.
 # * **`time_group=`** when no rank may hold the whole row, or when the gradients must come back
-#   to each rank's own values (a plain `all_gather` carries none; PPO computes its advantages
-#   without gradients, so it does not need them). Each rank's piece is exact.
+#   to each rank's own values without gathering them too (`dist.all_gather` carries no gradient;
+#   `torch.distributed.nn.functional.all_gather` does, and its backward sends every rank's whole
+#   gradient row). PPO computes its advantages without gradients, so it needs none. Each rank's
+#   piece is exact.
 #
 # <details><summary>Details (optional): where the milliseconds go</summary>
 #

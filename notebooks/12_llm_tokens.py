@@ -215,7 +215,9 @@ assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] ==
 # `tests/test_llm_integrations.py` runs that release's own function against `integrations.verl`.
 #
 # Two masked lines are the whole treatment. At a masked token, `nextvalues` and `lastgaelam` pass
-# through unchanged. So the policy token just before a span of tool output bootstraps from the value
+# through unchanged, as long as the inputs there are finite: the loop multiplies by the mask, so a
+# NaN at a masked token would poison its row (0 · NaN = NaN). Your scan must select instead. So the
+# policy token just before a span of tool output bootstraps from the value
 # at the first policy token after it, and continues from that token's advantage. The masked tokens
 # are skipped as if deleted from the response.
 
@@ -254,6 +256,10 @@ print(f"{B} responses of {T} positions: {int(mask.sum())} policy tokens, {int((k
 assert (kind == TOOL).any(1).sum() >= 3 and mask[0, -1] and (kind == PAD).any()
 adv_bench, _ = bench.token_gae_loop(rewards, values, keep, GAMMA, LAM)
 assert torch.allclose(adv_bench, adv_loop, rtol=0, atol=1e-12)
+_nan = float("nan")  # section 3's "a NaN at a masked token would poison its row": verl multiplies by the mask
+_poisoned, _ = verl_gae_loop(torch.tensor([[1.0, _nan, 3.0, _nan]]), torch.tensor([[4.0, _nan, 2.0, _nan]]),
+                             torch.tensor([[1.0, 0.0, 1.0, 0.0]]), 0.5, 0.5)
+assert torch.isnan(_poisoned).all()
 
 # %% [markdown]
 # "As if deleted" holds literally. Cut each response down to its policy tokens, run plain GAE on
