@@ -21,7 +21,8 @@
 #   bits; and how to write dual-clip PPO as an elementwise Triton hook.
 # * **Time:** 3.5–5 h with the open questions; 1.25–2 h for the reading and the two checked
 #   exercises.
-# * **Needs:** notebook 02. No GPU.
+# * **Needs:** notebook 02; 00b (grids and masked loads) for the kernel exercise `two_stage_mean`.
+#   No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and

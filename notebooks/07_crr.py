@@ -21,7 +21,8 @@
 #   a Triton hook, and AWAC's batch-normalised weights as a Triton kernel.
 # * **Time:** 3–3.5 h with the open questions; 1.25–2 h for the reading and the two checked
 #   exercises.
-# * **Needs:** notebook 05 (and 04's Retrace for the second open question). No GPU.
+# * **Needs:** notebook 05 (and 04's Retrace for the second open question); 00b (grids, masked
+#   loads, a chunk loop) for the kernel exercise `awac_weights`. No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1, 2 and 4, and the checked exercises `awr_weights` (notebook 05's
@@ -142,7 +143,8 @@ for reduce_, expected_adv, expected_w in (("mean", 0.5, 1.0), ("max", -0.5, 0.0)
 
 # %% [markdown]
 # The plot shows the kernel's weights (`crr_loss(...).weights`, with $Q = \hat A$ and $V = 0$) for
-# the exponential at several temperatures β, and for the binary step:
+# the exponential at several temperatures β, and for the binary step. A log scale has no 0, so the
+# right panel draws the binary weight only where it is 1, for $\hat A > 0$:
 
 # %%
 A_grid = torch.linspace(-3, 3, 121, device=DEVICE)
@@ -155,8 +157,11 @@ for beta in (0.25, 0.5, 1.0, 2.0):
         ax.plot(n(A_grid), n(w_k), label=f"exp, β={beta}")
 w_b = rl.crr_loss(zeros, A_grid, zeros, mode="binary", backend=KERNEL).weights
 assert torch.equal(w_b, (A_grid > 0).float())
+axes[0].plot(n(A_grid), n(w_b), "k", lw=2, drawstyle="steps-pre", label="binary")  # 0 up to A = 0, then 1
+kept = n(A_grid) > 0  # a log axis has no 0: draw the binary weight only where it is 1
+axes[1].plot(np.r_[0.0, n(A_grid)[kept]], np.r_[1.0, n(w_b)[kept]], "k", lw=2, label="binary (its 0s not drawn)")
+axes[1].plot([0.0], [1.0], "ko", mfc="white")  # open circle: at A = 0 itself the weight is 0
 for ax in axes:
-    ax.plot(n(A_grid), n(w_b), "k", lw=2, drawstyle="steps-post", label="binary")
     ax.axhline(20, color="gray", ls=":", lw=1)
     ax.set_xlabel("advantage A")
 axes[0].set_ylabel("weight w")

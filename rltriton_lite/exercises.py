@@ -747,6 +747,7 @@ def _run(ex, case, fn, args, kwargs, code):
     LAUNCHES.clear()
     SEEN["widest_scan"], SEEN["not_associative"], SEEN["combine"], _PHASE[0] = 0, None, None, "forward"
     SEEN["combine_reset_first"], SEEN["combine_arity"], SEEN["past_leaks"], SEEN["combine_max"] = None, "", 0.0, None
+    SEEN["combine_max_inf"] = None
     before = _snapshot(ex, fn, args, kwargs)  # (taken outside the watch: its copies are the checker's, not fn's)
     with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused, \
             _applying_functions(ex.needs == "autograd") as functions:  # (NumPy warns at the NaN cases)
@@ -1415,6 +1416,7 @@ SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # und
         "combine": None,  # per call: what the student's first combine gives on TWO_MAPS (_on_two_maps)
         "combine_reset_first": None,  # per call: and on RESET_FIRST, where it takes flags
         "combine_max": None,  # per call: and on MAX_MAPS (discounted_max's maps, y -> max(c, g y))
+        "combine_max_inf": None,  # per call: and on MAX_INF_MAPS (c1 = -inf meets g2 = 0: its guard, or a NaN)
         "combine_arity": "",  # per call: where the student's combine returns other than one value per block scanned
         "tallest_scan": 0,  # the most rows (elements across the axes not scanned) a tl.associative_scan took
         "past_leaks": 0.0}  # per call, compiled too: where a case's start past the window changed the values (_scan_with)
@@ -1663,6 +1665,7 @@ def _interpreting(poison_scans=False):
             SEEN["combine"] = _on_two_maps(self, input)
             SEEN["combine_reset_first"] = _on_two_maps(self, input, RESET_FIRST) if len(input) == 3 else None
             SEEN["combine_max"] = _on_two_maps(self, input, MAX_MAPS)
+            SEEN["combine_max_inf"] = _on_two_maps(self, input, MAX_INF_MAPS)
             if SEEN["combine"] is not None and len(SEEN["combine"]) != len(input):
                 SEEN["combine_arity"] = (
                     f"your combine returns {len(SEEN['combine'])} value(s) for a scan of {len(input)} blocks. "
@@ -1808,6 +1811,9 @@ RESET_FIRST = ((0.5, 1.0, True), (0.25, 2.0, False))  # a reset in p, applied fi
 # p then q as max-maps y -> max(c, g y), (g, c[, reset]): p ⊕ q = (0.125, max(3, 0.25 * 1) = 3), the maps swapped
 # (q applied first) c = max(1, 0.5 * 3) = 1.5, unlike c1 alone or max(c1, g2 c2) (both 1)
 MAX_MAPS = ((0.5, 1.0, False), (0.25, 3.0, False))
+# c1 = -inf (the identity's c: a padding lane, or a run of them) met by an underflowed g2 = 0: a guarded combine gives
+# c = 3 (c2), one that leaves 0 * (-inf) to the max gives NaN (the interpreter's max lets it win, _nan_wins)
+MAX_INF_MAPS = ((0.0, float("-inf"), False), (0.0, 3.0, False))
 
 
 def _on_two_maps(op, input, maps=TWO_MAPS):
@@ -3279,6 +3285,10 @@ def _compose_hint(args, i, got):
         return _Whole("Your b is b1 @ A2 + b2 (or A2.T @ b1 + b2): b1 went through q's matrix transposed. With a "
                       "vector on the left, @ multiplies by the matrix's columns, not its rows, which is why n = 1 "
                       "passed." + _fix(" Put the matrix first: b = A2 @ b1 + b2."))
+    if i == 1 and got.shape == b1.shape and np.allclose(got, A1 @ b2 + b1):  # the operands swapped: q, then p
+        return _COMPOSE_ORDER.format(_COMPOSE_N1 if A1.shape[0] == 1 else "") + _fix(
+            ": apply p first, then q: b = A2 @ b1 + b2 (p's vector part through q's matrix, then q's own added), "
+            "and A = A2 @ A1")
     if i == 1:
         return _COMPOSE_ORDER.format(_COMPOSE_N1 if A1.shape[0] == 1 else "")
     if got.shape == A1.shape and A1.shape[0] > 1 and np.allclose(got, A1 * A2):
@@ -3468,7 +3478,10 @@ y_t = B_t where K_t is set, else B_t + A_t * carry; the next carry is y at the c
 a, b: 1-D float64 NumPy arrays of T steps (b may hold a NaN or inf in a later episode); reset:
 1-D bool; chunk >= 1. Return y and carry_in, both (T,) float64: carry_in[t] is the carry that
 entered step t's chunk (0.0 for the last chunk). Select, never multiply by 0: a NaN behind a reset
-must not reach an earlier step.
+must not reach an earlier step. What is graded is those two arrays, y and carry_in, and nothing
+else: the checker cannot see how you computed them. A plain reverse loop over the steps, with
+carry_in filled in afterwards from y, would pass and skip the point: write the chunk plan above,
+as the kernel will run it.
 """, scan="reverse", results=("y", "carry_in"),
    window_end="the row's last step (the last chunk's carry is 0: nothing comes after the row)",
    hint=lambda args, i, bad, got, expected, whole=None: _chunked_reset_hint(args, i, bad, got, expected, whole),
@@ -3654,7 +3667,29 @@ def _one_chunk_order_hint(args, resets, got, expected, tiled=False):
         return _swapped_hint(resets)
     return _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
         _carry_at_end_hint(r, done, gamma, chunk, got, expected, tiled) or \
-        _carry_unscaled_hint(r, done, gamma, chunk, got, expected)
+        _carry_unscaled_hint(r, done, gamma, chunk, got, expected) or \
+        _carry_from_b_hint(r, done, gamma, chunk, got, expected)
+
+
+def _carry_from_b_hint(r, done, gamma, chunk, got, expected):
+    """The carry handed on is the scanned B at the chunk's first step (carry = b_s there), not G there,
+    B + A * carry_in: it leaves out the carry that entered the chunk. Said after the step's marks (the
+    first wrong step is a chunk's last, where that carry arrives)."""
+    T = r.shape[-1]
+    slip, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
+    with np.errstate(all="ignore"):
+        for c in reversed(range(-(-T // chunk))):
+            steps = slice(c * chunk, min(T, (c + 1) * chunk))
+            slip[..., steps] = reference.discounted_returns(r[..., steps], gamma=gamma, terminated=done[..., steps],
+                                                            bootstrap_value=carry)
+            carry = reference.discounted_returns(r[..., steps], gamma=gamma, terminated=done[..., steps])[..., 0]
+    if not _is_slip(got, slip, expected):
+        return None
+    return ("Your carry leaves out the carry that entered this chunk: the value you hand on is the scanned B at the "
+            "chunk's first step, the chunk's own rewards alone. G there is B + A * carry_in, carry_in the carry that "
+            "entered the chunk: each chunk's values are right, but the carry it hands to the chunk before "
+            "misses A * carry_in."
+            + _fix(" Hand on G at the chunk's first step, the value you store there (b_s + a_s * carry), not b_s."))
 
 
 def _chunk_walk(r, chunk, values, handed_on, initial=0.0):
@@ -4199,12 +4234,24 @@ def _discounted_max_hint(args, bad, got, expected):
                               " Start the carry at float('-inf'), and load the padding lanes as (g, c) = (1, -inf)."))
     g, e = got[bad], expected[bad]
     if np.isnan(g).any() and np.isfinite(e).all() and np.float32(gamma) ** int(chunk) == 0:
-        return ("A NaN where the answer is finite, with a gamma whose powers underflow: a run's g, gamma^k, is 0 "
+        said = ("A NaN where the answer is finite, with a gamma whose powers underflow: a run's g, gamma^k, is 0 "
                 "in float32, and 0 * (-inf) = NaN where it meets max's identity (a padding lane's c, or the first "
                 "carry). tl.maximum's default drops that NaN on some GPUs, but Triton does not promise it, and the "
-                "checker lets the NaN win." + _fix(
-                    " Select the product away where the -inf is: in the combine, tl.where(c1 == float('-inf'), c2, "
-                    "tl.maximum(c2, g2 * c1)); after the scan, where the carry is -inf, h is the scanned c."))
+                "checker lets the NaN win.")
+        in_combine = " In the combine: tl.where(c1 == float('-inf'), c2, tl.maximum(c2, g2 * c1))."
+        on_carry = (" After the scan: where the carry is -inf, h is the scanned c (tl.where(carry == float('-inf'), "
+                    "c_s, tl.maximum(c_s, g_s * carry))).")
+        probe = SEEN.get("combine_max_inf")  # the student's combine on c1 = -inf, g2 = 0 (MAX_INF_MAPS)
+        if probe is not None and len(probe) >= 2 and np.isnan(probe[1]):
+            return (said + " Your combine is where it comes from: on (g1, c1) = (0, -inf), then (g2, c2) = (0, 3), "
+                    "its c is NaN, where the composed map's c is 3 (c2: max(3, 0 * y) for every y). Select the "
+                    "product away there, where c1 is -inf." + _fix(in_combine)
+                    + " (Check the carry after the scan too: it meets the same 0 * (-inf).)")
+        if probe is not None and len(probe) >= 2 and np.isclose(probe[1], MAX_INF_MAPS[1][1]):
+            return (said + " Your combine selects it away already (on (0, -inf), then (0, 3), its c is 3): the NaN "
+                    "comes in after the scan, where the scanned g, 0, multiplies the first carry, -inf. Select the "
+                    "product away there, where the carry is -inf." + _fix(on_carry))
+        return said + _fix(" Select the product away where the -inf is." + in_combine + on_carry)
     if np.isnan(g).any() and np.isfinite(e).all():
         return ("A NaN where the answer is finite: 0 * inf = NaN. An episode end must select (tl.where), not "
                 "multiply the carry or the later steps' maps by 0: with -inf in them, 0 * -inf is NaN.")

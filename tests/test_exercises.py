@@ -4013,6 +4013,12 @@ def test_matrix_compose_names_the_order_where_a_is_right_and_b_wrong():
                    lambda p, q: (q[0] @ p[0], q[1] + p[0] @ p[1])):  # b2 + A1 b1
             msg = _failure_seeded("matrix_compose", fn, seed)
             assert "result 1 (b)" in msg and order in msg and "A is right" not in msg, msg
+    for seed in (None, 3):  # (a cold review of 00-00d: the swapped operands held back no fix, as other slips do)
+        msg = _failure_seeded("matrix_compose", lambda p, q: (p[0] @ q[0], p[1] + p[0] @ q[1]), seed)
+        assert "print(exercises.fix('matrix_compose'))" in msg and "A2 @ b1" not in msg, msg
+        assert "b = A2 @ b1 + b2" in exercises.fix("matrix_compose"), exercises.fix("matrix_compose")
+        msg = _failure_seeded("matrix_compose", lambda p, q: (q[0] @ p[0], q[1] + p[0] @ p[1]), seed)  # not a swap
+        assert "A fix is held back" not in msg, msg
     msg = _failure("matrix_compose", lambda p, q: (p[0] @ q[0] + 1.0, q[1] + q[0] @ p[1]))  # A wrong: not said
     assert "result 0 (A)" in msg and order not in msg, msg
     for seed in (None, 3):  # A's product in the other order, b right: n = 1 passes, then A is wrong
@@ -5124,6 +5130,50 @@ def test_a_carry_taken_from_the_scanned_b_fails(name, tmp_path):
     assert "row's offset" not in str(e.value) and "chunk" in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize("name", ["chunked_scan", "reset_scan"])
+def test_a_carry_from_the_scanned_b_is_named(name, tmp_path):
+    """A cold review of 00-00d: chunked_scan's carry taken from the scanned B (carry = b_s at the chunk's first
+    step, not b_s + a_s * carry_in) got only the chunk's-last-step mark. The values recomputed with that slip
+    match, and the hint says the carry leaves out the carry that entered the chunk."""
+    def carry_from_b_s(text):
+        (line,) = [ln for ln in text.splitlines() if ln.strip().startswith("carry = tl.sum(")]
+        slip = line.replace(", y,", ", b_s,").replace(", g,", ", b_s,")
+        assert slip != line
+        return text.replace(line, slip)
+
+    with pytest.raises(AssertionError) as e:
+        exercises.check(name, _solution_with(name, carry_from_b_s, tmp_path))
+    hint = str(e.value).split("Hint: ")[1]
+    assert "Your carry leaves out the carry that entered this chunk" in hint, hint
+    assert "not b_s" in e.value.fix, e.value.fix
+    with pytest.raises(AssertionError) as e:  # another carry slip: not this hint
+        exercises.check("chunked_scan", _solution_with("chunked_scan", lambda t: t.replace(
+            "carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)", "carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0) * 0.5"),
+            tmp_path))
+    assert "leaves out the carry that entered" not in str(e.value), str(e.value)
+
+
+def test_chunked_reset_scan_says_what_is_graded():
+    """A cold review of 00-00d: a plain reverse loop, carry_in filled in afterwards from y, passes chunked_reset_scan
+    (only its two arrays are graded; the NumPy exercise has no loop detection to refuse it). The task says so
+    plainly: y and carry_in are graded, and the chunk plan is the point."""
+    def plain_loop(a, b, reset, chunk):
+        T = len(a)
+        y, carry_in, after = np.zeros(T), np.zeros(T), 0.0
+        for t in reversed(range(T)):
+            y[t] = b[t] if reset[t] else b[t] + a[t] * after
+            after = y[t]
+        for start in range(0, T, chunk):
+            carry_in[start:start + chunk] = y[start + chunk] if start + chunk < T else 0.0
+        return y, carry_in
+
+    exercises.check("chunked_reset_scan", plain_loop)  # it passes: what the task must say
+    said = " ".join(exercises.task("chunked_reset_scan").split())
+    assert "What is graded is those two arrays, y and carry_in, and nothing else" in said, said
+    assert "A plain reverse loop over the steps, with carry_in filled in afterwards from y, would pass" in said, said
+    assert "write the chunk plan above" in said, said
+
+
 def test_a_swapped_combine_is_named_in_vtrace_kernel(tmp_path):
     """A round-35 review: the capstone's likeliest slip, the combine's operands swapped, got the generic
     ordinary-step hint; any kernel's combine seen applying the maps in the wrong order is now named."""
@@ -5157,6 +5207,36 @@ def test_a_swapped_max_combine_is_named_in_discounted_max(tmp_path):
     assert "the order rule, notebook 00, section 3" in hint and "An ordinary step" not in hint, hint
     assert "c = max(c2, g2 * c1)" in e.value.fix
     assert exercises.check("discounted_max", solution("discounted_max")) is None  # the right order: no such hint
+
+
+@pytest.mark.parametrize("guard", ["combine", "carry"])
+def test_a_missing_inf_guard_in_discounted_max_is_named(guard, tmp_path):
+    """A cold review of 00-00d: leaving out the -inf guard in the combine, or the one on the carry, got the same
+    hint, naming both. The student's combine is tried on (0, -inf), then (0, 3) (MAX_INF_MAPS): NaN there, the
+    combine's guard is missing; 3, the carry's."""
+    lines = {"combine": ('c = tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1))',
+                         'c = tl.maximum(c2, g2 * c1)'),
+             "carry": ('tl.where(carry == float("-inf"), c_s, tl.maximum(c_s, g_s * carry))',
+                       'tl.maximum(c_s, g_s * carry)')}
+
+    def unguarded(text):
+        old, new = lines[guard]
+        assert text.count(old) == 1
+        return text.replace(old, new)
+
+    if not exercises.INTERPRET:
+        pytest.skip("the checker's max lets a NaN win, and tries the student's combine, under the interpreter only")
+    with pytest.raises(AssertionError) as e:
+        exercises.check("discounted_max", _solution_with("discounted_max", unguarded, tmp_path))
+    hint = str(e.value).split("Hint: ")[1]
+    assert hint.startswith("A NaN where the answer is finite, with a gamma whose powers underflow"), hint
+    if guard == "combine":
+        assert "Your combine is where it comes from: on (g1, c1) = (0, -inf), then (g2, c2) = (0, 3)" in hint, hint
+        assert "tl.where(c1 == float('-inf'), c2" in e.value.fix and "carry ==" not in e.value.fix, e.value.fix
+    else:
+        assert "Your combine selects it away already" in hint and "multiplies the first carry, -inf" in hint, hint
+        assert "tl.where(carry == float('-inf')" in e.value.fix and "c1 ==" not in e.value.fix, e.value.fix
+    assert exercises.check("discounted_max", solution("discounted_max")) is None
 
 
 def test_a_block_narrower_than_the_row_is_named_in_block_scan(tmp_path):
