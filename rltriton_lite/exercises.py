@@ -513,11 +513,11 @@ def _verdicts(name, fn, seed, go_on=False):
                     NOT_ASSOCIATIVE.format(SEEN["not_associative"] + ".")
                 raise AssertionError(f"{ex.name}, {case}: " + said + code.slips())
             expected, marks = _expected(ex, seed, i)
+            unstored = _unstored_of(ex, got, launched)
             try:
-                _compare(ex, case, got, expected, marks, args=args, kwargs=kwargs,
-                         unstored=_unstored_of(ex, got, launched))
+                _compare(ex, case, got, expected, marks, args=args, kwargs=kwargs, unstored=unstored)
             except AssertionError as e:
-                said, note, rows = str(e), "", _only_row_0_stored(ex, got, launched)
+                said, note, rows = str(e), "", _only_row_0_stored(got, unstored)
                 # elements never stored hold what the buffer held: the step's marks would point elsewhere
                 if rows:
                     after = "row 1" if rows == 1 else f"everything after row 0 (rows 1 to {rows})"
@@ -526,18 +526,18 @@ def _verdicts(name, fn, seed, go_on=False):
                     one = theirs and all(n == 1 for n in theirs)  # a grid of one program, not a row offset left out
                     said = said.split("\nHint:")[0] + "\nHint: " + (ONE_PROGRAM_ROW_0 if one else ROW_0_ONLY
                                                                         ).format(after)
-                elif _none_stored(ex, got, launched):
+                elif isinstance(unstored, _Unstored) and unstored.mask.all():
                     chunks = (" (a loop over chunks: does it visit chunks 0 to n_chunks - 1?)"
                               if ex.needs == "scan" and not ex.one_block else "")
                     said = said.split("\nHint:")[0] + "\nHint: " + NONE_STORED.format(got.numel(), chunks)
                 else:  # elements never stored: said first, before the step's hint (which may point elsewhere)
-                    short = _block_short_of_the_row(ex, got, launched, widest)
+                    short = _block_short_of_the_row(ex, got, launched, widest, unstored)
                     if short:  # one program, its block narrower than the row: that, not the step's marks (padding)
                         said = said.split("\nHint:")[0] + "\nHint: " + BLOCK_SHORT_OF_THE_ROW.format(*short)
                     # (UNSTORED_TAIL or NONE_STORED, for one of several results: the hint says it all)
                     told = any(x in said for x in ("), nothing was stored: your kernel's tl.store",
                                                    "Hint: Your kernel's tl.store calls wrote none of the"))
-                    note = "" if told else _unstored_note(ex, got, launched, hinted="\nHint:" in said,
+                    note = "" if told else _unstored_note(ex, unstored, hinted="\nHint:" in said,
                                                           one_block=bool(short))
                 head, hint_mark, hint = said.partition("\nHint:")  # and Python on a block: before any guess
                 raise AssertionError(head + note + code.slips() + hint_mark + hint
@@ -548,7 +548,7 @@ def _verdicts(name, fn, seed, go_on=False):
             except AssertionError as e:
                 raise _RuleBroken(str(e)) from None
             _compiles_for_a_gpu(ex, case, launched, code)
-            del got, launched
+            del got, launched, unstored
         except AssertionError as e:
             if not go_on:
                 raise
@@ -1195,7 +1195,7 @@ class _Unstored:
 def _unstored_of(ex, got, launched):
     """_Unstored for the kernel's returned tensor (a tuple of them, or None, where it returns several), None
     where it is not known (compiled, not a kernel exercise, no launch of the student's received it)."""
-    if not INTERPRET or ex.needs not in ("kernel", "scan"):
+    if not INTERPRET or ex.needs not in ("kernel", "scan", "autograd"):
         return None
 
     def one(value):
@@ -1203,7 +1203,7 @@ def _unstored_of(ex, got, launched):
             return None
         missing = _stores_missing(value, launched)
         return None if missing is None else _Unstored(missing, _element_offsets(value))
-    if ex.results and isinstance(got, (tuple, list)):
+    if (ex.results or ex.needs == "autograd") and isinstance(got, (tuple, list)):
         return tuple(one(value) for value in got)
     return one(got)
 
@@ -2580,37 +2580,23 @@ NONE_STORED = ("Your kernel's tl.store calls wrote none of the {} elements of th
                "n < BLOCK: triton.cdiv rounds up), and do its stores' addresses and mask reach that tensor{}?")
 
 
-def _none_stored(ex, got, launched) -> bool:
-    """Under the interpreter, for a kernel's tensor answer: no element of it was stored by the student's launches."""
-    if not INTERPRET or ex.needs not in ("kernel", "scan") or not isinstance(got, torch.Tensor) or got.numel() == 0:
-        return False
-    missing = _stores_missing(got, launched)
-    return missing is not None and bool(np.all(missing))
-
-
-def _only_row_0_stored(ex, got, launched):
-    """Under the interpreter, for a kernel's (B, T) answer: the number of rows after row 0 where row 0 alone
-    was stored (a row offset left out of the stores), else None."""
-    if not INTERPRET or ex.needs not in ("kernel", "scan") or not isinstance(got, torch.Tensor) or got.ndim != 2 \
-            or got.shape[0] < 2:
+def _only_row_0_stored(got, unstored):
+    """For a kernel's (B, T) answer and its _Unstored (_unstored_of): the number of rows after row 0 where
+    row 0 alone was stored (a row offset left out of the stores), else None."""
+    if not isinstance(unstored, _Unstored) or got.ndim != 2 or got.shape[0] < 2:
         return None
-    missing = _stores_missing(got, launched)
-    return got.shape[0] - 1 if missing is not None and not missing[0].any() and missing[1:].all() else None
+    missing = unstored.mask
+    return got.shape[0] - 1 if not missing[0].any() and missing[1:].all() else None
 
 
-def _unstored_note(ex, got, launched, hinted=True, one_block=False) -> str:
-    """For a wrong answer, under the interpreter: where the returned tensor's elements were not all
-    stored by the launches of the student's code that received it (a chunk never visited, a grid too
-    small), a note that says so: the values there are whatever the buffer held. ``one_block``: the
-    hint below says why (a block narrower than the row, _block_short_of_the_row)."""
-    if not INTERPRET or ex.needs not in ("kernel", "scan", "autograd"):
-        return ""
-    several = isinstance(got, (tuple, list)) and (ex.needs == "autograd" or ex.results)
-    values = list(got) if several else [got]
-    for i, value in enumerate(values):
-        if not isinstance(value, torch.Tensor) or value.numel() == 0:
-            continue
-        missing = _stores_missing(value, launched)
+def _unstored_note(ex, unstored, hinted=True, one_block=False) -> str:
+    """For a wrong answer whose _Unstored (_unstored_of: a tuple of them for several results) shows
+    elements no store of the student's wrote (a chunk never visited, a grid too small), a note that says
+    so: the values there are whatever the buffer held. ``one_block``: the hint below says why (a block
+    narrower than the row, _block_short_of_the_row)."""
+    several = isinstance(unstored, tuple)
+    for i, each in enumerate(unstored if several else [unstored]):
+        missing = each.mask if each is not None else None
         if missing is not None and missing.any():
             first = f"index {tuple(int(i) for i in np.argwhere(missing)[0])}" if missing.ndim else "its one element"
             so = ("the hint below may point elsewhere" if hinted else "the values above may be anything")
@@ -2632,16 +2618,14 @@ BLOCK_SHORT_OF_THE_ROW = (
     "BLOCK = triton.next_power_of_2(T), the lanes past T masked.")
 
 
-def _block_short_of_the_row(ex, got, launched, widest):
-    """Under the interpreter, for a one-block exercise (``one_block``: block_scan) whose 1-D answer was not
-    all stored: (the block's width, T) where every launch of the student's that received it ran one
-    program and its widest tl.associative_scan was narrower than the row, else None."""
-    if not INTERPRET or not ex.one_block or not isinstance(got, torch.Tensor) or got.ndim != 1 \
-            or not 0 < widest < got.numel():
+def _block_short_of_the_row(ex, got, launched, widest, unstored):
+    """For a one-block exercise (``one_block``: block_scan) whose 1-D answer was not all stored (its
+    _Unstored, _unstored_of): (the block's width, T) where every launch of the student's that received it
+    ran one program and its widest tl.associative_scan was narrower than the row, else None."""
+    if not ex.one_block or not isinstance(unstored, _Unstored) or got.ndim != 1 or not 0 < widest < got.numel():
         return None
     theirs = [launch for launch in launched if launch.theirs and got.untyped_storage().data_ptr() in launch.storages]
-    missing = _stores_missing(got, launched)
-    if not theirs or any(_programs(launch) != 1 for launch in theirs) or missing is None or not missing.any():
+    if not theirs or any(_programs(launch) != 1 for launch in theirs) or not unstored.mask.any():
         return None
     return widest, got.numel()
 
