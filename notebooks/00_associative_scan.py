@@ -249,22 +249,21 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
-# The loop composes the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$. Here $y_T$ is
-# given: it is the value after the last step. So the loop is a scan of the pairs from $t = T-1$ down
-# to $t = 0$. This is a **reverse scan**. The order in which a scan takes the steps is its **scan
-# order**. To run a reverse scan, reverse the list of pairs and scan it with the same `combine`. The
-# prefix that ends at step $t$ is the map from $y_T$ to $y_t$.
+# The loop starts from $y_T$, the value after the last step, and applies the maps from the end:
+# $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$. So it is a scan that takes the steps from $t = T-1$
+# down to $t = 0$, a **reverse scan**. (The order in which a scan takes the steps is its **scan
+# order**.) To run it, reverse the list of pairs, scan it with the same `combine`, and reverse the
+# result. Step $t$ then holds the map from $y_T$ to $y_t$.
 #
-# A tree scan combines *runs*. A run is a stretch of consecutive steps, already composed into one
-# pair. One rule says which run is the first operand, in every scan of the course:
+# A tree scan combines *runs*: stretches of consecutive steps, each already composed into one pair.
+# One rule says which run is the first operand, in every scan of the course:
 #
-# > **The order rule.** In `combine(first, second)`, the first operand, `(a1, b1)`, is the map
-# > applied first. The second operand, `(a2, b2)`, is applied to its output.
+# > **The order rule.** In `combine(first, second)`, the first operand `(a1, b1)` is the map
+# > applied first, and the second operand `(a2, b2)` is applied to its output.
 # >
-# > "First" means applied first, not earlier in time. In a forward scan, the run applied first is
-# > the one earlier in time. **In a reverse scan, such as a return, the run applied first is the
-# > one later in time.** It takes in the value from the future. Here is the last combine of a
-# > reverse scan on 8 steps:
+# > A return starts from the future: $y_8$ goes into step 7 first, then step 6, and so on. So
+# > **in a reverse scan, the first operand is the run later in time.** (In a forward scan it is
+# > the run earlier in time.) Here is the last combine of a reverse scan on 8 steps:
 # >
 # > ```text
 # >   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -310,8 +309,8 @@ print(np.round(loop, 3))
 #
 # * Write your function in the starter's cell, then run the `exercises.attempt` cell below it. It
 #   prints `correct on every case` once your function passes.
-# * A wrong answer prints `WRONG.`, the failing case and the element where the error starts, with a
-#   hint when the checker recognizes your mistake. `print(exercises.fix(name))` shows the fix.
+# * A wrong answer prints `WRONG.`, the failing case and the first wrong element, often with a
+#   hint. `print(exercises.fix(name))` shows the fix.
 # * Four folded hints follow each task. Open them in order, only when you are stuck.
 #
 # <details><summary>Details: errors, the task's text, the solutions</summary>
@@ -406,20 +405,18 @@ exercises.attempt("matrix_compose", matrix_compose)
 # %% [markdown]
 # ## 4. Episode ends are resets
 #
-# At an episode's last step, nothing flows back from the next episode. So $y_t = b_t$, as if
-# $a_t = 0$. But a product with zero is not safe, because $0 \cdot \text{NaN} = \text{NaN}$. One bad
-# reward would poison every earlier episode. Instead, each step carries a *reset flag* $\kappa$
-# (kappa). Where it is set, the kernels **select** $b_t$, as `np.where` does.
+# At an episode's last step, nothing flows back from the next episode, so $y_t = b_t$. Writing
+# that as $a_t = 0$ is not safe, because $0 \cdot \text{NaN} = \text{NaN}$: one bad reward would
+# poison every earlier episode. Instead, each step carries a *reset flag* $\kappa$ (kappa), and
+# where it is set the kernels **select** $b_t$, as `np.where` does.
 #
-# A reset makes a step's map constant: $y \mapsto b_t$. So when the second operand resets, the
-# combine returns the second operand alone. In a return, the first operand it drops is the next
-# episode. A run resets if any of its steps does, so the combined flag is the OR of the two flags.
+# A step with a reset ignores its input: its map is $y \mapsto b_t$. So when the second operand
+# resets, the combine returns it alone and drops the first (in a return, the next episode). A run
+# resets if any of its steps does, so the combined flag is the OR of the two.
 #
-# `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell composes four steps, from
-# $t = 3$ down. Step 1 resets, and step 2's $b$ is a NaN from the next episode. It prints the
-# running triple $(A, B, \kappa)$, the map composed so far. Once $\kappa$ is set, that map ignores
-# its input, $y \mapsto B$. So its $A$ is never read: it is whatever the products left. Beside the
-# triple is the running $B$ of a reset written as a product with $a = 0$:
+# `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell composes four steps from
+# $t = 3$ down, where step 1 resets and step 2's $b$ is a NaN. It prints the running triple beside
+# the running $B$ of a product with $a = 0$:
 
 # %%
 def combine_np(first, second):  # the first operand is the map applied first (section 3)
@@ -440,12 +437,18 @@ for i, step in enumerate(four):
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# At $t = 1$, the select drops steps 3 and 2, NaN included. Step 0 then gives
-# $B = 4 + 0.5 \cdot 3 = 5.5$. The product gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$,
-# and NaN again at $t = 0$.
+# The select drops steps 3 and 2, NaN included, and ends at $B = 4 + 0.5 \cdot 3 = 5.5$. The
+# product gives NaN from $t = 1$ on.
 #
-# A tree scan uses the same rule when it combines two runs. The next cell checks this on section 3's
-# drawing, with an episode end at $t = 2$ and a NaN at $t = 5$. The reset wins and drops the NaN.
+# <details><summary>Details: why the running A is 0.25 though the run resets</summary>
+#
+# Once $\kappa$ is set, the composed map ignores its input: it is $y \mapsto B$. So its $A$ is never
+# read, and holds whatever the products left.
+#
+# </details>
+#
+# A tree scan applies the same rule to two runs. The next cell checks it on section 3's drawing,
+# with an episode end at $t = 2$ and a NaN at $t = 5$.
 #
 # <details><summary>Details: section 3's drawing with a reset</summary>
 #
@@ -468,9 +471,8 @@ assert first[0] == 0.0625 and np.isnan(first[1]) and not first[2]
 assert second == combine_np(first, second) == (0.125, 3.0, True)
 
 # %% [markdown]
-# Is the combine with the flag still associative? Yes. Read a triple $(a, b, \kappa)$ as a map:
-# $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
-# composition is associative.
+# The combine is still associative: a triple is a map ($y \mapsto b$ if $\kappa$ is set, else
+# $y \mapsto a y + b$), and composing maps is associative (section 2).
 #
 # <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
@@ -522,11 +524,10 @@ assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 # ### Exercise: `combine_arrays`
 #
 # Write section 4's combine for whole arrays of steps, as a kernel's combine sees them.
-# `combine_arrays(first, second)` takes two triples `(a, b, k)`. Each entry is a NumPy array, all
-# of one shape, and `k` is bool. It returns the combined triple, element by element. Select with
-# `np.where`, because `b1` may hold a NaN where the second operand resets. The checker compares `a`
-# only where the combined flag is clear. Where the flag is set, $a$ reaches no output, so any value
-# passes.
+# `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one shape, with
+# `k` bool, and returns the combined triple, element by element. Select with `np.where`, because
+# `b1` may hold a NaN where the second operand resets. The checker compares `a` only where the
+# combined flag is clear, since no output reads it elsewhere.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -597,30 +598,33 @@ exercises.attempt("combine_arrays", combine_arrays)
 # %% [markdown]
 # ## 5. Padding is the identity, and rl.linear_scan
 #
-# A *padded* step is one that is not really there, such as a prompt token in RLHF. It has
-# `mask[t] = 0`. Padding is not a reset. At a padded step, the scan uses the identity $(1, 0)$, so
-# the value from later steps passes through unchanged. The kernel writes 0 as the padded step's own
-# output.
+# A *padded* step is not really there, such as a prompt token in RLHF: it has `mask[t] = 0`.
+# Padding is not a reset. The scan uses the identity $(1, 0)$ there, so the value from later steps
+# passes through unchanged, and the kernel writes 0 as the padded step's own output.
 #
-# `rl.linear_scan` is the package's bare scan. It takes no reset flag as an input. So it reads
-# $a_t = 0$ as the flag: $a_t = 0$ is its *reset form*. There it selects $b_t$, and never
-# multiplies by the 0, so section 4's rule holds. At $a_t = 0$ the map is already $y \mapsto b_t$.
-# So on finite numbers the select gives what the product would give, and it keeps
-# $0 \cdot \text{NaN}$ out. The package's other kernels take a reset flag. Where the flag is set,
-# they never read $a_t$.
+# `rl.linear_scan` is the package's bare scan. It has no reset-flag input: you mark an episode end
+# with $a_t = 0$, its *reset form*, and the kernel selects $b_t$ there.
 #
-# The next cell runs one row through `rl.linear_scan`'s Triton kernel (`backend=KERNEL`,
-# [GPU note 2](#GPU-notes)). In the row, step 1 ends an episode, step 3's $b$ is a NaN, and step 4
-# is padding. The NaN stays in its own episode, steps 2 to 5: $y_1 = 2$ and
-# $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean. A product would have given $y_1 = 2 + 0 \cdot y_2$,
-# a NaN. The padded step outputs 0 and passes $y_5 = 6$ back to step 3. The loop in
+# <details><summary>Details: why a_t = 0 is safe here, though section 4 says never multiply by 0</summary>
+#
+# `rl.linear_scan` reads $a_t = 0$ as its reset flag. It selects $b_t$ there and never multiplies
+# by the 0. At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives
+# what the product would, and it keeps $0 \cdot \text{NaN}$ out. The package's other kernels take a
+# reset flag, and never read $a_t$ where it is set.
+#
+# </details>
+#
+# The next cell runs one row through the kernel. Step 1 ends an episode, step 3's $b$ is a NaN,
+# and step 4 is padding. The NaN stays in its own episode, steps 2 to 5, so $y_1 = 2$ and
+# $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean; a product would have made $y_1 = 2 + 0 \cdot y_2$ a NaN.
+# The padded step outputs 0 and passes $y_5 = 6$ back to step 3. The loop in
 # `reference.linear_scan` agrees:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
 a = torch.tensor([[0.9, 0.0, 0.9, 0.9, 0.9, 0.9]], device=DEVICE)  # a = 0 at step 1: a reset, the episode ends there
 mask = torch.tensor([[1, 1, 1, 1, 0, 1]], device=DEVICE)          # step 4 is padding
-y = rl.linear_scan(a, b, mask=mask, backend=KERNEL)
+y = rl.linear_scan(a, b, mask=mask, backend=KERNEL)  # KERNEL: the Triton kernel, on a CPU too (GPU note 2)
 expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), mask=mask.cpu().numpy())
 print("the kernel:", np.round(y[0].cpu().numpy(), 4))
 print("the loop:  ", np.round(expected[0], 4))
@@ -642,10 +646,10 @@ assert _inputs[:2] == ["a", "b"] and not [n for n in _inputs if any(w in n for w
 #
 # A GPU runs a kernel as many copies at once, called *programs*
 # ([00b §1](00b_triton_from_zero.ipynb#1.-A-first-kernel)). A program holds only a few thousand
-# values at a time, so the kernel cuts a row into *chunks* of `CHUNK` steps. It walks the chunks
-# from the last in time. Inside each chunk, it scans in parallel. This gives step $t$ the composed
-# map $(A_t, B_t)$ of the steps from $t$ to the chunk's last. The value that enters a chunk from
-# the chunk after it is the **carry**. Then $y_t = B_t + A_t \cdot \text{carry}$.
+# values at a time, so it cuts a row into *chunks* of `CHUNK` steps and walks them from the last
+# in time. Inside a chunk it scans in parallel, which gives step $t$ the composed map $(A_t, B_t)$
+# of the steps from $t$ to the chunk's end. The value that enters from the chunk after it is the
+# **carry**, and $y_t = B_t + A_t \cdot \text{carry}$.
 #
 # For example, 10 steps in chunks of 4 are walked as steps 8–9, then 4–7, then 0–3. The first carry
 # is 0. After that, each chunk's first value, `y[8]` and then `y[4]`, is the next chunk's carry.
@@ -694,7 +698,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **The direction card.**
+# <details><summary>The direction card: what changes between a forward and a reverse scan</summary>
 #
 # | | forward scan (`reverse=False`) | reverse scan (`reverse=True`: returns) |
 # | --- | --- | --- |
@@ -706,6 +710,8 @@ plt.show()
 # | the first carry | $y_{-1} = 0$ | $y_T = 0$ (or the value after the row) |
 #
 # In both directions, padding past the row's end ($t \ge T$) is the identity $(1, 0)$, with no reset.
+#
+# </details>
 
 # %% [markdown]
 # ### Exercise: `chunked_reset_scan`
@@ -716,17 +722,19 @@ plt.show()
 #   chunk's length.
 # * **Returns:** `y` and `carry_in`, float64 arrays of $T$ steps. `y` is the reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
-#   the carry that entered step $t$'s chunk, 0 for the last chunk.
-# * **Why `carry_in`:** it tells a wrong carry from a wrong scan inside a chunk. A chunk's `y`
-#   follows from its own steps and the carry that entered it. So where `y[t]` is wrong and
-#   `carry_in[t]` is right, the error is in the scan inside the chunk. The checker compares both
-#   arrays, and Hint 3 gives both on a small case.
-# * **How:** walk the chunks from the last in time. That last chunk may be shorter. In each chunk,
-#   compose its steps from the last one down with `combine_np`, into $(A_t, B_t, K_t)$. Then
-#   $y_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$. The next carry is `y` at
-#   the chunk's first step.
+#   the carry that entered step $t$'s chunk, 0 for the last chunk. The checker compares both.
+# * **How:** `chunked`'s walk, with each chunk composed by `combine_np` into $(A_t, B_t, K_t)$. Then
+#   $y_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
 # * **Edge cases:** a NaN or `inf` in `b` behind a reset, inside a chunk and across a chunk's
 #   boundary; a reset at a chunk's last step.
+#
+# <details><summary>Details: why the checker asks for carry_in</summary>
+#
+# A chunk's `y` follows from its own steps and the carry that entered it. So where `y[t]` is wrong
+# and `carry_in[t]` is right, the error is in the scan inside the chunk, not in the carry. Hint 3
+# gives both arrays on a small case.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -967,12 +975,18 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #    affine operator, each combine costs two multiplications. Which scan would you choose for a
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long? Run
-#    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64. This takes under a second.
-#    Measure the error against a float64 loop on the same $a$ rounded to float32,
-#    `a.astype(np.float32).astype(np.float64)`. Do not compare with the $a$ you meant: rounding $a$
-#    alone moves the result about as much as the arithmetic does at $a = 0.99$. At
-#    $1 - a = 10^{-4}$ it moves it several times as much, and hides the arithmetic's error. How
-#    does that error change with the chunk size, and with $1/(1-a)$?
+#    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64 (under a second). Measure its
+#    error against a float64 loop on the **same float32 $a$**:
+#
+#    ```python
+#    right = reference.linear_scan(a.astype(np.float32).astype(np.float64), b)  # only the arithmetic differs
+#    wrong = reference.linear_scan(a, b)  # also counts the error of storing a in float32
+#    ```
+#
+#    Storing $a$ in float32 already changes the result. At $a = 0.99$ that change is about as large
+#    as the arithmetic's error, and at $1 - a = 10^{-4}$ several times larger, so the `wrong`
+#    baseline would measure the storage, not the scan. How does the arithmetic's error change with
+#    the chunk size, and with $1/(1-a)$?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

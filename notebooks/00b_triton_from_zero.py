@@ -105,11 +105,10 @@ assert triton.cdiv(100, 64) == (100 + 64 - 1) // 64 == 2  # "2 programs"
 print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
-# **Python operators on blocks: the traps.** Inside a kernel, `r` is a block, not a number. In the
-# interpreter, Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value.
-# For example, `min(x, y)` there returns one of the two blocks whole, with no warning.
-# A GPU compile makes `min`, `max`, `and` and `or` elementwise and refuses `if` (GPU note 1). Use
-# the forms on the right, which are right on both:
+# **Python operators on blocks: the traps.** Inside a kernel, `r` is a block, not a number. Python's
+# `and`, `or`, `not`, `min`, `max` and `if` are made for single values, and the interpreter gets
+# them silently wrong on a block. Use the forms on the right, which are right both in the
+# interpreter and on a GPU:
 #
 # | not this | but this |
 # | --- | --- |
@@ -118,6 +117,16 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `x if cond else y`, or an `if` statement on a block | `tl.where(cond, x, y)` |
 # | `term + trunc`, two loaded bool flags | `term \| trunc` |
 # | `carry = 0` before a loop that makes it a float | `carry = 0.0` |
+#
+# <details><summary>Details: what the wrong forms do, in the interpreter and on a GPU</summary>
+#
+# The interpreter treats a whole block as one value, with no warning. `max(x, y)` returns one of
+# the two blocks whole. An `if` on a block **always takes its `if` branch**, for every lane, even
+# when the condition is false in every lane. So if a kernel seems to ignore an `else`, look for an
+# `if` on a block. (The folded check after the GPU notes shows both.) A GPU compile instead makes
+# `min`, `max`, `and` and `or` elementwise and refuses the `if` ([GPU note 1](#GPU-notes)).
+#
+# </details>
 #
 # <details><summary>Details: the last two rows, and `~` on a loaded flag</summary>
 #
@@ -129,7 +138,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | expression | value on False / True | fine or not |
 # | --- | --- | --- |
 # | `d + d`, as in `term + trunc` | 0 / 0 | wrong: one bit wraps |
-# | `-d` | 0 / 1 | wrong: you meant −1; one bit wraps to 1 |
+# | `-d` | 0 / 1 | wrong: `-True` should be −1, but a one-bit value holds only 0 and 1, so −1 wraps round to 1 |
 # | `1 - d` | 1 / 0 | fine: the Python integer makes it `int32` |
 # | `d \| d`, as in `term \| trunc` | 0 / 1 | fine |
 # | `d.to(tl.float32) + d.to(tl.float32)` | 0 / 2 | fine: converted first |
@@ -267,17 +276,16 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1). Our blocks are 1-D, so `axis`
 # is 0.
 #
-# * `combine_fn` is a `@triton.jit` function. `x` may be a tuple of blocks, such as `(a, b)`.
-#   Element $i$ is then the pair `(a[i], b[i])`. The combine gets two such pairs as four
-#   arguments, `combine(a1, b1, a2, b2)`, and returns the combined pair. The scan then returns two
-#   blocks, `a_s, b_s`.
-# * With `reverse=True`, the scan runs from the block's last lane to its first. Under `+`,
-#   `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`. A return needs this direction.
+# * `x` may be a tuple of blocks, such as `(a, b)`, whose element $i$ is the pair `(a[i], b[i])`.
+#   The combine, a `@triton.jit` function, then gets two pairs as four arguments,
+#   `combine(a1, b1, a2, b2)`, and returns one pair. The scan returns two blocks, `a_s, b_s`.
+# * With `reverse=True`, the scan runs from the block's last lane to its first, as a return needs.
+#   Under `+`, `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`.
 #
-# `affine_combine` below is notebook 00's `combine`. It applies its first operand first
-# ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)),
-# and it serves both directions. A forward example first: `ema_kernel` computes the moving average
-# $y_t = 0.5\,y_{t-1} + 0.5\,x_t$. Its pairs are $(a_t, b_t) = (0.5, 0.5\,x_t)$:
+# `affine_combine` below is notebook 00's `combine`, which applies its first operand first
+# ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+# A forward example first: `ema_kernel` computes the moving average
+# $y_t = 0.5\,y_{t-1} + 0.5\,x_t$, with pairs $(a_t, b_t) = (0.5, 0.5\,x_t)$:
 
 # %%
 @triton.jit
@@ -303,9 +311,8 @@ np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-6)
 print("EMA by one forward associative scan == the loop")
 
 # %% [markdown]
-# **Try it:** what if the combine applied `(a2, b2)` first? `swapped_combine` below returns
-# `a1 * a2, b1 + a1 * b2`, and `ema_swapped_kernel` is `ema_kernel` with it. Predict whether it
-# still matches the loop before you run the cell.
+# **Try it:** `swapped_combine` below applies `(a2, b2)` first, and `ema_swapped_kernel` is
+# `ema_kernel` with it. Predict whether it still matches the loop before you run the cell.
 
 # %%
 @triton.jit
@@ -330,13 +337,20 @@ print(f"swapped combine: largest error against the loop {error:.3f}")
 assert error > 0.1  # the wrong order gives wrong values
 
 # %% [markdown]
-# It does not match, because the maps are composed in the wrong order. Such a slip shows only on
-# inputs where the order changes the result. So test a combine on random values, with
-# `rltriton_lite` imported (GPU note 4).
+# It does not match: the maps are composed in the wrong order. Such a slip shows only on inputs
+# where the order changes the result, so test a combine on random values.
 #
-# Now the reverse scan, on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the
-# composed map of the steps from $t$ to the block's end. Here $A_t = 0.5^{4-t}$, and
-# $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$. The code calls them `a_s` and `b_s`, `s` for scanned.
+# <details><summary>Details: why to test with rltriton_lite imported</summary>
+#
+# Stock Triton's interpreter runs `tl.associative_scan` as a loop, where a combine that is not
+# associative can still look right. Importing `rltriton_lite` makes it a tree, as on a GPU
+# ([GPU note 4](#GPU-notes)).
+#
+# </details>
+#
+# Now the reverse scan, on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$ (`a_s`,
+# `b_s` in code, `s` for scanned), the map of the steps from $t$ to the block's end:
+# $A_t = 0.5^{4-t}$, and $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$.
 
 # %%
 @triton.jit
@@ -360,8 +374,10 @@ assert a_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(b_s.cp
 print("A_t:", a_s.tolist(), " B_t:", b_s.tolist())
 
 # %% [markdown]
-# **The order rule, seen.** The next cell replays that reverse scan as a tree, on text labels. A
-# run's label lists its steps in the order they are applied: `'s3 s2'` is step 3, then step 2.
+# **The order rule, seen.** With `reverse=True`, `tl.associative_scan` calls
+# `combine(later run, earlier run)`, as 00's order rule says, so `affine_combine` serves returns
+# unchanged. The next cell replays that scan as a tree on text labels, where `'s3 s2'` means step
+# 3, then step 2.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -387,13 +403,35 @@ maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda first, sec
 np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)
 
 
+# %% jupyter={"source_hidden": true}
+# Checks: with reverse=True, tl.associative_scan's first operand is the run later in time (CI runs them; skip when reading)
+# A combine that keeps its first operand (associative, not commutative) shows which run that is:
+# every lane ends up holding the first operand of its run. Triton's own test_scan2d (get_first_element)
+# expects the same of a compiled scan.
+@triton.jit
+def _keep_first(x1, x2):
+    return x1
+
+
+@triton.jit
+def _keep_first_kernel(X, OUT, REVERSE: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _keep_first, reverse=REVERSE))
+
+
+steps_ = torch.tensor([0.0, 1.0, 2.0, 3.0], device=DEVICE)  # lane t holds step t
+for reverse_, kept in ((True, [3.0] * 4), (False, [0.0] * 4)):
+    out_ = torch.empty_like(steps_)
+    _keep_first_kernel[(1,)](steps_, out_, REVERSE=reverse_, BLOCK=4)
+    assert out_.tolist() == kept  # reverse: step 3, the latest, is every run's first operand; forward: step 0
+
+
 # %% [markdown]
 # **Exercise `block_scan`.** Compute the discounted return of one row,
 # $G_t = r_t + \gamma\,G_{t+1}$, in one program.
 #
 # * **Inputs:** `rewards`, a float32 1-D tensor of $T \le 1024$ steps. `gamma`, the discount.
-#   `last_value`, a float: $G_T$, the value after the row's last step. It enters through $A_t$, as
-#   the carry will in section 3.
+#   `last_value`, a float: $G_T$, the value after the row's last step.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps.
 # * **Block size:** a power of two no smaller than $T$, such as `triton.next_power_of_2(T)`. Pad
@@ -454,16 +492,16 @@ exercises.attempt("block_scan", block_scan)
 # ## 3. Rows longer than a block: chunks and a carry
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
-# with one scan per chunk. It passes a **carry** from each chunk to the next, as in notebook 00,
-# section 6. Two Triton pieces are new:
+# scans each chunk, and passes a **carry** from chunk to chunk, as in notebook 00, section 6. Two
+# Triton pieces are new:
 #
 # * `for i in range(0, n_chunks)` is an ordinary loop in the kernel, even when `n_chunks` is
 #   known only at run time. To walk backwards, take chunk `n_chunks - 1 - i`.
-# * A block has no cheap way to read one lane, such as `g[0]`. Instead, zero every other lane and
-#   sum: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+# * To read one lane of a block, such as `g[0]`, zero every other lane and sum:
+#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
-# First a running sum, forwards. Its carry is the sum at a chunk's *last* step, added to every
-# step of the chunk *after* it:
+# Both appear in a forward running sum. Its carry is the sum at a chunk's last step, added to every
+# step of the next chunk:
 
 # %%
 @triton.jit
@@ -490,9 +528,13 @@ torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
 print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
-# **The carry in reverse.** For a return, the carry enters a chunk from the right, from later in
-# time. It is $G$ at the first step after the chunk. The table compares the discounted sum
-# $y_t = x_t + \gamma\,y_{t+1}$, with $y_T = 0$, and the running sum:
+# **The carry in reverse.** For a return, the chunks go from the last in time, and the carry enters
+# each chunk from later in time: it is $G$ at the first step after the chunk. The scan of a chunk
+# gives each step $t$ its composed map $(A_t, B_t)$ to the chunk's end, and
+# $G_t = B_t + A_t \cdot \text{carry}$. The cell below does this walk in NumPy, as one program
+# does it, on the discounted sum $y_t = x_t + \gamma\,y_{t+1}$ with $y_T = 0$.
+#
+# <details><summary>Details: the running sum and the discounted sum side by side</summary>
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -500,6 +542,11 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # | the carry is read at | the chunk's last step | the chunk's **first** step |
 # | it enters | the chunk after | the chunk **before** |
 # | finishing step $t$ | $s_t + \text{carry}$ | $B_t + A_t \cdot \text{carry}$ |
+#
+# $B_t$ is the discounted sum over the steps from $t$ to the chunk's end, as if nothing came after
+# them. $A_t = \gamma^{n_t}$, where $n_t$ counts those steps.
+#
+# </details>
 #
 # <details><summary>Details: the walk drawn on 10 steps in chunks of 4</summary>
 #
@@ -513,11 +560,6 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # ```
 #
 # </details>
-#
-# The scan of a chunk gives each step $t$ its composed map $(A_t, B_t)$ to the chunk's end. $B_t$
-# is the discounted sum over those steps, as if nothing came after them. $A_t$ multiplies the
-# carry. It is $\gamma^{n_t}$, where $n_t$ counts the steps from $t$ to the chunk's end. Here is
-# that walk in NumPy, as one program does it:
 
 # %%
 def chunked_discounted_sum(x, gamma, chunk, show=False):
@@ -549,9 +591,8 @@ for T_, chunk_ in [(10, 1), (10, 3), (37, 8), (37, 64)]:
 print("chunks from the end, the carry read at each chunk's first step == the loop")
 
 # %% [markdown]
-# Your kernel does the same walk. A reverse scan with `affine_combine` gives each $(A_t, B_t)$, as
-# in `block_scan`, with the carry in place of `last_value`. `y[start]` becomes the
-# `tl.sum(tl.where(...))` trick at the chunk's first step.
+# Your kernel does the same walk: `block_scan`'s reverse scan in each chunk, the carry in place of
+# `last_value`, and the `tl.sum(tl.where(...))` trick for `y[start]`.
 
 # %% [markdown]
 # **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma\,G_{t+1}$ with $G_T = 0$,
@@ -666,8 +707,9 @@ exercises.attempt("chunked_scan", chunked_scan)
 #
 # 1. **Python operators on blocks** (section 1). Always use the table's forms, in combines too. A
 #    GPU compile turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
-#    refuses `if` on a block. The interpreter silently takes one branch of that `if` for the whole
-#    block. So Python's forms can be right on a GPU and wrong in the interpreter.
+#    refuses `if` on a block. The interpreter silently takes the `if` branch for the whole block,
+#    even when the condition is false in every lane. So Python's forms can be right on a GPU and
+#    wrong in the interpreter.
 # 2. **A loop variable whose type changes**, such as a carry started as `0`. A GPU compile refuses
 #    it, but the interpreter runs it. The checks compile your kernel for a GPU too, and say so.
 # 3. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
@@ -705,4 +747,4 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
     for x_if in ([3.0, -1.0, 5.0, -2.0], [-3.0, -1.0, -5.0, -2.0]):  # mixed signs, then all below 0
         o_if = torch.empty(4, device=DEVICE)
         _python_if[(1,)](torch.tensor(x_if, device=DEVICE), o_if, BLOCK=4)
-        assert o_if.tolist() == x_if != [abs(v) for v in x_if]  # one branch, the if's, for the whole block
+        assert o_if.tolist() == x_if != [abs(v) for v in x_if]  # the if branch for the whole block, even all below 0

@@ -349,8 +349,8 @@ exercises.attempt("gae_kernel", gae_kernel)
 # <details><summary>Details: the fine print of the four pieces</summary>
 #
 # * `if FLAG:` is not the trap of notebook 00b, section 1, where `if` tests a *block* of run-time
-#   values. Triton's GPU compiler refuses that, and the interpreter silently takes one branch for
-#   the whole block (00b's GPU note 1). A constexpr is one value, known before the kernel runs.
+#   values. Triton's GPU compiler refuses that, and the interpreter silently takes the `if` branch
+#   for the whole block (00b's GPU note 1). A constexpr is one value, known before the kernel runs.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
 #

@@ -143,8 +143,7 @@ print("prologue + scan + epilogue == the loop")
 #
 # Every estimator of the course splits as the return just did. This card is the one place where
 # the course writes down how episode ends enter a scan; the later notebooks link here. The flags
-# are those of the top of this notebook: term$_t$ a termination, trunc$_t$ a truncation, and
-# done$_t$ any episode end or the window's last step.
+# are those of the top of this notebook.
 #
 # | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
 # | --- | --- | --- | --- | --- |
@@ -154,16 +153,16 @@ print("prologue + scan + epilogue == the loop")
 # | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$, not read; reset true |
 #
 # * **An end does two things.** It **cuts** the [carry](GLOSSARY.md#carry): that is the reset. And
-#   it gives $b_t$ its [**end form**](GLOSSARY.md#end-form), with the bootstrap where there is one
-#   ([every estimator's end form](04_vtrace.ipynb#The-end-form-card)).
+#   it gives $b_t$ its [**end form**](GLOSSARY.md#end-form).
+# * **One rule makes every end form:** end form $= b_t + a_t\,\hat y_{t+1}$. Take the ordinary
+#   $b_t$, and add back the term $a_t y_{t+1}$ that the cut removed, with the critic's estimate
+#   $\hat y_{t+1}$ in place of $y_{t+1}$. For the return $\hat y_{t+1} = V'_t$, so the end form is
+#   $r_t + \gamma_t V'_t$: the bootstrap. A termination has no next state, so no bootstrap.
+#   [04's end-form card](04_vtrace.ipynb#The-end-form-card) applies the rule to every estimator of 01–04.
 # * **The reset's two forms** (the last two columns). Tensor code such as `rl.linear_scan` has no
-#   flag argument, so it writes a reset as $a_t = 0$ (`n_step_returns`, `gae_pairs`). Triton code
-#   returns the triple $(a_t, b_t, \text{reset}_t)$, with $a_t$ not read where the flag is set:
-#   00c's `reset_scan`, `vtrace_kernel`, and every prologue of
-#   [section 5's harness](#5.-The-harness-for-Triton-prologues), `(X, P, offs, t, m, T) -> (a, b, reset)`.
-#   The package's hooks append `valid` and `keep`
-#   ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)). Either way the scan
-#   *selects* $y_t = b_t$.
+#   flag argument, so it writes a reset as $a_t = 0$. Triton code returns a flag with each step:
+#   the triple $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`. There $a_t$ is not read where
+#   the flag is set. Either way the scan *selects* $y_t = b_t$.
 # * **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and
 #   so may a next value behind a termination. $0 \times \text{NaN}$ is NaN. So the reset and the
 #   dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`), and a factor
@@ -173,6 +172,16 @@ print("prologue + scan + epilogue == the loop")
 #   after the window. A scan may still bring in a value from past the window: its start value $y_T$
 #   (`initial` in `rl.linear_scan`, 0 by default). Only the reset keeps that value out. The
 #   checkers start the scan past the window from 100, so a last step that does not reset shows up.
+#
+# <details><summary>Details: which exercise writes which form (optional)</summary>
+#
+# * $a_t = 0$, in tensor code: `n_step_returns` (below) and 02's `gae_pairs`.
+# * The triple: every prologue for [section 5's harness](#5.-The-harness-for-Triton-prologues),
+#   `(X, P, offs, t, m, T) -> (a, b, reset)`, and the kernel you write whole in 04, `vtrace_kernel`.
+# * The package's own hooks append two outputs to the triple, `valid` and `keep`
+#   ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)).
+#
+# </details>
 #
 # <details><summary>Details: two windows of one rollout, and <code>initial</code> (optional)</summary>
 #
@@ -477,12 +486,12 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * The triples, step by step:
+# * Fill in the triple of each kind of step (Hint 4 has it filled in):
 #
 #   | step | multiplier | $b_t$ | reset? |
 #   | --- | --- | --- | --- |
-#   | $t \ge 1$ | $a_{t-1}$, the step before's | $dy_t$ | no |
-#   | $t = 0$, where the forward scan starts | any: not read | $dy_0$ | yes: nothing comes before it |
+#   | $t \ge 1$ | ? | ? | ? |
+#   | $t = 0$, where the forward scan starts | ? | ? | ? |
 #
 # * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
 # * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
@@ -507,6 +516,11 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# | step | multiplier | $b_t$ | reset? |
+# | --- | --- | --- | --- |
+# | $t \ge 1$ | $a_{t-1}$, the step before's | $dy_t$ | no |
+# | $t = 0$, where the forward scan starts | any: not read | $dy_0$ | yes: nothing comes before it |
 #
 # ```python
 # a_prev = tl.load(X[0] + ___, mask=___, other=1.0)  # a_(t-1): at which offset? where is there none?
@@ -542,14 +556,14 @@ exercises.attempt("transposed_scan", transposed_scan)
 #   * `backward`: it gets the upstream gradient $dG$ and runs section 6's transposed scan forwards
 #     (`reverse=False`): $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
-# * **Edge cases:** there is no truncation input and no bootstrap. The window's last step resets in
-#   the forward, and step 0 in the backward.
+# * **Edge cases:** no truncation input and no bootstrap. The forward resets as on
+#   [the card](#The-episode-end-card); the backward resets at step 0 as well.
 #
 # <details><summary>Details: what the checker compares (optional)</summary>
 #
 # The checker differentiates a weighted sum of your returns, and compares both the returns and the
-# gradient. In its cases marked "past the window" both scans start from 100, not 0, and only the
-# two resets above keep that value out.
+# gradient. In its cases marked "past the window" both scans start from 100, not 0. Only the
+# forward's reset at the window's last step and the backward's at step 0 keep that value out.
 #
 # </details>
 #
@@ -564,16 +578,17 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * The triples of the two prologues, with the multiplier $\gamma$ at every step:
+# * Fill in the triples of the two prologues, with the multiplier $\gamma$ at every step (Hint 4 has
+#   them filled in):
 #
 #   | pass | step | $b_t$ | reset? |
 #   | --- | --- | --- | --- |
-#   | forward | ordinary | $r_t$ | no |
-#   | forward | termination | $r_t$ | yes |
-#   | forward | the window's last step ($t = T-1$) | $r_t$ | yes |
-#   | backward | $t \ge 1$, step $t-1$ not terminated | $dG_t$ | no |
-#   | backward | $t \ge 1$, step $t-1$ terminated | $dG_t$ | yes |
-#   | backward | $t = 0$: no step before it | $dG_0$ | yes |
+#   | forward | ordinary | ? | ? |
+#   | forward | termination | ? | ? |
+#   | forward | the window's last step ($t = T-1$) | ? | ? |
+#   | backward | $t \ge 1$, step $t-1$ not terminated | ? | ? |
+#   | backward | $t \ge 1$, step $t-1$ terminated | ? | ? |
+#   | backward | $t = 0$: no step before it | ? | ? |
 #
 # * Both prologues read $\gamma$ from `P[0]`.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
@@ -606,6 +621,17 @@ exercises.attempt("transposed_scan", transposed_scan)
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# The triples, with the multiplier $\gamma$ at every step:
+#
+# | pass | step | $b_t$ | reset? |
+# | --- | --- | --- | --- |
+# | forward | ordinary | $r_t$ | no |
+# | forward | termination | $r_t$ | yes |
+# | forward | the window's last step ($t = T-1$) | $r_t$ | yes |
+# | backward | $t \ge 1$, step $t-1$ not terminated | $dG_t$ | no |
+# | backward | $t \ge 1$, step $t-1$ terminated | $dG_t$ | yes |
+# | backward | $t = 0$: no step before it | $dG_0$ | yes |
 #
 # In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
 #
@@ -642,16 +668,8 @@ exercises.attempt("returns_autograd", returns_autograd)
 # the difference of two values of one scan.
 #
 # Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
-# window's end. It is one reverse scan, `rl.linear_scan`, with the resets as $a_t = 0$ and no
-# truncation input:
-#
-# | step | multiplier | $b_t$ | reset? |
-# | --- | --- | --- | --- |
-# | ordinary | $\gamma$ | $r_t$ | no |
-# | termination (at any step, the window's last included) | 0 | $r_t$ | yes |
-# | the window's last step, not terminated | 0 | $r_t + \gamma V'_{T-1}$ | yes |
-#
-# A select (`torch.where`) adds the bootstrap, as on the card. Then there are two cases:
+# window's end. It is section 2's return with terminations only: one `rl.linear_scan`, in
+# [the card](#The-episode-end-card)'s tensor form (`S_of` below). Then there are two cases:
 #
 # * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). The first
 #   $n$ terms of $S_t$ are then $S_t - \gamma^n S_{t+n}$, so
@@ -717,8 +735,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $S$ is `rl.linear_scan(a, b)`, with the table's pairs: $a$ is 0 at a termination and at the
-#   window's last step, and the bootstrap is added to $b$ by `torch.where`.
+# * $S$ is `rl.linear_scan(a, b)`, with the return's pairs, as `S_of` above builds them for one row.
 # * Step $t$ "runs on" if $t + n < T$ and no termination lies in $[t, t+n)$.
 # * Count the terminations of each window: a `torch.cumsum` of the flags, with a 0 in front. Take
 #   its difference between $t + n$ and $t$.
@@ -799,10 +816,8 @@ exercises.attempt("n_step_returns", n_step_returns)
 #
 # * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$.
 #   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
-# * [The card](#The-episode-end-card) serves every estimator. Every episode end resets, the
-#   window's last step included. Every bootstrap goes into $b$, and only a termination drops it. A
-#   value that may be NaN is selected away, never multiplied by 0. A reset is $a_t = 0$ in tensor
-#   code and a flag in Triton's triple.
+# * [The card](#The-episode-end-card) states the episode-end rules once, for every estimator. A step
+#   that resets takes the end form $b_t + a_t\hat y_{t+1}$.
 # * The gradient is a forward scan, with the reset one step later: $g_t = dG_t +
 #   \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$ (term$_{t-1}$ in `returns_autograd`, which has
 #   terminations only). Both scans fit in one `torch.autograd.Function`.

@@ -152,15 +152,8 @@ print("prologue + scan + epilogue == the loop")
 #   checker) is $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$, with
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$ and done any episode end or the window's
 #   last step.
-# * **Edge cases:** `next_values` behind a termination may be NaN: select it away. The window's
-#   last step resets.
-#
-# <details><summary>Details: the checker's start value (optional)</summary>
-#
-# The checker scans from 100, a value past the window. Only $a_t = 0$ at the window's last step
-# keeps it out: $0 \cdot 100 = 0$.
-#
-# </details>
+# * **Edge cases:** episode ends and NaNs as on the card. New here: GAE's end form is $\delta_t$
+#   itself, since $\delta_t$ already holds the bootstrap.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -172,19 +165,17 @@ print("prologue + scan + epilogue == the loop")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * The pairs, step by step:
+# * Fill in the pairs, step by step (Hint 4 has them filled in):
 #
 #   | step | multiplier $a_t$ | $b_t$ | reset? |
 #   | --- | --- | --- | --- |
-#   | ordinary | $\gamma\lambda$ | $r_t + \gamma V'_t - V_t$ | no |
-#   | termination | 0 | $r_t - V_t$ | yes |
-#   | truncation | 0 | $r_t + \gamma V'_t - V_t$ | yes |
-#   | the window's last step, otherwise ordinary | 0 | $r_t + \gamma V'_{T-1} - V_t$ | yes |
+#   | ordinary | ? | ? | ? |
+#   | termination | ? | ? | ? |
+#   | truncation | ? | ? | ? |
+#   | the window's last step, otherwise ordinary | ? | ? | ? |
 #
-#   The rows differ only where a flag is set: each difference is one select.
-# * $b_t = \delta_t$: one select on `terminated` drops $\gamma V'_t$. A truncation keeps it.
-# * $a_t = \gamma\lambda$, made 0 by either flag and at the window's last step.
-# * Drop $V'_t$ with `torch.where`, not with a product: $0 \cdot \text{NaN} = \text{NaN}$.
+# * The rows differ only where a flag is set: each difference is one select.
+# * $b_t = \delta_t$, and $a_t = \gamma\lambda$ where the trace is not cut.
 #
 # </details>
 #
@@ -215,6 +206,13 @@ print("prologue + scan + epilogue == the loop")
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# | step | multiplier $a_t$ | $b_t$ | reset? |
+# | --- | --- | --- | --- |
+# | ordinary | $\gamma\lambda$ | $r_t + \gamma V'_t - V_t$ | no |
+# | termination | 0 | $r_t - V_t$ | yes |
+# | truncation | 0 | $r_t + \gamma V'_t - V_t$ | yes |
+# | the window's last step, otherwise ordinary | 0 | $r_t + \gamma V'_{T-1} - V_t$ | yes |
 #
 # ```python
 # delta = rewards + torch.where(terminated, ___, ___) - values  # ___: what does a terminated step bootstrap from?
@@ -375,10 +373,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## What you now know
 #
-# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, and a reset at every episode
-#   end. The returns are $\hat A_t + V_t$, from the same pass.
-# * As on [the card](01_discounted_return.ipynb#The-episode-end-card), a termination drops the
-#   bootstrap, and a truncation or the window's end keeps it; all three reset.
+# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, with
+#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s resets. Its end form is
+#   $\delta_t$ unchanged. The returns are $\hat A_t + V_t$, from the same pass.
 # * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel, so every
 #   estimator is a short prologue and epilogue.
 
@@ -468,8 +465,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # * **Returns:** `(a, b, reset, valid, keep)`. The first three are `gae_pairs`'s step in
 #   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form. `valid` is `step`'s,
 #   and `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
-# * **Edge cases:** drop a termination's bootstrap with `tl.where`. The helpers handle the layouts
-#   and the padding.
+# * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
 #
 # <details><summary>Details: what the checker runs (optional)</summary>
 #
@@ -490,14 +486,14 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * The triples, step by step:
+# * Fill in the triples, step by step (Hint 4 has them filled in):
 #
 #   | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
 #   | --- | --- | --- | --- |
-#   | ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | no |
-#   | termination | $\gamma_t\lambda_t$ | $r_t - V_t$ | yes |
-#   | truncation | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | yes |
-#   | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
+#   | ordinary | ? | ? | ? |
+#   | termination | ? | ? | ? |
+#   | truncation | ? | ? | ? |
+#   | the window's last step, otherwise ordinary | ? | ? | ? |
 #
 # * $b_t = \delta_t = r_t + \gamma_t V'_t - V_t$, with no bootstrap where `term`.
 # * $a_t$ is `gamma * lam`, both from `step`, and the reset is `step`'s `done`, as it stands: $a_t$
@@ -529,6 +525,13 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
+# | --- | --- | --- | --- |
+# | ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | no |
+# | termination | $\gamma_t\lambda_t$ | $r_t - V_t$ | yes |
+# | truncation | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | yes |
+# | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
 #
 # ```python
 # gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the template's, as given

@@ -97,7 +97,8 @@ print(G)
 # * $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
 #   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in:
-#   $b_t$'s [end form](GLOSSARY.md#end-form).
+#   $b_t$'s [end form](GLOSSARY.md#end-form), the card's $b_t + a_t\hat y_{t+1}$ with
+#   $\hat y_{t+1} = V'_t$.
 #
 # The window's last step needs that end form. The ordinary form would give $G_2 = 0.5 \cdot 30 = 15$
 # in section 1's example, not 30.
@@ -433,10 +434,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, with a reset
 #   wherever the trace is cut ([the card](01_discounted_return.ipynb#The-episode-end-card)'s
 #   Triton form). There is no truncation input.
-# * **Edge cases:**
-#   * $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max counts as
-#     greedy**, so an argmax that picks the first tied action is wrong.
-#   * After a termination `next_q` may be NaN: select it away.
+# * **Edge case:** $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max
+#   counts as greedy**, so an argmax that picks the first tied action is wrong.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -452,15 +451,15 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * The triples, step by step, with $M_t = \max_u Q(s_{t+1}, u)$ and $a_t = \gamma\lambda$ at every
-#   step (not read at a reset):
+# * Fill in the triples, with $M_t = \max_u Q(s_{t+1}, u)$ and $a_t = \gamma\lambda$ at every
+#   step (not read at a reset). Hint 4 has them filled in.
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
-#   | ordinary, $u_{t+1}$ greedy | $r_t + \gamma(1-\lambda)M_t$ | no |
-#   | ordinary, $u_{t+1}$ not greedy (the trace is cut) | $r_t + \gamma M_t$ | yes |
-#   | termination | $r_t$ | yes |
-#   | the window's last step, not terminated ($\ell_t = 0$) | $r_t + \gamma M_t$ | yes |
+#   | ordinary, $u_{t+1}$ greedy | ? | ? |
+#   | ordinary, $u_{t+1}$ not greedy (the trace is cut) | ? | ? |
+#   | termination | ? | ? |
+#   | the window's last step, not terminated ($\ell_t = 0$) | ? | ? |
 #
 # * The Q of action `k` at step `offs` is at `X[1] + offs * n_actions + k`. That is one strided
 #   load per action.
@@ -470,7 +469,6 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # * The table's first, second and fourth rows are one formula, $b_t = r_t + \gamma(1-\ell_t)M_t$,
 #   with $\ell_t = \lambda$ where greedy and `t < T - 1`, else 0.
 # * The step resets wherever $\ell_t = 0$, and at a termination.
-# * The termination row is a `tl.where` on `term` in $b_t$.
 #
 # </details>
 #
@@ -495,6 +493,15 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# The triples, with $a_t = \gamma\lambda$ at every step:
+#
+# | step | $b_t$ | reset? |
+# | --- | --- | --- |
+# | ordinary, $u_{t+1}$ greedy | $r_t + \gamma(1-\lambda)M_t$ | no |
+# | ordinary, $u_{t+1}$ not greedy (the trace is cut) | $r_t + \gamma M_t$ | yes |
+# | termination | $r_t$ | yes |
+# | the window's last step, not terminated ($\ell_t = 0$) | $r_t + \gamma M_t$ | yes |
 #
 # ```python
 # for k in range(1, n_actions):  # k: an action; action 0 is the template's max_q, q_taken's start

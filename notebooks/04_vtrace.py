@@ -441,8 +441,14 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # \text{V-trace:}\quad v_t &= V_t + \rho_t\delta_t &&+\ \gamma\,c_t\,\big(v_{t+1} - V'_t\big).
 # \end{aligned}$$
 #
-# $Q(s_t, u_t)$ already conditions on $u_t$, so Retrace first reweights $u_{t+1}$. $V(s_t)$ does
-# not, so V-trace weighs the link by $u_t$'s own ratio.
+# Why the index differs: a ratio turns an average over μ's actions into one over π's,
+#
+# $$\mathbb E_{u\sim\mu}\Big[\tfrac{\pi(u)}{\mu(u)}\,f(u)\Big] = \sum_u \mu(u)\,\tfrac{\pi(u)}{\mu(u)}\,f(u)
+#   = \mathbb E_{u\sim\pi}[f(u)].$$
+#
+# So an action's ratio appears where the target averages over that action under π. $V^\pi(s_t)$
+# averages over $u_t$, so V-trace weighs the link by $u_t$'s own ratio. $Q(s_t, u_t)$ is given
+# $u_t$, and the first action it averages over is $u_{t+1}$, so Retrace's link carries $c_{t+1}$.
 #
 # Write its prologue for [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues),
 # as for notebook 03's `q_lambda`.
@@ -457,8 +463,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$
 #   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form). There is no
 #   truncation input.
-# * **Edge cases:** the window's last step resets and takes $c = 0$, which gives $b$ its end form.
-#   Behind a termination the `next_*` inputs may be NaN: select them away.
+# * **Edge case:** at the window's last step, $c = 0$ gives $b$ its end form (the card's rule, with
+#   $\hat y_{t+1} = Q_{t+1}$).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -470,20 +476,19 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * The triples, step by step, with $a_t = \gamma c_{t+1}$ at every step (not read at a reset):
+# * Fill in the triples, with $a_t = \gamma c_{t+1}$ at every step (not read at a reset). Hint 4 has
+#   them filled in.
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
-#   | ordinary | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
-#   | termination | $r_t$ | yes |
-#   | the window's last step, not terminated ($c = 0$) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
+#   | ordinary | ? | ? |
+#   | termination | ? | ? |
+#   | the window's last step, not terminated ($c = 0$) | ? | ? |
 #
 # * $\pi/\mu$ is `exp(next_log_ratio)`, loaded at `offs`: entry $t$ is already step $t+1$'s.
 # * $c_{t+1} = \lambda\min(1, \pi/\mu)$, and $c = 0$ where `t == T - 1`.
 # * With that $c$, the table's first and last rows are one formula for $b_t$. Mind the sign of the
 #   term with $Q_{t+1}$.
-# * Each $(1-\text{term}_t)$ in $b_t$ is a `tl.where`: the table's termination row.
-# * The reset is set at a termination and at `t == T - 1`.
 #
 # </details>
 #
@@ -511,6 +516,14 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# The triples, with $a_t = \gamma c_{t+1}$ at every step:
+#
+# | step | $b_t$ | reset? |
+# | --- | --- | --- |
+# | ordinary | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
+# | termination | $r_t$ | yes |
+# | the window's last step, not terminated ($c = 0$) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
 #
 # ```python
 # log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift
@@ -569,8 +582,8 @@ exercises.attempt("retrace", retrace)
 #   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, with
 #   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$ and $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step.
-#   There is no truncation input. At a termination, `y_in` is the next episode's and `next_values`
-#   may be NaN: select both away.
+#   There is no truncation input. At a termination `y_in` is the next episode's: select it away,
+#   as the card selects away `next_values`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -590,13 +603,13 @@ exercises.attempt("retrace", retrace)
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Each kind of step:
+# * Fill in each kind of step (Hint 4 has it filled in):
 #
 #   | step | $v_{t+1}$ | the epilogue returns |
 #   | --- | --- | --- |
-#   | ordinary | `y_in` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
-#   | termination (at any step, the window's last included) | none | $\rho^{pg}_t(r_t - V_t)$: `tl.where(term, 0.0, ...)` reads neither `y_in` nor `next_values` |
-#   | the window's last step, not terminated | `next_values` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
+#   | ordinary | ? | ? |
+#   | termination (at any step, the window's last included) | ? | ? |
+#   | the window's last step, not terminated | ? | ? |
 #
 # * $\rho^{pg}_t$ is the ratio $\pi_t/\mu_t$ = `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
 # * The table's $v_{t+1}$ column is one `tl.where` on `t == T - 1`.
@@ -631,6 +644,12 @@ exercises.attempt("retrace", retrace)
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# | step | $v_{t+1}$ | the epilogue returns |
+# | --- | --- | --- |
+# | ordinary | `y_in` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
+# | termination (at any step, the window's last included) | none | $\rho^{pg}_t(r_t - V_t)$: `tl.where(term, 0.0, ...)` reads neither `y_in` nor `next_values` |
+# | the window's last step, not terminated | `next_values` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
 #
 # ```python
 # next_values = tl.load(X[3] + offs, mask=m, other=0.0)
@@ -700,9 +719,9 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # 1. **The loop.** One program per row walks the row's chunks of `chunk` steps, from the last to
 #    the first. It carries one number from chunk to chunk, $v$ at the first step of the chunk just
 #    done, starting at 0.
-# 2. **The triple.** Split the recurrence as section 2 does, with its resets.
-#    Padding lanes, past the row's end, get the [identity](GLOSSARY.md#identity)
-#    $(1, 0, \text{false})$. At a termination, select $V'_t$ out of $\delta_t$: it may be NaN.
+# 2. **The triple.** Split the recurrence as section 2 does, with
+#    [the card](01_discounted_return.ipynb#The-episode-end-card)'s resets and selects. Padding
+#    lanes, past the row's end, get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
 # 3. **The scan.** Use 00c's `reset_combine` unchanged, with `reverse=True`. Order rule: the scan
 #    passes the later step's triple first, as `(a1, b1, k1)`
 #    ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
@@ -726,14 +745,14 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# The triple of each lane:
+# Fill in the triple of each lane (Hint 4 has it filled in):
 #
 # | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
 # | --- | --- | --- | --- |
-# | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
-# | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | yes |
-# | the window's last step, not terminated (the end form, section 2) | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | yes |
-# | padding, past the row's end | 1 | 0 | no |
+# | ordinary | ? | ? | ? |
+# | termination | ? | ? | ? |
+# | the window's last step, not terminated (the end form, section 2) | ? | ? | ? |
+# | padding, past the row's end | ? | ? | ? |
 #
 # The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
 # checklist. `ci` is the chunk's index, so that `c` stays free for $c_t$.
@@ -782,6 +801,13 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
+# | --- | --- | --- | --- |
+# | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
+# | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | yes |
+# | the window's last step, not terminated (the end form, section 2) | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | yes |
+# | padding, past the row's end | 1 | 0 | no |
 #
 # ```python
 # reset = term | ___  # ___: which other step has no v_{t+1} to read?
@@ -849,29 +875,24 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # %% [markdown]
 # ## The end-form card
 #
-# Every estimator of notebooks 01–04 is a reverse scan $y_t = b_t + a_t\,y_{t+1}$ with resets.
-# Each one's $b_t$ has an ordinary form and an [end form](GLOSSARY.md#end-form), for a step that
-# resets. The end-form column is for a truncation or the window's last step. The last column links
-# to the place that shows that end form with a number. The exercises' names hold:
-# $M_t = \max_u Q(s_{t+1}, u)$, and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$.
+# [Notebook 01's card](01_discounted_return.ipynb#The-episode-end-card) makes every
+# [end form](GLOSSARY.md#end-form) by one rule: end form $= b_t + a_t\,\hat y_{t+1}$, with
+# $\hat y_{t+1}$ the critic's estimate of the $y_{t+1}$ that the reset cuts off. Here is the rule
+# at work in every estimator of notebooks 01–04. The end form is for a truncation or the window's
+# last step. The last column shows it with a number. As in the exercises,
+# $M_t = \max_u Q(s_{t+1}, u)$ and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$.
 #
-# | estimator | $a_t$ | $b_t$, ordinary step | $b_t$, end form | resets at | why the end form | shown with a number |
+# | estimator | $a_t$ | $b_t$, ordinary step | $\hat y_{t+1}$ | $b_t$, end form | resets at | shown with a number |
 # | --- | --- | --- | --- | --- | --- | --- |
-# | return | $\gamma_t$ | $r_t$ | $r_t + \gamma_t V'_t$ | done$_t$ | no $G_{t+1}$ comes: the bootstrap stands for the rest | [01, section 1](01_discounted_return.ipynb#1.-The-loop): $G_3 = 4 + 0.5 \cdot 6 = 7$ |
-# | GAE | $\gamma_t\lambda_t$ | $\delta_t = r_t + \gamma_t V'_t - V_t$ | $\delta_t$, unchanged | done$_t$ | $\delta_t$ already holds the bootstrap | [02, section 1](02_gae.ipynb#1.-The-loop): $\hat A_3 = \delta_3 = 1 + 0.5 \cdot 10 - 2 = 4$ |
-# | TD(λ) | $\gamma_t\lambda_t$ | $r_t + \gamma_t(1-\lambda_t)V'_t$ | $r_t + \gamma_t V'_t$ ($w_t = 1$) | done$_t$ | no $G_{t+1}$ to mix in: $V'_t$ takes its weight λ too | [03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue): $G_2 = 30$, not 15 |
-# | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | nothing greedy follows the cut: $M_t$ stands for the rest | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
-# | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | $-\gamma_t c_t V'_t$ pairs with $a_t v_{t+1}$, and no $v_{t+1}$ comes | [section 2](#2.-Prologue,-scan,-epilogue): $v_2 = 2$, not 1 |
-# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | $-\gamma c_{t+1} Q_{t+1}$ pairs with $a_t G_{t+1}$, and no $G_{t+1}$ comes | [`retrace`'s Hint 3](#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+# | return | $\gamma_t$ | $r_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ | done$_t$ | [01, section 1](01_discounted_return.ipynb#1.-The-loop): $G_3 = 4 + 0.5 \cdot 6 = 7$ |
+# | GAE | $\gamma_t\lambda_t$ | $\delta_t = r_t + \gamma_t V'_t - V_t$ | 0: the critic expects no advantage | $\delta_t$, unchanged | done$_t$ | [02, section 1](02_gae.ipynb#1.-The-loop): $\hat A_3 = \delta_3 = 1 + 0.5 \cdot 10 - 2 = 4$ |
+# | TD(λ) | $\gamma_t\lambda_t$ | $r_t + \gamma_t(1-\lambda_t)V'_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ ($w_t = 1$) | done$_t$ | [03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue): $G_2 = 30$, not 15 |
+# | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+# | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | [section 2](#2.-Prologue,-scan,-epilogue): $v_2 = 2$, not 1 |
+# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [`retrace`'s Hint 3](#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 #
-# * **The reset** is [the card](01_discounted_return.ipynb#The-episode-end-card)'s, in either of its
-#   two forms. The `q_lambda` and `retrace` exercises have no truncation input.
-# * **A termination** drops the bootstrap as well, by a select: $V'_t$, $M_t$ or
-#   $\mathbb E_\pi Q_{t+1}$ is not read. The return's $b_t$ is then $r_t$, GAE's $r_t - V_t$ and
-#   V-trace's $V_t + \rho_t(r_t - V_t)$.
-# * **One rule makes every end form.** Take the ordinary step, and put in place of $y_{t+1}$ the
-#   critic's estimate of it: end form $= b_t + a_t\,\hat y_{t+1}$. The estimate is $V'_t$ for the
-#   return, TD(λ) and V-trace, $M_t$ for Q(λ), $Q_{t+1}$ for Retrace, and 0 for GAE's advantage.
+# A termination has no next state: a select drops the bootstrap instead ($V'_t$, $M_t$ or
+# $\mathbb E_\pi Q_{t+1}$ is not read).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the end-form card, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
@@ -944,5 +965,5 @@ assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
 #   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
 #   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
-# * Every estimator's end form is its ordinary step with $y_{t+1}$ replaced by the critic's
-#   estimate of it: [the end-form card](#The-end-form-card).
+# * [The end-form card](#The-end-form-card) applies 01's rule, $b_t + a_t\hat y_{t+1}$, to all six
+#   estimators.

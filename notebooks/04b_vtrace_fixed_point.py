@@ -110,16 +110,17 @@ rng = np.random.default_rng(41)
 #
 # </details>
 #
-# **In training's windows.** Training sees windows of $T$ steps, and a window cuts the series
-# short. Its last step [resets](GLOSSARY.md#reset) with its [end form](GLOSSARY.md#end-form)
+# **In training's windows.** Training in windows has the same fixed point: it stops exactly where
+# $d = 0$. Training sees windows of $T$ steps, and a window cuts the series short. Its last step
+# [resets](GLOSSARY.md#reset) with its [end form](GLOSSARY.md#end-form)
 # ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a step $j$ steps
 # before the end gets only the first $j + 1$ terms. Training then stops where the correction,
 # averaged over the window's positions, is 0. In a stationary rollout that average is
 #
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
 #
-# and the matrix in front of $d$ is invertible. So training in windows stops exactly where
-# $d = 0$ too. The two folds below derive the average and prove the matrix invertible.
+# and the matrix in front of $d$ is invertible, so the average is 0 only where $d$ is. The two
+# folds below derive the average and prove the matrix invertible.
 #
 # <details><summary>Details: the average over a window's positions (optional)</summary>
 #

@@ -26,7 +26,8 @@
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
-#   `two_stage_mean` (which builds on section 3). Sections 5, 6 and the open questions can wait.
+#   `two_stage_mean` (which builds on section 3). Sections 5, 6, the open questions and the
+#   appendix can wait.
 #
 # Proximal Policy Optimization (PPO) improves the policy that collected a rollout, with several
 # epochs of minibatch steps on the same data.
@@ -257,8 +258,8 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 # ```
 #
 # * **`_partials_kernel`.** Each program runs the elementwise hook over its tiles, each a block of
-#   rows × steps, and adds them into one *partial sum* per statistic (the loss is one; section 4's
-#   first box lists the others). It stores them at its own index.
+#   rows × steps, and adds them into one *partial sum* per statistic (the loss is one; the
+#   [appendix](#Appendix:-inside-the-package) lists the others). It stores them at its own index.
 # * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**. Its loop reads
 #   them one block at a time. `tl.sum` adds each block with a fixed tree of additions; the masked
 #   load gives 0 past the last partial.
@@ -269,7 +270,7 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 #
 # When one program covers every tile, it finishes the sum itself (the `FINISH` flag). So the loss
 # takes one launch or two. With `normalize_advantages=True`, a reduction of the same kind runs
-# first, for the advantages' mean (section 4). The kernels also sum several statistics at once
+# first, for the advantages' mean (the appendix). The kernels also sum several statistics at once
 # (a second index, `* N_STATS + k`, on every partial), divide by a count, and issue loads ahead
 # of time.
 #
@@ -359,106 +360,16 @@ print("bitwise identical across calls")
 #
 # ## 4. The kernel's elementwise hook
 #
-# The loss pass is elementwise, and the reduction of section 3 sums what it returns (normalising
-# the advantages adds a pass or two: the first box below). The backward is one more elementwise
-# pass, which computes the gradient. Two facts matter for training:
+# The kernel fuses the loss with section 3's reduction. One elementwise pass computes each
+# element's loss, `clip_fraction` and `approx_kl` terms and adds them to its tile's partial sums,
+# with no tensor of terms in between. The backward is one more elementwise pass, which computes
+# the gradient. Two facts matter for training:
 #
 # * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
 #   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
 #   and 0 elsewhere. At a tie, the kernel takes the unclipped term's gradient.
 # * **Padding is never read**, so padding may hold NaN.
 #
-# <details><summary>Details (optional): the five statistics, and when the normalisation divides</summary>
-#
-# The forward's pass returns five statistics, which the reduction sums: the loss, the count of
-# unmasked elements, the count of clipped ratios, the term $(\rho-1) - \log\rho$ that `approx_kl`
-# averages, and $(\hat A-\mu)^2$ for the advantage normalisation, where $\mu$ is the advantages'
-# mean.
-#
-# `clip_fraction` counts $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$.
-# `approx_kl`'s term is the "k3" estimator of $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$:
-# non-negative and unbiased for samples from $\pi_{\text{old}}$.
-#
-# With `normalize_advantages=True` the advantage is $(\hat A - \mu)/(\sigma + 10^{-8})$, as in
-# CleanRL's minibatches. $\sigma$ has $N - 1$ in its denominator, as `advantages.std()` does.
-# Masked steps never enter $\mu$ or $\sigma$. $\sigma$ is known only after a pass has summed the
-# squares. The forward runs these steps, each pass a reduction of section 3 (one launch, or two):
-#
-# 1. The pass for $\mu$: it sums the count and the advantages.
-# 2. The loss pass: it sums the squares $(\hat A - \mu)^2$ and the loss, undivided, beside the
-#    other statistics.
-# 3. No pass over the data: from the sums, $\sigma$, then the loss divided by $\sigma + 10^{-8}$,
-#    once.
-#
-# Dividing after the sum is exact in real arithmetic (in float32 the last bits may differ), for any
-# positive divisor $s$, here $s = \sigma + 10^{-8}$: with
-# $x = \hat A - \mu$, $\min(\rho x/s,\ \mathrm{clip}(\rho)\,x/s) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/s$.
-#
-# With `normalize_advantages=True`, each reduction runs these passes over the data:
-#
-# | `reduction` | its passes, in order | what $\sigma + 10^{-8}$ divides |
-# | --- | --- | --- |
-# | `"mean"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
-# | `"sum"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
-# | `"none"` | $\mu$; the squares; the loss | each element's loss, inside the loss pass |
-#
-# Why one more pass under `"none"`: its loss pass writes each element's loss to memory, and a loss
-# already written could only be divided by another pass, so $\sigma$ must be known before it.
-#
-# </details>
-#
-# <details><summary>Details (optional): the three functions and their helpers</summary>
-#
-# The kernel's per-element code comes in three functions:
-#
-# * `_ppo_terms` computes what the forward and the backward share.
-# * `_ppo_forward` returns the five statistics that the reduction sums.
-# * `_ppo_backward` computes the gradient in one elementwise pass.
-#
-# What the helpers do, in one line each (the glossary has a table of them):
-#
-# * `load_mask` loads which elements count.
-# * `load` loads an input, masked, in the dtype the arithmetic uses.
-# * `param` reads a number such as ε.
-# * `store` and `store_grad` write an output and a gradient.
-#
-# In the code, the gradient rule is `tl.where(b_clipped < b_unclipped, 0.0, ...)`, and
-# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0. How the normalisation reaches
-# the kernel, through its slot `X[NORM]`, is package internals: the last box of [notebook 13c,
-# section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code).
-#
-# </details>
-#
-# The next cell prints the three functions (an optional, folded printout).
-
-# %% jupyter={"outputs_hidden": true}
-for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% jupyter={"source_hidden": true}
-# Checks: σ divided out after the reduction, in the package and in the arithmetic (CI runs them; skip when reading)
-_src = inspect.getsource(ppo._forward)
-assert "torch.ones_like(mu)])  # centre only" in _src and "loss = loss * norm[1]" in _src  # the pass centres; σ after
-assert 'if p.reduction == "none":  # every element needs the scale: one more' in _src  # "one more pass"
-_calls, _reduce_fn = [], ppo.reduce  # count the forward's reductions, "each pass a reduction"
-ppo.reduce = lambda hook, *a, **k: _calls.append(getattr(hook, "__name__", str(hook))) or _reduce_fn(hook, *a, **k)
-try:
-    for _red, _passes in (("mean", ["_adv_moments", "_ppo_forward"]),  # the table: μ; the squares and the loss
-                          ("sum", ["_adv_moments", "_ppo_forward"]),  # the same two passes
-                          ("none", ["_adv_moments", "_adv_moments", "_ppo_forward"])):  # μ; the squares; the loss
-        _calls.clear()
-        rl.ppo_clip_loss(log_probs, old_log_probs, adv, normalize_advantages=True, reduction=_red, backend=KERNEL)
-        assert _calls == _passes, (_red, _calls)
-finally:
-    ppo.reduce = _reduce_fn
-assert "1.0 / (std + 1e-8)" in inspect.getsource(ppo._normalisation)  # the divisor σ + 10⁻⁸
-_g = torch.Generator().manual_seed(0)
-_rho, _x = 2 * torch.rand(1000, generator=_g, dtype=torch.float64), torch.randn(1000, generator=_g, dtype=torch.float64)
-for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)x)/σ for σ > 0, bit for bit
-    assert torch.equal(torch.minimum(_rho * _x / _sigma, _rho.clamp(0.8, 1.2) * _x / _sigma),
-                       torch.minimum(_rho * _x, _rho.clamp(0.8, 1.2) * _x) / _sigma)
-
-# %% [markdown]
 # <details><summary>Details (optional): why ties are the common case</summary>
 #
 # A tie is the common case, not a corner. Inside the clip range both terms are equal. On the
@@ -698,10 +609,11 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# adv = tl.load(X[1] + offs, mask=m, other=0.0)
-# obj = tl.minimum(ratio * adv, clipped * adv)  # PPO's objective, as in ppo_clip_hook
-# obj = tl.where(___, ___, obj)  # ___: which elements change, and to what?
-# return -obj  # the loss
+# adv = ___  # the advantages, loaded as ppo_clip_hook loads them
+# clipped = ___  # the clipped ratio, as in ppo_clip_hook
+# obj = ___  # PPO's objective, as in ppo_clip_hook
+# obj = ___  # one tl.where: the elements Hint 2 names change, the others keep obj
+# return ___  # the loss
 # ```
 #
 # </details>
@@ -855,3 +767,99 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl`, the mean of
 #   $(\rho-1) - \log\rho$. It can normalise the advantages, it never reads padding, and it takes
 #   an asymmetric clip range, `epsilon=(low, high)`.
+
+# %% [markdown]
+# ## Appendix: inside the package
+#
+# This appendix is for readers who want to read the package's own code. Nothing above depends on
+# it, and the exercises do not need it.
+#
+# ### The five statistics, and when the normalisation divides
+#
+# The forward's pass returns five statistics, which the reduction sums: the loss, the count of
+# unmasked elements, the count of clipped ratios, the term $(\rho-1) - \log\rho$ that `approx_kl`
+# averages, and $(\hat A-\mu)^2$ for the advantage normalisation, where $\mu$ is the advantages'
+# mean.
+#
+# `clip_fraction` counts $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$.
+# `approx_kl`'s term is the "k3" estimator of $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$:
+# non-negative and unbiased for samples from $\pi_{\text{old}}$.
+#
+# With `normalize_advantages=True` the advantage is $(\hat A - \mu)/(\sigma + 10^{-8})$, as in
+# CleanRL's minibatches. $\sigma$ has $N - 1$ in its denominator, as `advantages.std()` does.
+# Masked steps never enter $\mu$ or $\sigma$. $\sigma$ is known only after a pass has summed the
+# squares. The forward runs these steps, each pass a reduction of section 3 (one launch, or two):
+#
+# 1. The pass for $\mu$: it sums the count and the advantages.
+# 2. The loss pass: it sums the squares $(\hat A - \mu)^2$ and the loss, undivided, beside the
+#    other statistics.
+# 3. No pass over the data: from the sums, $\sigma$, then the loss divided by $\sigma + 10^{-8}$,
+#    once.
+#
+# Dividing after the sum is exact in real arithmetic (in float32 the last bits may differ), for any
+# positive divisor $s$, here $s = \sigma + 10^{-8}$: with
+# $x = \hat A - \mu$, $\min(\rho x/s,\ \mathrm{clip}(\rho)\,x/s) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/s$.
+#
+# With `normalize_advantages=True`, each reduction runs these passes over the data:
+#
+# | `reduction` | its passes, in order | what $\sigma + 10^{-8}$ divides |
+# | --- | --- | --- |
+# | `"mean"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
+# | `"sum"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
+# | `"none"` | $\mu$; the squares; the loss | each element's loss, inside the loss pass |
+#
+# **Why `"none"` takes one pass more.** Under `"mean"` and `"sum"`, the loss pass writes nothing per
+# element. It only adds to the sums, and step 3 divides the summed loss once. Under `"none"`, the
+# loss pass writes every element's loss to memory. Dividing those afterwards would take one more
+# pass over them. So the package finds $\sigma$ first, in a pass of its own. The loss pass then
+# divides each element as it computes it.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the passes of each reduction, and σ divided out after the sum (CI runs them; skip when reading)
+_src = inspect.getsource(ppo._forward)
+assert "torch.ones_like(mu)])  # centre only" in _src and "loss = loss * norm[1]" in _src  # the pass centres; σ after
+assert 'if p.reduction == "none":  # every element needs the scale: one more' in _src  # "one more pass"
+_calls, _reduce_fn = [], ppo.reduce  # count the forward's reductions, "each pass a reduction"
+ppo.reduce = lambda hook, *a, **k: _calls.append(getattr(hook, "__name__", str(hook))) or _reduce_fn(hook, *a, **k)
+try:
+    for _red, _passes in (("mean", ["_adv_moments", "_ppo_forward"]),  # the table: μ; the squares and the loss
+                          ("sum", ["_adv_moments", "_ppo_forward"]),  # the same two passes
+                          ("none", ["_adv_moments", "_adv_moments", "_ppo_forward"])):  # μ; the squares; the loss
+        _calls.clear()
+        rl.ppo_clip_loss(log_probs, old_log_probs, adv, normalize_advantages=True, reduction=_red, backend=KERNEL)
+        assert _calls == _passes, (_red, _calls)
+finally:
+    ppo.reduce = _reduce_fn
+assert "1.0 / (std + 1e-8)" in inspect.getsource(ppo._normalisation)  # the divisor σ + 10⁻⁸
+_g = torch.Generator().manual_seed(0)
+_rho, _x = 2 * torch.rand(1000, generator=_g, dtype=torch.float64), torch.randn(1000, generator=_g, dtype=torch.float64)
+for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)x)/σ for σ > 0, bit for bit
+    assert torch.equal(torch.minimum(_rho * _x / _sigma, _rho.clamp(0.8, 1.2) * _x / _sigma),
+                       torch.minimum(_rho * _x, _rho.clamp(0.8, 1.2) * _x) / _sigma)
+
+# %% [markdown]
+# ### The three functions and their helpers
+#
+# The kernel's per-element code comes in three functions:
+#
+# * `_ppo_terms` computes what the forward and the backward share.
+# * `_ppo_forward` returns the five statistics that the reduction sums.
+# * `_ppo_backward` computes the gradient in one elementwise pass.
+#
+# What the helpers do, in one line each (the glossary has a table of them):
+#
+# * `load_mask` loads which elements count.
+# * `load` loads an input, masked, in the dtype the arithmetic uses.
+# * `param` reads a number such as ε.
+# * `store` and `store_grad` write an output and a gradient.
+#
+# In the code, the gradient rule is `tl.where(b_clipped < b_unclipped, 0.0, ...)`, and
+# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0. How the normalisation reaches
+# the kernel, through its slot `X[NORM]`, is in the last box of [notebook 13c,
+# section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code).
+#
+# The next cell prints the three functions (a folded printout).
+
+# %% jupyter={"outputs_hidden": true}
+for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
+    print(inspect.getsource(getattr(fn, "fn", fn)))

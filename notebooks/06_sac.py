@@ -25,8 +25,8 @@
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4 (the
-#   kernel's checks, the replay bias, the actor and temperature losses), section 5 and the open
-#   questions can wait.
+#   kernel's checks, the replay bias, the actor and temperature losses), section 5, the open
+#   questions and the appendix can wait.
 #
 # Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy. The weight
 # $\alpha$ is called the temperature. SAC learns from a *replay buffer*, a store of past
@@ -178,6 +178,10 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # already, but the select still matters when the value behind the step is NaN or infinite,
 # because $0 \cdot \text{NaN}$ is NaN.
 #
+# **γℓ or the plain γλ.** Notebook 03's `td_lambda_prologue`, where the exercise starts, returns
+# the plain $a_t = \gamma\lambda$. That is right too, because $\ell_t$ differs from $\lambda_t$
+# only at done steps, and a done step resets, so the scan never reads its $a_t$.
+#
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
 # $V' = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2 is the window's
 # last, so both are done. The prologue fills the columns up to $\text{reset}_t$. The scan fills
@@ -269,109 +273,27 @@ _own[:, -1] = False  # ... and a NaN behind them (after the row's last step, y_i
 assert _own.any() and (0.97 * _ell[_own] == 0).all()  # a_t = 0 there already ...
 assert np.isfinite(_scan(0.97 * _ell, _b_nan, _done)[_own]).all()  # ... and the select keeps the NaN out ...
 assert np.isnan(_scan(0.97 * _ell, _b_nan, np.zeros_like(_done))[_own]).all()  # ... where b_t + 0 · NaN does not
-
-# %% [markdown]
-# <details><summary>How the package does it (optional): a scan of H, an epilogue, and padding</summary>
-#
-# **The package scans $H_t = G_t - \alpha\log\pi_t$**, not $G_t$. Let
-# $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V'_t$, the part of $G_t$ that does not
-# depend on the future. Subtract $\alpha\log\pi_t$ from both sides of section 2's formula:
-#
-# $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b^H_t} + \gamma_t\ell_t\,H_{t+1}.$$
-#
-# Each step now reads its own $\log\pi_t$, not the next step's. The scan returns $H$, so a
-# per-step *epilogue* rebuilds $G$. A reverse scan reaches step $t$ from step $t + 1$ and carries
-# $y_{t+1}$ into it. The course calls that value `y_in` (0 after the row's last step). Here `y_in`
-# is $H_{t+1}$, and the epilogue computes $G_t = b^G_t + a_t\,$`y_in`, or $G_t = b^G_t$ at a
-# reset.
-#
-# In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives $H = [2.75, 2, 5.5]$. Each
-# $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$. The epilogue gives
-# $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
-#
-# **Why an epilogue: padding.** With a `mask`, a padded step passes $H$ through unchanged. So the
-# value carried into step $t$ is $H_{t'}$ of the next unpadded step $t'$. That $H_{t'}$ already
-# holds $\log\pi_{t'}$, its own step's. A scan of $G$ instead reads $\log\pi$ at `offs + 1`, which
-# may be padding. Take two real steps, 0 and 2, with a padded step 1 between them, and
-# $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$,
-# $\log\pi_2 = 2$.
-#
-# * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$, so $H_2 = G_2 - \alpha\log\pi_2 = 1$.
-# * The scan of $H$ carries $H_2 = 1$ through the padded step to step 0. There the epilogue gives
-#   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5 \cdot 1] = 2.25$. $\log\pi_2$ stayed with $G_2$.
-# * A scan of $G$ that reads $\log\pi$ at `offs + 1` pairs $G_2$ with step 1's $\log\pi$, the
-#   padding's. A masked load gives 0 there, so $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$:
-#   a wrong target. To be right it would have to look ahead to the next unpadded step.
-#
-# **The multiplier at a reset: why the package's code differs.** In the exercise, use
-# $a_t = \gamma_t\ell_t$, as section 2 derives it. The package's prologue writes the plain
-# $\gamma_t\lambda_t$ instead. What follows is only a remark on why that is right too. $\ell_t$ differs
-# from $\lambda_t$ only at a done step, which is a reset. Neither the scan nor the epilogue reads
-# $a_t$ at a reset step, so both give the same result.
-#
-# **And the exercise?** Its harness has no padding inside a row, and its checker runs your
-# prologue alone, with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
-# epilogue, passed as `exercises.scan_hook(..., epilogue=...)` as in notebook 04, would also be
-# right outside the checker.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the box above, the scan of H, the plain γλ and the padding example (CI runs them; skip when reading)
-_v3 = np.min(next_q, axis=0) - 0.5 * np.array(next_lp)  # section 1's V' = [3, 3, 7]
-_b_g = 1.0 + np.where(np.array(term, bool), 0.0, 0.5 * (1 - np.array([0.5, 0, 0])) * _v3)  # ℓ = [0.5, 0, 0]
-_H = np.array(G[0.5]) - 0.5 * np.array(lp)  # H_t = G_t − α log π_t
-np.testing.assert_allclose(_b_g, [1.75, 1, 4.5])
-np.testing.assert_allclose(_H, [2.75, 2, 5.5])
-np.testing.assert_allclose(_b_g[0] + 0.25 * _H[1], 2.25)  # the epilogue at step 0
-_b_g = R + np.where(TERM, 0.0, 0.97 * (1 - _ell) * _v)
+_b = R + np.where(TERM, 0.0, _bracket)
 for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the plain γλ: a reset never reads it
-    np.testing.assert_allclose(_scan(_a, _b_g - 0.97 * _ell * 0.2 * _lp_next, _done), G_loop, rtol=1e-12, atol=1e-12)
-    _H = _scan(_a, _b_g - 0.2 * LP, _done)  # the scan of H
-    np.testing.assert_allclose(_H + 0.2 * LP, G_loop, rtol=1e-12, atol=1e-12)
-    _y_in = np.concatenate([_H[:, 1:], np.zeros((3, 1))], axis=1)  # H_{t+1}, 0 after the row's last step
-    np.testing.assert_allclose(np.where(_done, _b_g, _b_g + _a * _y_in), G_loop, rtol=1e-12, atol=1e-12)  # epilogue
-_src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
-assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − ℓ_t; the plain γλ
-assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
-_pad = dict(gamma=0.5, alpha=1.0, lambda_=0.5)
-_r, _q, _lp = ([[1.0, 7.0, 2.0]], [[4.0, 9.0, 2.0]], [[5.0, 3.0, 2.0]])  # step 1, padding, holds anything
-_t = lambda x: torch.tensor(x, dtype=torch.float64, device=DEVICE)  # noqa: E731
-_G = rl.sac_targets(_t(_r), [_t(_q)], torch.zeros(1, 3, dtype=torch.float64, device=DEVICE), log_probs=_t(_lp),
-                    mask=_t([[1.0, 0.0, 1.0]]).bool(), backend=KERNEL, **_pad)
-assert torch.allclose(_G, _t([[2.25, 0.0, 3.0]]))  # "G_2 = 3", "G_0 = 2.25"
-_G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
-                               log_probs=np.array([[9.0, 2.0]]), **_pad)
-assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding between them
-assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # "H_2 = 1"; the G-scan's 2.75
+    np.testing.assert_allclose(_scan(_a, _b, _done), G_loop, rtol=1e-12, atol=1e-12)
+assert ((_ell != 0.8) <= _done).all()  # "ℓ_t differs from λ_t only at done steps"
 
 # %% [markdown]
 # ## 3. The kernel
 #
-# The package's kernel runs three hooks from `rltriton_lite/sac.py`: the min over critics, a
-# prologue and an epilogue. It scans $H_t = G_t - \alpha\log\pi_t$, not $G_t$. The reason is
-# padding: each step of $H$ then reads its own $\log\pi_t$, never the next step's, which may be a
-# padded one. The epilogue, run at each step after the scan, rebuilds $G_t$ from the $H_{t+1}$
-# carried in. (Section 2's optional box derives this and traces it.)
+# `rl.sac_targets` runs section 2's scan as one Triton kernel, with one change. It scans
+# $G_t - \alpha\log\pi_t$ instead of $G_t$. Then each step reads its own $\log\pi_t$, never the
+# next step's, which in a padded batch may be padding. After the scan, one line per step turns the
+# result back into $G_t$. ([The appendix](#Appendix:-inside-the-package) shows how.)
 #
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
-# * **`log_probs` is read once**, in the prologue of its own step. Padding is never read.
+# * **`log_probs` is read once**, at its own step. Padding is never read.
 # * **λ = 0 is the usual SAC target.** Then $\ell_t = 0$ at every step, so $a_t = 0$,
 #   $G_t = b_t$ and `log_probs` is not needed.
 #
-# <details><summary>Details (optional): reading the printout, the critics, and the λ = 0 kernel</summary>
+# <details><summary>Details (optional): the critics, and the λ = 0 kernel</summary>
 #
-# * **The hooks' arguments.** `step(...)` gives the step's γ, λ and episode flags, and `param`
-#   reads α. (The glossary's table of helpers has both.) Where the exercise's harness passes
-#   `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row, time)
-#   strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in. `ahead`
-#   looks ahead to the next unmasked step, in calls with a `mask` only. It only decides `done`:
-#   a step with no unmasked step after it is the window's last. It never reads $\log\pi$, so it is
-#   not the look-ahead that section 2's box says a scan of $G$ would need.
-# * **The prologue and the epilogue.** The prologue's `w` is $1 - \ell_t$, the bootstrap's share
-#   of the bracket. Its `a = gamma * lam` is the plain $\gamma_t\lambda_t$ of section 2's box. The
-#   epilogue's `h_next` is `y_in`, $H_{t+1}$.
 # * **The critics.** `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls
 #   the loop over them at compile time. The kernel takes up to `sac.MAX_CRITICS` = 16 critics,
 #   enough for the ensembles of REDQ, a SAC variant with 10 critics. It reads them one by one, so
@@ -384,28 +306,6 @@ assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.7
 #   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
 #
 # </details>
-#
-# The next cell prints the three hooks (an optional, folded printout).
-
-# %% jupyter={"outputs_hidden": true}
-for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% jupyter={"source_hidden": true}
-# Checks: section 3's `ahead` decides done only and never reads log π (CI runs them; skip when reading)
-from rltriton_lite import episode  # noqa: E402
-
-_src_of = lambda fn: inspect.getsource(getattr(fn, "fn", fn))  # noqa: E731
-_pro, _step, _hook = _src_of(sac._sac_prologue), _src_of(episode.step), _src_of(episode.ahead_hook)
-assert [ln.strip() for ln in _pro.splitlines() if "ahead" in ln] == [
-    "def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):",
-    "gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)"]  # the prologue only hands it to step
-_uses = [ln.strip() for ln in _step.split('"' * 3)[-1].splitlines() if "ahead" in ln]  # step's body
-assert _uses == ["last = (t == T - 1) if ahead is None else ~ahead[1]"]  # found or not: the window's last step
-_code = [ln.split("#")[0] for ln in _step.split('"' * 3)[-1].splitlines()]  # step's body, comments left out
-assert [ln.strip()[:7] for ln in _code if "last" in ln] == ["last = ", "done = "]  # ... which sets done, nothing else
-assert "LOG_PROBS" not in _hook  # the hook itself reads the mask, never log π
-assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead the package passes
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -766,6 +666,7 @@ import tempfile  # noqa: E402
 
 assert td_lambda_source.startswith("@triton.jit\ndef td_lambda_prologue(X, P, offs, t, m, T):")
 assert "    return " in td_lambda_source  # the whole function, its triple included
+assert "    return gamma * lam, b," in td_lambda_source  # section 2: notebook 03's prologue returns the plain γλ
 with tempfile.TemporaryDirectory() as _d:  # a renamed copy is found too
     open(os.path.join(_d, "03_td_lambda-yourname.ipynb"), "w").close()
     assert notebook_03(_d).endswith("03_td_lambda-yourname.ipynb")
@@ -881,9 +782,9 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 #   Call it $V'_t$. At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)\,V'_t$: CleanRL's target.
 # * The soft λ-return is one reverse scan of $G_t$, with $a_t = \gamma_t\ell_t$ ($\ell_t$:
 #   $\lambda_t$ where the trace goes on, 0 where it stops) and a reset at each episode end and at
-#   the window's last step. Its $b_t$ reads $\log\pi_{t+1}$, one step ahead. The package scans
-#   $H_t = G_t - \alpha\log\pi_t$ instead, with an epilogue, so that padding never separates a
-#   $\log\pi$ from its step.
+#   the window's last step. Its $b_t$ reads $\log\pi_{t+1}$, one step ahead. The package's kernel
+#   scans $G_t - \alpha\log\pi_t$ instead, so that no step reads the next step's $\log\pi$, which
+#   may be padding.
 # * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
 #   critic that is the min. You pass the target critics' outputs yourself.
 # * λ > 0 on replayed data follows the buffer's actions, unweighted: the target is biased for
@@ -892,3 +793,130 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 #   overestimation.
 # * SB3's loss in $\log\alpha$ has the gradient $-\operatorname{mean}(\log\pi + \bar{\mathcal H})$,
 #   whatever α is. α rises while the entropy is below the target.
+
+# %% [markdown]
+# ## Appendix: inside the package
+#
+# This appendix is for readers who want to read the package's own code. Nothing above depends on
+# it, and the exercise does not need it.
+#
+# ### The scan of $H$ and its epilogue
+#
+# **The package scans $H_t = G_t - \alpha\log\pi_t$**, not $G_t$. Let
+# $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V'_t$, the part of $G_t$ that does not
+# depend on the future. Subtract $\alpha\log\pi_t$ from both sides of section 2's formula:
+#
+# $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b^H_t} + \gamma_t\ell_t\,H_{t+1}.$$
+#
+# Each step now reads its own $\log\pi_t$, not the next step's. The scan returns $H$, so a
+# per-step *epilogue* rebuilds $G$. A reverse scan reaches step $t$ from step $t + 1$ and carries
+# $y_{t+1}$ into it. The course calls that value `y_in` (0 after the row's last step). Here `y_in`
+# is $H_{t+1}$, and the epilogue computes $G_t = b^G_t + a_t\,$`y_in`, or $G_t = b^G_t$ at a
+# reset.
+#
+# In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives $H = [2.75, 2, 5.5]$. Each
+# $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$. The epilogue gives
+# $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
+#
+# ### Why an epilogue: padding
+#
+# With a `mask`, a padded step passes $H$ through unchanged. So the value carried into step $t$
+# is $H_{t'}$ of the next unpadded step $t'$. That $H_{t'}$ already holds $\log\pi_{t'}$, its own
+# step's. A scan of $G$ instead reads $\log\pi$ at `offs + 1`, which
+# may be padding. Take two real steps, 0 and 2, with a padded step 1 between them, and
+# $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$,
+# $\log\pi_2 = 2$.
+#
+# * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$, so $H_2 = G_2 - \alpha\log\pi_2 = 1$.
+# * The scan of $H$ carries $H_2 = 1$ through the padded step to step 0. There the epilogue gives
+#   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5 \cdot 1] = 2.25$. $\log\pi_2$ stayed with $G_2$.
+# * A scan of $G$ that reads $\log\pi$ at `offs + 1` pairs $G_2$ with step 1's $\log\pi$, the
+#   padding's. A masked load gives 0 there, so $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$:
+#   a wrong target. To be right it would have to look ahead to the next unpadded step.
+#
+# ### The multiplier at a reset, and the exercise
+#
+# The package's prologue writes the plain $a_t = \gamma_t\lambda_t$, as notebook 03's does. It is
+# right for section 2's reason: the two differ only at done steps, which reset. The epilogue does
+# not read $a_t$ at a reset either.
+#
+# The exercise's harness has no padding inside a row, and its checker runs your prologue alone,
+# with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
+# epilogue, passed as `exercises.scan_hook(..., epilogue=...)` as in notebook 04, would also be
+# right outside the checker.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the scan of H, the plain γλ and the padding example (CI runs them; skip when reading)
+_r1, _q1, _nlp1 = [1.0, 1.0, 1.0], [[2.0, 4.0, 6.0], [3.0, 3.0, 8.0]], [-2.0, 0.0, -2.0]  # section 1's case
+_lp1, _term1 = [-1.0, -2.0, -2.0], [0, 1, 0]
+_G1 = reference.sac_targets(_r1, _q1, _nlp1, gamma=0.5, alpha=0.5, lambda_=0.5, log_probs=_lp1, terminated=_term1)
+_done = TERM | TRUNC
+_done[:, -1] = True
+_ell = np.where(_done, 0.0, 0.8)
+_v = Q.min(0) - 0.2 * NLP
+_lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
+_v3 = np.min(_q1, axis=0) - 0.5 * np.array(_nlp1)  # section 1's V' = [3, 3, 7]
+_b_g = 1.0 + np.where(np.array(_term1, bool), 0.0, 0.5 * (1 - np.array([0.5, 0, 0])) * _v3)  # ℓ = [0.5, 0, 0]
+_H = np.array(_G1) - 0.5 * np.array(_lp1)  # H_t = G_t − α log π_t
+np.testing.assert_allclose(_b_g, [1.75, 1, 4.5])
+np.testing.assert_allclose(_H, [2.75, 2, 5.5])
+np.testing.assert_allclose(_b_g[0] + 0.25 * _H[1], 2.25)  # the epilogue at step 0
+np.testing.assert_allclose(_G1, [2.25, 1, 4.5])
+_b_g = R + np.where(TERM, 0.0, 0.97 * (1 - _ell) * _v)
+for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the plain γλ: a reset never reads it
+    np.testing.assert_allclose(_scan(_a, _b_g - 0.97 * _ell * 0.2 * _lp_next, _done), G_loop, rtol=1e-12, atol=1e-12)
+    _H = _scan(_a, _b_g - 0.2 * LP, _done)  # the scan of H
+    np.testing.assert_allclose(_H + 0.2 * LP, G_loop, rtol=1e-12, atol=1e-12)
+    _y_in = np.concatenate([_H[:, 1:], np.zeros((3, 1))], axis=1)  # H_{t+1}, 0 after the row's last step
+    np.testing.assert_allclose(np.where(_done, _b_g, _b_g + _a * _y_in), G_loop, rtol=1e-12, atol=1e-12)  # epilogue
+_src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
+assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − ℓ_t; the plain γλ
+assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
+_pad = dict(gamma=0.5, alpha=1.0, lambda_=0.5)
+_r, _q, _lp = ([[1.0, 7.0, 2.0]], [[4.0, 9.0, 2.0]], [[5.0, 3.0, 2.0]])  # step 1, padding, holds anything
+_t = lambda x: torch.tensor(x, dtype=torch.float64, device=DEVICE)  # noqa: E731
+_G = rl.sac_targets(_t(_r), [_t(_q)], torch.zeros(1, 3, dtype=torch.float64, device=DEVICE), log_probs=_t(_lp),
+                    mask=_t([[1.0, 0.0, 1.0]]).bool(), backend=KERNEL, **_pad)
+assert torch.allclose(_G, _t([[2.25, 0.0, 3.0]]))  # "G_2 = 3", "G_0 = 2.25"
+_G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
+                               log_probs=np.array([[9.0, 2.0]]), **_pad)
+assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding between them
+assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # "H_2 = 1"; the G-scan's 2.75
+
+# %% [markdown]
+# ### The three hooks
+#
+# The package's kernel runs three hooks from `rltriton_lite/sac.py`: the min over critics, the
+# prologue and the epilogue. The next cell prints them (a folded printout). To read them:
+#
+# * **The hooks' arguments.** `step(...)` gives the step's γ, λ and episode flags, and `param`
+#   reads α. (The glossary's table of helpers has both.) Where the exercise's harness passes
+#   `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row, time)
+#   strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in.
+# * **`ahead`** is passed only in calls with a `mask`. It finds the next unmasked step, and the
+#   prologue uses it for one thing: a step with no unmasked step after it is the window's last,
+#   so it is done. `ahead` reads no $\log\pi$. So the kernel still reads each $\log\pi_t$ only at
+#   its own step $t$.
+# * **The prologue and the epilogue.** The prologue's `w` is $1 - \ell_t$, the bootstrap's share
+#   of the bracket. Its `a = gamma * lam` is the plain $\gamma_t\lambda_t$. The epilogue's
+#   `h_next` is `y_in`, $H_{t+1}$.
+
+# %% jupyter={"outputs_hidden": true}
+for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% jupyter={"source_hidden": true}
+# Checks: `ahead` decides done only and never reads log π (CI runs them; skip when reading)
+from rltriton_lite import episode  # noqa: E402
+
+_src_of = lambda fn: inspect.getsource(getattr(fn, "fn", fn))  # noqa: E731
+_pro, _step, _hook = _src_of(sac._sac_prologue), _src_of(episode.step), _src_of(episode.ahead_hook)
+assert [ln.strip() for ln in _pro.splitlines() if "ahead" in ln] == [
+    "def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):",
+    "gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)"]  # the prologue only hands it to step
+_uses = [ln.strip() for ln in _step.split('"' * 3)[-1].splitlines() if "ahead" in ln]  # step's body
+assert _uses == ["last = (t == T - 1) if ahead is None else ~ahead[1]"]  # found or not: the window's last step
+_code = [ln.split("#")[0] for ln in _step.split('"' * 3)[-1].splitlines()]  # step's body, comments left out
+assert [ln.strip()[:7] for ln in _code if "last" in ln] == ["last = ", "done = "]  # ... which sets done, nothing else
+assert "LOG_PROBS" not in _hook  # the hook itself reads the mask, never log π
+assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead the package passes

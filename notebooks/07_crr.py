@@ -27,7 +27,7 @@
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1, 2 and 4, and the checked exercises `awr_weights` (notebook 05's
 #   harness) and `awac_weights` (a kernel of your own). Section 3 (notebook 05's reduction again),
-#   sections 5 and 6 and the open questions can wait.
+#   sections 5 and 6, the open questions and the appendix can wait.
 #
 # Critic Regularized Regression (CRR) learns a policy from a fixed dataset. It avoids two
 # failures:
@@ -266,48 +266,6 @@ print("loss = −Σ w·logπ / N; bitwise identical across calls")
 # * **NaN fails loudly in exp mode.** A NaN from a broken critic gives a NaN weight and a NaN
 #   loss, not a plausible $w_{\max}$. Binary mode drops it silently (`NaN > 0` is false), as the
 #   reference does.
-#
-# The next cell prints the three functions (an optional, folded printout).
-
-# %% jupyter={"outputs_hidden": true}
-for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% [markdown]
-# <details><summary>Details (optional): the baseline, memory traffic, the gradient, NaN, and the printout's names</summary>
-#
-# * **The baseline is reduced in the kernel.** $K$ sampled values sit in a trailing dimension
-#   ($K = 1$ for a $V(s)$ baseline). They are folded into a running sum and max as they load, so
-#   the mean or max is never written to memory. The samples are read with their own stride, `s_k`
-#   (`SX[BASELINE][2]`). `K` (`P[P_K]`) is a runtime loop bound, not a `tl.constexpr`.
-# * **The binary filter is strict:** a zero advantage gets weight 0. The binary weight tests
-#   `b_adv > 0`.
-# * **Five streams of memory traffic.** Without a mask, the forward reads three tensors once
-#   each: $\log\pi$, $Q$ and the $K$ baseline samples. It writes two: the weights and the
-#   advantages. (A mask adds a sixth stream, read.)
-# * **Outputs nobody reads cost bytes.** With `need_weights=False`, for a step that logs neither
-#   weights nor advantages, the forward writes neither. The backward then reads $Q$ and the
-#   baseline instead of $w$, and computes the weights again with the forward's own helper. The
-#   tests `if O[OUT_WEIGHTS] is not None` in the forward and `if X[WEIGHTS] is not None` in the
-#   backward are decided when the kernel is compiled.
-# * **The gradient has no term through $e^{\hat A/\beta}$.** The critic is trained by its own
-#   loss, and its values enter the policy update only as weights.
-# * **A NaN comes through** because of `propagate_nan=tl.PropagateNan.ALL` in the max and the clip.
-# * **The printout's other names.** `P[P_BINARY]` and `P[P_MAX_BASELINE]` are the two modes'
-#   switches. The helpers (`load_mask`, `load`, `param`, `store`, `store_grad`) are in the
-#   glossary's table of them.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the forward's five streams, three read and two written (CI runs them; skip when reading)
-import re  # noqa: E402
-
-_fwd = "".join(inspect.getsource(getattr(f, "fn", f)) for f in (crr._weights, crr._crr_forward))
-_read = [x for x in ("LOG_PROBS", "Q_VALUES", "BASELINE", "MASK") if f"(X[{x}]" in _fwd]
-assert _read == ["LOG_PROBS", "Q_VALUES", "BASELINE", "MASK"]  # three, and the mask when there is one
-assert re.findall(r"store\(O\[(\w+)\]", _fwd) == ["OUT_WEIGHTS", "OUT_ADVANTAGES"]  # two written ...
-assert "if O[OUT_WEIGHTS] is not None:\n        store(O[OUT_WEIGHTS]" in _fwd  # ... both only with need_weights
 
 # %% [markdown]
 # ## 5. Kernel against the loop
@@ -462,9 +420,9 @@ assert "H100" in open(os.path.join(profile.results_folder(), profile.COMMITTED_L
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# adv = tl.load(X[0] + offs, mask=m, other=0.0)
-# w = tl.exp(adv / beta)  # inf once adv / beta > 88.7 in float32: must you catch it?
-# weight = ___  # ___: w, but never above max_weight (an inf gives max_weight)
+# adv = ___  # one masked load of the advantages
+# w = ___  # the exponential weight, with the temperature (inf in float32 for a large advantage)
+# weight = ___  # one elementwise operation: w, never above max_weight, and an inf gives max_weight
 # ```
 #
 # </details>
@@ -624,3 +582,49 @@ exercises.attempt("awac_weights", awac_weights)
 # * AWAC's weights, $N\cdot\operatorname{softmax}(\hat A/\beta)$, need a kernel that reduces (the
 #   max, then the sum) before it writes. Subtracting the max keeps `exp` from overflowing and makes
 #   the sum at least 1.
+
+# %% [markdown]
+# ## Appendix: inside the package
+#
+# This appendix is for readers who want to read the package's own code. Nothing above depends on
+# it, and the exercises do not need it.
+#
+# ### The three functions, and the memory they touch
+#
+# The kernel's per-element code comes in three functions from `rltriton_lite/crr.py`: `_weights`,
+# `_crr_forward` and `_crr_backward`. The next cell prints them (a folded printout). To read them:
+#
+# * **The baseline is reduced in the kernel.** $K$ sampled values sit in a trailing dimension
+#   ($K = 1$ for a $V(s)$ baseline). They are folded into a running sum and max as they load, so
+#   the mean or max is never written to memory. The samples are read with their own stride, `s_k`
+#   (`SX[BASELINE][2]`). `K` (`P[P_K]`) is a runtime loop bound, not a `tl.constexpr`.
+# * **The binary filter is strict:** a zero advantage gets weight 0. The binary weight tests
+#   `b_adv > 0`.
+# * **Five streams of memory traffic.** Without a mask, the forward reads three tensors once
+#   each: $\log\pi$, $Q$ and the $K$ baseline samples. It writes two: the weights and the
+#   advantages. (A mask adds a sixth stream, read.)
+# * **Outputs nobody reads cost bytes.** With `need_weights=False`, for a step that logs neither
+#   weights nor advantages, the forward writes neither. The backward then reads $Q$ and the
+#   baseline instead of $w$, and computes the weights again with the forward's own helper. The
+#   tests `if O[OUT_WEIGHTS] is not None` in the forward and `if X[WEIGHTS] is not None` in the
+#   backward are decided when the kernel is compiled.
+# * **The gradient has no term through $e^{\hat A/\beta}$.** The critic is trained by its own
+#   loss, and its values enter the policy update only as weights.
+# * **A NaN comes through** because of `propagate_nan=tl.PropagateNan.ALL` in the max and the clip.
+# * **The printout's other names.** `P[P_BINARY]` and `P[P_MAX_BASELINE]` are the two modes'
+#   switches. The helpers (`load_mask`, `load`, `param`, `store`, `store_grad`) are in the
+#   glossary's table of them.
+
+# %% jupyter={"outputs_hidden": true}
+for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the forward's five streams, three read and two written (CI runs them; skip when reading)
+import re  # noqa: E402
+
+_fwd = "".join(inspect.getsource(getattr(f, "fn", f)) for f in (crr._weights, crr._crr_forward))
+_read = [x for x in ("LOG_PROBS", "Q_VALUES", "BASELINE", "MASK") if f"(X[{x}]" in _fwd]
+assert _read == ["LOG_PROBS", "Q_VALUES", "BASELINE", "MASK"]  # three, and the mask when there is one
+assert re.findall(r"store\(O\[(\w+)\]", _fwd) == ["OUT_WEIGHTS", "OUT_ADVANTAGES"]  # two written ...
+assert "if O[OUT_WEIGHTS] is not None:\n        store(O[OUT_WEIGHTS]" in _fwd  # ... both only with need_weights

@@ -216,10 +216,10 @@ assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] ==
 #
 # Two masked lines are the whole treatment. At a masked token, `nextvalues` and `lastgaelam` pass
 # through unchanged, as long as the inputs there are finite: the loop multiplies by the mask, so a
-# NaN at a masked token would poison its row (0 · NaN = NaN). Your scan must select instead. So the
-# policy token just before a span of tool output bootstraps from the value
-# at the first policy token after it, and continues from that token's advantage. The masked tokens
-# are skipped as if deleted from the response.
+# NaN at a masked token would poison its row (0 · NaN = NaN). verl's loop is not NaN-safe; yours
+# must be, so select instead of multiplying. The policy token just before a span of tool output
+# bootstraps from the value at the first policy token after it, and continues from that token's
+# advantage. The masked tokens are skipped as if deleted from the response.
 
 # %%
 def verl_gae_loop(token_level_rewards, values, response_mask, gamma, lam):
@@ -321,8 +321,12 @@ for backend in ("auto", KERNEL):
 # steps:
 #
 # 1. the masked `gae` call;
-# 2. one `linear_scan` that hands each masked token the next policy token's advantage. Its $a$ is 0
-#    (a reset) at every policy token and 1 at the masked ones;
+# 2. one `linear_scan` that hands each masked token the next policy token's advantage. Its $b$ is
+#    the advantage (0 at masked tokens); its $a$ is 0 at every policy token and 1 at the masked
+#    ones. This is a look-ahead: a policy token resets to its own advantage, and a masked token,
+#    $y_t = 0 + 1 \cdot y_{t+1}$, copies the value one step later, and so, step by step, the
+#    advantage of the first policy token after it. `rl.linear_scan` treats $a = 0$ as a reset and
+#    selects $y_t = b_t$, so a NaN after it never leaks back (the select of notebook 11, section 3);
 # 3. verl's whitening.
 
 # %%
@@ -360,6 +364,9 @@ assert err_adv < 1e-12 and err_ret < 1e-12
 # %% jupyter={"source_hidden": true}
 # Checks: the whitening, mean 0 and variance 1 over the policy tokens (CI runs them; skip when reading)
 assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().item() - 1) < 1e-6
+# step 2: linear_scan's a = 0 selects y_t = b_t, so the NaN after it does not leak back; a = 1 copies the next value
+_look = rl.linear_scan(torch.tensor([[0.0, 1.0, 0.0, 0.0]]), torch.tensor([[2.0, 0.0, 5.0, float("nan")]]))
+assert _look[0, :3].tolist() == [2.0, 5.0, 5.0] and torch.isnan(_look[0, 3])
 
 # %% [markdown]
 # ## 5. OpenRLHF's semantics: the same on right padding, not on holes
@@ -705,6 +712,8 @@ assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the
 #
 # * Zero the values at masked tokens with `torch.where`. They must never be read.
 # * Reverse-scan those values: $a = 0$ (a reset) at policy tokens, $a = 1$ at masked ones.
+#   `rl.linear_scan` treats $a = 0$ as a reset and selects $y_t = b_t$, never multiplies, so a NaN
+#   later in the row never leaks back.
 # * Its output at $t$ is $V$ at the first policy token at or after $t$.
 # * Shift it one step left, with 0 after the last position. That is $V(s_{t+1})$.
 # * Then $\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t)$.

@@ -41,10 +41,10 @@
 #
 # <details><summary>Sources</summary>
 #
-# The GPU figures were measured on an H200 (torch 2.11, Triton 3.6; newer versions are pinned now):
-# most in the committed run, `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`),
-# the rest in `docs/DESIGN.md`, "Decisions", each on the code of its day. The folded `# Checks`
-# cells compare each figure with its file.
+# The GPU figures were measured on an H200 (torch 2.11, Triton 3.6): most in the committed run,
+# `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`), the rest in
+# `docs/DESIGN.md`. Section 0.5 ends with a table of the numbers of sections 0.2 to 0.5: measured,
+# assumed or derived, and from where.
 #
 # </details>
 
@@ -143,7 +143,7 @@ assert Config().time_major_tile[0] == 64  # "the package's tile for a time-major
 #
 # **The question:** how many bytes must be on their way to keep the memory busy? **The answer:**
 # the bandwidth × the latency: for GAE on an H200, about 10 KB of loads per SM, if a load takes
-# 600 ns (a latency we assume; it was not measured).
+# 600 ns (an assumed latency).
 #
 # A load takes a long time to come back: its **latency**. Bytes asked for and not yet delivered are
 # **in flight**, and the memory delivers its full bandwidth only if enough are in flight at every
@@ -185,11 +185,17 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 #
 # * **The floor** counts every byte read *and* written, 17 per float32 step, at the copy bandwidth.
 # * **Bytes in flight** count only the **loads**, 9 of those 17 (the reward and the value, 4 bytes
-#   each, and a 1-byte flag). A store needs no wait: the program goes on without an answer (its
-#   bytes still use bandwidth, which the floor counts).
+#   each, and a 1-byte flag).
 #
-# So at the floor the loads arrive at 9/17 of the copy bandwidth, and that is the bandwidth the
-# law needs here.
+# A load keeps the program waiting for its answer; a store does not:
+#
+# ```text
+# load:   asked ......... one latency ......... answered: now the scan can use it
+# store:  sent: the program goes on at once, and the bytes reach memory behind it
+# ```
+#
+# Stores still use bandwidth, so the floor counts them. Only the loads must be kept in flight, and
+# at the floor they arrive at 9/17 of the copy bandwidth: that is the bandwidth Little's law needs.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
@@ -274,12 +280,8 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # %% [markdown]
 # <details><summary>Sources</summary>
 #
-# The copy bandwidth and both GAE times are the committed H200 run's, the anchor's from its row
-# for the naive-kernel anchor. The 600 ns and the two chunks in flight are assumed, so the 10.3 KB
-# per SM and the 2 to 4 programs illustrate the law; they are not measurements. The cell counts two
-# chunks in flight per package program, an upper bound that was not measured; with one, the bytes
-# halve and the programs double. The H200's 132 SMs are its specification, not a figure from a
-# committed file.
+# The "2 to 4" programs: two chunks in flight per package program is an upper bound; with one, the
+# bytes halve and the programs double.
 #
 # </details>
 
@@ -308,9 +310,9 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 #
 # <details><summary>Sources</summary>
 #
-# [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) gives the measurements,
-# on the code of its day: GAE at 64×32768 took 43.3 µs split against 54.5 walked; at 64×16384,
-# 49.2 µs walked against 70.0 split.
+# [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) gives the measurements:
+# GAE at 64×32768 took 43.3 µs split against 54.5 walked; at 64×16384, 49.2 µs walked against 70.0
+# split.
 #
 # </details>
 #
@@ -392,7 +394,7 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   `stages` = 2 the next chunk's loads are issued before this chunk is scanned. With `warps` = 1
 #   the program's one warp never waits at a barrier for another warp. With several warps, a warp
 #   that reaches a barrier first stops there, and issues no new loads of its own until the others
-#   arrive. GAE at 16384×1024 took 123 µs on four warps, 81 µs on the tile above.
+#   arrive.
 # * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
 #   a second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033
 #   ms after. Where the rows are too short to split, at 64×16384, each of the 64 programs walks 16
@@ -400,16 +402,17 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
 # out so that it needs no flip of the lanes, is [notebook 13c](13c_inside_the_package.ipynb)'s
-# (sections 1, 2 and 4). So is what the interpreter hides (section 6 there). It runs programs one at
-# a time, so programs that race on the same memory look fine there. Nor does it guard memory: an
-# unmasked load past the end reads garbage, so the course's checkers stop a stray access and name
-# the `tl.load` or `tl.store` that needs a mask.
+# (sections 1, 2 and 4). So is what the interpreter hides (section 6 there): it runs programs one at
+# a time, so a race between programs passes there, and it does not guard memory.
 #
 # <details><summary>Sources</summary>
 #
-# The times of the two tiles, the aligned loads and the split's times are `docs/DESIGN.md`'s ("The
-# scan's tile", "Loads", "The time split"), each on the code of its day; the 13 % is the committed
-# run's. Notebook 13c gives each with its source.
+# GAE at 16384×1024 took 123 µs on an earlier tile (4 rows, 4 warps, 1 stage) and 81 µs on the
+# tile above. That change moved rows, warps and stages at once, so it does not single out the warp.
+#
+# These two times, the aligned loads and the split's times are `docs/DESIGN.md`'s ("The scan's
+# tile", "Loads", "The time split"); the 13 % is the committed run's. Notebook 13c gives each with
+# its source.
 #
 # </details>
 
@@ -554,8 +557,8 @@ assert order("predicted % of floor") == order("measured % of floor")  # "the ord
 # | GAE's bytes per float32 step | 17 moved, 9 loaded | derived: its inputs and outputs (`profile.op("gae")`) |
 # | load latency | 600 ns | **assumed**, not measured |
 # | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
-# | SMs of an H200 | 132 | the H200's specification, not measured here |
-# | resident programs, warps per SM | at most 32, 64 | the H100's and H200's limits, not measured here |
+# | SMs of an H200 | 132 | the H200's specification |
+# | resident programs, warps per SM | at most 32, 64 | the H100's and H200's limits |
 # | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2) |
 # | the most one SM draws | 1/132 of the bandwidth | **assumed**, the model's cap (without it, 13c bounds 64×16384 at 87 %) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |

@@ -22,12 +22,14 @@
 #
 # * **You will learn:** how the package's scan kernel follows the three rules of notebook 13,
 #   section 0: one chunk (sections 1–3), one program's tile and the planner (section 4), long rows
-#   split in time (section 5), and the compiled code (section 6).
+#   split in time (section 5), and the compiled code (section 6). Section 7 follows notebook 11's
+#   split across devices: its backward, and what its ranks send.
 #
-# * **Time:** 45 min–1 h to read; 2.5–3 h with the three open questions. A GPU only for questions
+# * **Time:** 45 min–1 h to read, and 15 min more for section 7; 2.5–3 h with the three open questions. A GPU only for questions
 #   1 and 3.
 #
-# * **Needs:** notebook 13, section 0, and notebook 00c (your `reset_scan` and `gae_kernel`).
+# * **Needs:** notebook 13, section 0, and notebook 00c (your `reset_scan` and `gae_kernel`); for
+#   section 7 only, notebook 11, sections 1–5.
 #
 # The package's internals (the planner's exact rules, the kernel's arguments, its chunk loop) are in
 # folded boxes and cells marked **For maintainers**, and exact figures in folded **Sources** boxes.
@@ -51,12 +53,13 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import inspect
+import re
 
 import numpy as np
 import triton
 
 import rltriton_lite as rl
-from rltriton_lite import exercises, plan, profile, reference, scan
+from rltriton_lite import distributed, exercises, plan, profile, reference, scan
 from rltriton_lite.config import Config
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -729,6 +732,186 @@ assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_s
 # </details>
 
 # %% [markdown]
+# ## 7. Across devices: the backward, and what crosses the wire
+#
+# **The question:** notebook 11 splits one scan's steps across ranks. How does the gradient come
+# back, and what exactly do the ranks send? **The answer:** the backward is the same split, run
+# forwards in time, in two passes and two exchanges. A forward call sends 7 numbers per rank, and
+# 8 per row per rank.
+#
+# This section is for maintainers of `distributed.py`, whose `_TimeSharded` does both. It needs
+# notebook 11, sections 1–5, and reuses their example: 4 rows of 24 steps on three ranks. Each
+# rank's segment has its forward map $(A_r, B_r)$, and $c_r$ is the carry that enters it.
+
+# %%
+gen = torch.Generator().manual_seed(0)
+rows, T = 4, 24
+a = torch.rand(rows, T, dtype=torch.float64, generator=gen) * 0.5 + 0.5
+b = torch.randn(rows, T, dtype=torch.float64, generator=gen)
+bounds = [0, 7, 15, 24]  # rank r holds the steps [bounds[r], bounds[r + 1])
+spans = list(zip(bounds, bounds[1:]))
+segments = [(a[:, lo:hi], b[:, lo:hi]) for lo, hi in spans]
+maps = [(a_seg.prod(-1), rl.linear_scan(a_seg, b_seg)[:, 0]) for a_seg, b_seg in segments]  # (A_r, B_r), no reset
+carries, c = [None] * 3, torch.zeros(rows, dtype=torch.float64)
+for r in (2, 1, 0):  # notebook 11, section 2: c_2 = 0, c_r = B_{r+1} + A_{r+1} c_{r+1}
+    carries[r] = c
+    c = maps[r][1] + maps[r][0] * c
+print("three ranks' forward maps and carries, as in notebook 11, section 2")
+
+# %% [markdown]
+# **The backward on one process.** Let $y$ = `linear_scan(a, b)`, let $dy_t$ be the upstream
+# gradient, and let $g_t = \partial L/\partial b_t$ be the total gradient at step $t$. Step $t$'s
+# value reaches step $t - 1$ through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$, so
+#
+# $$g_t = dy_t + a_{t-1}\,g_{t-1}.$$
+#
+# That is a *forward* scan of the pairs $(a_{t-1}, dy_t)$, notebook 01's `transposed_scan`. The
+# gradient flows forwards in time, so notebook 11's split carries over with the arrows reversed:
+#
+# * Each rank's stretch of this gradient scan is one map. Call it $(P_r, Q_r)$, to keep it apart
+#   from the forward map $(A_r, B_r)$: the gradient at the rank's last step is $Q_r + P_r\,x$, for
+#   $x$ the gradient that enters it.
+# * The gradient entering a rank is composed from the ranks *before* it. Nothing enters rank 0.
+#
+# The cell checks this against autograd.
+
+# %%
+b_leaf = b.clone().requires_grad_()
+dy = torch.randn(rows, T, dtype=torch.float64, generator=gen)
+(rl.linear_scan(a, b_leaf) * dy).sum().backward()
+a_before = torch.cat([torch.zeros(rows, 1, dtype=torch.float64), a[:, :-1]], -1)  # a_{t-1}; none before t = 0
+grad_maps = [(a_before[:, lo:hi].prod(-1), rl.linear_scan(a_before[:, lo:hi], dy[:, lo:hi], reverse=False)[:, -1])
+             for lo, hi in spans]  # (P_r, Q_r)
+grad_in, x = [], torch.zeros(rows, dtype=torch.float64)
+for P, Q in grad_maps:  # ranks 0, 1, 2: what enters each, composed from the ranks before
+    grad_in.append(x)
+    x = Q + P * x
+pieces = [rl.linear_scan(a_before[:, lo:hi], dy[:, lo:hi], reverse=False, initial=g_in)
+          for (lo, hi), g_in in zip(spans, grad_in)]
+assert torch.allclose(torch.cat(pieces, -1), b_leaf.grad)
+print("the gradient scan split over three ranks = autograd's, max difference",
+      f"{float((torch.cat(pieces, -1) - b_leaf.grad).abs().max()):.1e}")
+
+# %% [markdown]
+# **Why the package sends something else.** $P_r$ multiplies $a_{t-1}$ over rank $r$'s steps, so
+# it starts with the $a$ of the *previous* rank's last step. Split this way, each rank would need
+# that number from its neighbour. The package avoids it: the rank that holds that $a$ multiplies
+# by it before it sends.
+#
+# Take rank $r$'s last step $t$. Its carry $c_r$ reaches it through $y_t = b_t + a_t\,c_r$. So the
+# gradient with respect to $c_r$ contains $a_t\,g_t$, which rank $r$ computes from its own
+# numbers. That product is what crosses the boundary, and rank $r + 1$ adds it at its first
+# output. (Likewise, $\partial L/\partial a_t = g_t\,c_r$ needs $c_r$, which the forward already
+# left on rank $r$.)
+#
+# The package's backward, `_TimeSharded.backward`, takes two passes through each segment and two
+# exchanges:
+#
+# 1. **Pass 1.** Each rank computes $s_r$, the gradient its own outputs send into its carry $c_r$,
+#    with nothing entering from the ranks before. **Exchange 1** gathers every rank's $s_r$: one
+#    number per row.
+# 2. **Compose.** Let $x_r$ be the gradient that enters rank $r$'s first output from the ranks
+#    before it: $x_0 = 0$ and $x_{r+1} = s_r + A_r\,x_r$ (a reset selects $s_r$ alone, as in
+#    notebook 11, section 3). This is the *forward* map's $A_r$, all of rank $r$'s own $a$: rank
+#    $r$'s first output is $B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
+# 3. **Pass 2.** Each rank runs its segment's backward again, with $x_r$ added to the upstream
+#    gradient at its first output.
+# 4. **For GAE.** The gradient of each boundary value $V(s_{t+1})$ is computed on the rank that
+#    read it. **Exchange 2** gathers these, and each rank adds those of the values it owns.
+#
+# The two ways agree: $x_r = a_{t-1}\,g_{t-1}$, for $t$ rank $r$'s first step.
+#
+# **By hand: two ranks of two steps**, $a_t = 0.5$ and $dy_t = 1$ at every step; rank 0 holds
+# steps 0 and 1, rank 1 steps 2 and 3.
+#
+# * One process: $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$, $g_2 = 1 + 0.5 \cdot 1.5 = 1.75$,
+#   $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$.
+# * Pass 1 on rank 0: its carry $c_0 = y_2$ reaches it through $y_1 = b_1 + a_1 c_0$, so
+#   $s_0 = a_1 g_1 = 0.5 \cdot 1.5 = 0.75$.
+# * Compose: $x_1 = s_0 + A_0 x_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$).
+# * Pass 2 on rank 1: $dy_2 + x_1 = 1.75 = g_2$, then $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$. The
+#   same gradients, and only $s_0$ crossed the wire.
+
+# %%
+a4, b4, dy4 = (torch.full((1, 4), 0.5, dtype=torch.float64), torch.zeros(1, 4, dtype=torch.float64, requires_grad=True),
+               torch.ones(1, 4, dtype=torch.float64))
+(rl.linear_scan(a4, b4) * dy4).sum().backward()
+print("g, by autograd on one process:", b4.grad.tolist())
+assert b4.grad.tolist() == [[1.0, 1.5, 1.75, 1.875]]  # the list above: g_0..g_3
+s0 = a4[0, 1] * b4.grad[0, 1]  # pass 1 on rank 0: s_0 = a_1 g_1
+assert s0 == 0.75 and dy4[0, 2] + s0 == b4.grad[0, 2]  # x_1 = s_0; rank 1's first gradient, dy_2 + x_1 = g_2
+
+# %% [markdown]
+# The same on the three ranks, the package's way: pass 1 gives each rank's $s_r$ from autograd on
+# its own segment, the composition uses the forward maps' $A_r$, and pass 2 adds $x_r$ at the
+# segment's first output.
+
+# %%
+local = []  # per rank: its b and carry as leaves, its outputs from the forward's carry
+for (lo, hi), (a_seg, b_seg), cr in zip(spans, segments, carries):
+    b_r, c_r = b_seg.clone().requires_grad_(), cr.clone().requires_grad_()
+    local.append((b_r, c_r, rl.linear_scan(a_seg, b_r, initial=c_r), dy[:, lo:hi]))
+sent = [torch.autograd.grad(y_r, c_r, dy_r, retain_graph=True)[0] for b_r, c_r, y_r, dy_r in local]  # pass 1
+xs, x = [], torch.zeros(rows, dtype=torch.float64)
+for r, (A, _) in enumerate(maps):  # exchange 1, then the composition with the forward maps' A
+    xs.append(x)
+    x = sent[r] + A * x
+grads = []
+for (b_r, c_r, y_r, dy_r), x_r in zip(local, xs):  # pass 2: x_r added at the segment's first output
+    dy_in = dy_r.clone()
+    dy_in[:, 0] += x_r
+    grads.append(torch.autograd.grad(y_r, b_r, dy_in)[0])
+assert torch.allclose(torch.cat(grads, -1), b_leaf.grad)
+for r, (lo, _) in enumerate(spans[1:], 1):  # x_r = a_{t-1} g_{t-1}: the last a applied on the rank before
+    assert torch.allclose(xs[r], a[:, lo - 1] * grad_in[r])
+print("the package's way (carry gradients composed with the forward maps) = autograd's, max difference",
+      f"{float((torch.cat(grads, -1) - b_leaf.grad).abs().max()):.1e}")
+
+# %% [markdown]
+# **What crosses the wire, forwards.** A forward call makes three exchanges, in this order:
+#
+# | exchange | numbers sent by each rank | what they are |
+# | --- | --- | --- |
+# | 1. the header | 7 | a description of the call, so that every rank checks that all run the same one |
+# | 2. the ends | 4 per row | the row's ends on this rank (listed below) |
+# | 3. the maps | 4 per row | the map's three numbers $(A, B, \text{reset})$, and an error flag |
+#
+# In all, 7 numbers per rank, plus 8 per row per rank, however many steps each rank holds.
+#
+# * **The header:** which scan; the dtype; the number of rows; whether it has values; whether it
+#   has a boundary value; whether `gamma` or `lambda_` needs a gradient (one flag for either); its
+#   number of steps. Every rank compares every rank's header. If they disagree, all raise the same
+#   error; a rank that raised alone would leave the others waiting at the next exchange.
+# * **The ends**, four numbers per row: a flag (does the row have a step on this rank that its mask
+#   keeps?); the value at the first such step (notebook 11, section 5's "first value"); the value
+#   after the row's last step (`bootstrap_value`); the carry that enters the row from its end
+#   (`initial`). Only one rank's copy of the last two is read: that of the rank where the scan
+#   starts, the last in a reverse scan. A call without `bootstrap_value` or `initial` sends 0.
+# * **The error flag** is not part of the scan. A rank whose arguments were refused sets it to 1
+#   in every row, and every rank that sees a 1 raises the same error. It is per row only because it
+#   rides as a fourth row of the maps' table, so that one `all_gather` carries both.
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 7's account of the package's backward and forward, on its source (CI runs them; skip when reading)
+bwd_src = inspect.getsource(distributed._TimeSharded.backward)
+assert bwd_src.count(" = gather(") == 2  # two exchanges
+assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src and "sent = gather(sent)" in bwd_src  # pass 1, exchange 1
+assert "for k in range(rank):" in bwd_src  # composed over the ranks before, with the forward maps' A and reset
+assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] * x)" in bwd_src
+assert "torch.autograd.grad(list(outs) + [end], wanted + extra, d_outs + [x.to(end.dtype)]" in bwd_src  # pass 2
+assert "routed = gather(" in bwd_src and "torch.where(ctx.owners == rank, routed, 0.0)" in bwd_src  # exchange 2
+head_src = inspect.getsource(distributed._TimeSharded.forward)
+head_list = re.search(r"head = torch\.tensor\(\[(.*?)\], dtype", head_src, re.S).group(1)
+assert len([x for x in head_list.split(",") if x.strip()]) == 7 and "the ranks disagree on the call" in head_src
+# the second exchange's four numbers per row: the flag, the first value, then bootstrap_value and initial
+assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" in head_src
+assert "for name in (w.boundary, w.initial)]" in head_src and "table[-1, 2]" in head_src and "table[-1, 3]" in head_src
+# the third exchange's four numbers per row: the map's three and the error flag (8 per row per rank in all)
+assert ".expand(4, rows)  # the identity, no error" in head_src and "maps = gather(maps)" in head_src
+assert head_src.count(" = gather(") == 3  # the forward's three exchanges: the header, the ends' table, the maps
+assert "maps[3] = 1.0" in head_src  # a refused rank flags every row
+
+# %% [markdown]
 # ## Exercises
 #
 # This notebook has no checked exercise: the one on its material, `tiled_scan` (a tile of rows per
@@ -770,3 +953,5 @@ assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_s
 # * **Long rows:** the time split, two passes and a composition of the segments' maps.
 # * **The interpreter** runs programs one at a time and does not guard memory: a race can pass
 #   there and fail on a GPU.
+# * **Across devices:** the backward runs forwards in time, in two passes and two exchanges of one
+#   number per row per rank; a forward call sends 7 numbers per rank and 8 per row per rank.
