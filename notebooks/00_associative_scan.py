@@ -53,7 +53,8 @@
 # </details>
 #
 # Without a GPU, the next cell turns on Triton's *interpreter*. It runs the kernels on the CPU, with
-# NumPy ([GPU notes](#GPU-notes)).
+# NumPy ([GPU notes](#GPU-notes)). Importing `rltriton_lite` changes that interpreter: it then runs
+# `tl.associative_scan` as a tree, not a loop ([GPU note 3](#GPU-notes)).
 
 # %%
 import os
@@ -411,8 +412,18 @@ exercises.attempt("matrix_compose", matrix_compose)
 # where it is set the kernels **select** $b_t$, as `np.where` does.
 #
 # A step with a reset ignores its input: its map is $y \mapsto b_t$. So when the second operand
-# resets, the combine returns it alone and drops the first (in a return, the next episode). A run
-# resets if any of its steps does, so the combined flag is the OR of the two.
+# resets, the combine returns it alone and drops the first. A run resets if any of its steps does,
+# so the combined flag is the OR of the two. On section 3's drawing, with an episode end at $t = 2$:
+#
+# ```text
+#   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
+#             └ second operand ─┘     └─ first operand ─┘
+#               the earlier run          the later run
+#                         ▲
+#                         a reset: the second operand's flag is set
+#
+#   combine(first, second) = second: the later run, the next episode, never reaches y_0
+# ```
 #
 # `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell composes four steps from
 # $t = 3$ down, where step 1 resets and step 2's $b$ is a NaN. It prints the running triple beside
@@ -603,14 +614,15 @@ exercises.attempt("combine_arrays", combine_arrays)
 # passes through unchanged, and the kernel writes 0 as the padded step's own output.
 #
 # `rl.linear_scan` is the package's bare scan. It has no reset-flag input: you mark an episode end
-# with $a_t = 0$, its *reset form*, and the kernel selects $b_t$ there.
+# with $a_t = 0$, its *reset form*. It reads that 0 as a flag, tested before any multiplication, and
+# selects $b_t$ there. So passing $a_t = 0$ to it is safe, while multiplying by 0 in your own code,
+# as section 4 warns, is not.
 #
-# <details><summary>Details: why a_t = 0 is safe here, though section 4 says never multiply by 0</summary>
+# <details><summary>Details: the select and the product, and the package's other kernels</summary>
 #
-# `rl.linear_scan` reads $a_t = 0$ as its reset flag. It selects $b_t$ there and never multiplies
-# by the 0. At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives
-# what the product would, and it keeps $0 \cdot \text{NaN}$ out. The package's other kernels take a
-# reset flag, and never read $a_t$ where it is set.
+# At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives what the
+# product would. Only $0 \cdot \text{NaN}$ and $0 \cdot \infty$ differ, and the select keeps them
+# out. The package's other kernels take a reset flag, and never read $a_t$ where it is set.
 #
 # </details>
 #
@@ -976,7 +988,8 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long? Run
 #    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64 (under a second). Measure its
-#    error against a float64 loop on the **same float32 $a$**:
+#    error against a float64 loop on the **same float32 $a$**, and report it as
+#    `max |y − right| / max |right|`, with `right` from the code below:
 #
 #    ```python
 #    right = reference.linear_scan(a.astype(np.float32).astype(np.float64), b)  # only the arithmetic differs

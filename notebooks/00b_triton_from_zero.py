@@ -126,30 +126,13 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # `if` on a block. (The folded check after the GPU notes shows both.) A GPU compile instead makes
 # `min`, `max`, `and` and `or` elementwise and refuses the `if` ([GPU note 1](#GPU-notes)).
 #
-# </details>
-#
-# <details><summary>Details: the last two rows, and `~` on a loaded flag</summary>
-#
-# Two flags end an episode. `term` (*terminated*) says the episode ended. `trunc` (*truncated*)
-# says a time limit cut it off. Loaded from bool tensors, they are `int1` blocks, one bit each. So
-# arithmetic on them wraps around. Below, `d` is such a flag, and `d8` the same flag stored as
-# `int8`:
-#
-# | expression | value on False / True | fine or not |
-# | --- | --- | --- |
-# | `d + d`, as in `term + trunc` | 0 / 0 | wrong: one bit wraps |
-# | `-d` | 0 / 1 | wrong: `-True` should be −1, but a one-bit value holds only 0 and 1, so −1 wraps round to 1 |
-# | `1 - d` | 1 / 0 | fine: the Python integer makes it `int32` |
-# | `d \| d`, as in `term \| trunc` | 0 / 1 | fine |
-# | `d.to(tl.float32) + d.to(tl.float32)` | 0 / 2 | fine: converted first |
-# | `~d` | 1 / 0 | fine: a logical not, on a bool block |
-# | `~d8` | −1 / −2 | wrong: on `int8`, `~` flips every bit |
-# | `~(d8 != 0)` | 1 / 0 | fine: so always compare a loaded flag with 0 |
-#
-# The traps table's last row: a loop variable whose type changes, from int32 to float32, fails on
-# a GPU (GPU note 2).
+# The last row: a loop variable whose type changes, from int32 to float32, runs in the interpreter
+# but fails on a GPU ([GPU note 2](#GPU-notes)).
 #
 # </details>
+#
+# Why `term + trunc` is wrong, with other arithmetic on loaded bool flags, is in a fold after the
+# [GPU notes](#GPU-notes). Notebook 01 is the first to need it.
 
 # %%
 @triton.jit
@@ -164,33 +147,6 @@ out = torch.empty_like(x)
 both_kernel[(1,)](x, out, 5, BLOCK=8)
 assert out.tolist() == [1.0, 0.0, 1.0, 0.0, 0.0]
 print("x > 0 and index < 3, elementwise:", out.tolist())
-
-
-# %% jupyter={"source_hidden": true}
-# Checks: the fold's claims on bool blocks (CI runs them; skip when reading)
-@triton.jit
-def _bool_arith(D, D8, OUT, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    d = tl.load(D + i)  # a bool tensor: an int1 block
-    d8 = tl.load(D8 + i)  # the same flags stored as int8
-    tl.store(OUT + 0 * BLOCK + i, (d + d).to(tl.float32))
-    tl.store(OUT + 1 * BLOCK + i, (-d).to(tl.float32))
-    tl.store(OUT + 2 * BLOCK + i, (1 - d).to(tl.float32))
-    tl.store(OUT + 3 * BLOCK + i, 0.5 * (1 - d))
-    tl.store(OUT + 4 * BLOCK + i, (~d).to(tl.float32))
-    tl.store(OUT + 5 * BLOCK + i, (~d8).to(tl.float32))
-    tl.store(OUT + 6 * BLOCK + i, (~(d8 != 0)).to(tl.float32))
-    tl.store(OUT + 7 * BLOCK + i, (d | d).to(tl.float32))
-    tl.store(OUT + 8 * BLOCK + i, d.to(tl.float32) + d.to(tl.float32))
-
-
-flags = torch.tensor([False, True], device=DEVICE)
-bool_out = torch.empty(9, 2, device=DEVICE)
-_bool_arith[(1,)](flags, flags.to(torch.int8), bool_out, BLOCK=2)
-assert bool_out[:2].tolist() == [[0.0, 0.0], [0.0, 1.0]]  # bool + bool wraps to 0; -True is 1
-assert bool_out[2:5].tolist() == [[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]]  # 1 - d (times gamma too), ~d: right
-assert bool_out[5:7].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
-assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, and d + d after .to(tl.float32)
 
 # %% [markdown]
 # **Debugging.** Three habits for every exercise:
@@ -748,3 +704,50 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
         o_if = torch.empty(4, device=DEVICE)
         _python_if[(1,)](torch.tensor(x_if, device=DEVICE), o_if, BLOCK=4)
         assert o_if.tolist() == x_if != [abs(v) for v in x_if]  # the if branch for the whole block, even all below 0
+
+# %% [markdown]
+# <details><summary>Details: arithmetic on loaded bool flags, and `~` (section 1's `term + trunc` row)</summary>
+#
+# Two flags end an episode. `term` (*terminated*) says the episode ended. `trunc` (*truncated*)
+# says a time limit cut it off. Loaded from bool tensors, they are `int1` blocks, one bit each. So
+# arithmetic on them wraps around. Below, `d` is such a flag, and `d8` the same flag stored as
+# `int8`:
+#
+# | expression | value on False / True | fine or not |
+# | --- | --- | --- |
+# | `d + d`, as in `term + trunc` | 0 / 0 | wrong: one bit wraps |
+# | `-d` | 0 / 1 | wrong: `-True` should be −1, but a one-bit value holds only 0 and 1, so −1 wraps round to 1 |
+# | `1 - d` | 1 / 0 | fine: the Python integer makes it `int32` |
+# | `d \| d`, as in `term \| trunc` | 0 / 1 | fine |
+# | `d.to(tl.float32) + d.to(tl.float32)` | 0 / 2 | fine: converted first |
+# | `~d` | 1 / 0 | fine: a logical not, on a bool block |
+# | `~d8` | −1 / −2 | wrong: on `int8`, `~` flips every bit |
+# | `~(d8 != 0)` | 1 / 0 | fine: so always compare a loaded flag with 0 |
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the fold's claims on bool flags (CI runs them; skip when reading)
+@triton.jit
+def _bool_arith(D, D8, OUT, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    d = tl.load(D + i)  # a bool tensor: an int1 block
+    d8 = tl.load(D8 + i)  # the same flags stored as int8
+    tl.store(OUT + 0 * BLOCK + i, (d + d).to(tl.float32))
+    tl.store(OUT + 1 * BLOCK + i, (-d).to(tl.float32))
+    tl.store(OUT + 2 * BLOCK + i, (1 - d).to(tl.float32))
+    tl.store(OUT + 3 * BLOCK + i, 0.5 * (1 - d))
+    tl.store(OUT + 4 * BLOCK + i, (~d).to(tl.float32))
+    tl.store(OUT + 5 * BLOCK + i, (~d8).to(tl.float32))
+    tl.store(OUT + 6 * BLOCK + i, (~(d8 != 0)).to(tl.float32))
+    tl.store(OUT + 7 * BLOCK + i, (d | d).to(tl.float32))
+    tl.store(OUT + 8 * BLOCK + i, d.to(tl.float32) + d.to(tl.float32))
+
+
+flags = torch.tensor([False, True], device=DEVICE)
+bool_out = torch.empty(9, 2, device=DEVICE)
+_bool_arith[(1,)](flags, flags.to(torch.int8), bool_out, BLOCK=2)
+assert bool_out[:2].tolist() == [[0.0, 0.0], [0.0, 1.0]]  # bool + bool wraps to 0; -True is 1
+assert bool_out[2:5].tolist() == [[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]]  # 1 - d (times gamma too), ~d: right
+assert bool_out[5:7].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
+assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, and d + d after .to(tl.float32)

@@ -488,37 +488,25 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The package's kernel, in `rltriton_lite/scan.py`, is your `gae_kernel` grown up. Its hooks are
 # passed in, as in your `hooked_scan`. Its chunk loop is the function `scan._walk`. Its combine,
-# `scan.combine`, is your `reset_combine`. Here are the lines of `_walk` that run in your case,
-# each part of yours under a comment `# yours:`:
+# `scan.combine`, is your `reset_combine`. Each row below pairs a line of your `hooked_scan` with
+# the line of `_walk` that does its job, in the order they run:
 #
-# ```python
-# # yours: the chunk loop
-# for k in tl.range(...):
-#     ...
-#     # yours: the prologue's call
-#     a, b, reset, valid, keep = PROLOGUE(...)
-#     ...
-#     # yours: the padding lanes made the identity (1, 0, false)
-#     a = tl.where(valid, a, 1.0).to(ACC)
-#     b = tl.where(valid, b, 0.0).to(ACC)
-#     reset = reset & valid
-#     # yours: the scan with reset_combine, then the select on the carry
-#     y, ..., after, ... = _scan_chunk(a, b, reset, carry, ...)
-#     ...
-#     # yours: the epilogue, which stores y
-#     EPILOGUE(..., y, ..., keep)
-#     # yours: the new carry
-#     carry = after
-# ```
+# | your line in `hooked_scan` | the package's line in `scan._walk` |
+# | --- | --- |
+# | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
+# | `a, b, reset = PROLOGUE(X, P, offs, t, m, T)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
+# | `a = tl.where(m, a, 1.0)` | `a = tl.where(valid, a, 1.0).to(ACC)` |
+# | `b = tl.where(m, b, 0.0)` | `b = tl.where(valid, b, 0.0).to(ACC)` |
+# | `reset = reset & m` | `reset = reset & valid` |
+# | `a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`<br>`y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
+# | `tl.store(Y + offs, y, mask=m)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
+# | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
 #
-# A `...` marks code left out, so the listing does not run as it stands. A `...` on a line of its
-# own stands for whole lines, which serve speed, long rows and the features of later notebooks. A
-# `...` inside a line stands for part of that line. For example, `_scan_chunk` returns six values,
-# and the listing shows two of them, `y` and `after`. The folded check below compares each line of
-# the listing with the package's source.
+# The right-hand lines are copied whole from the package's source, which the folded check below
+# confirms. The other lines of `_walk` serve speed, long rows and the features of later notebooks.
 
 # %% [markdown]
-# The names still shown:
+# The names in the package's lines:
 #
 # * `k` counts the chunks in the order the loop walks them. `tl.range` is Triton's `range`. A
 #   reverse scan walks chunk `n_chunks - 1 - k`, from the row's end, as your loop does.
@@ -528,49 +516,43 @@ exercises.attempt("hooked_scan", hooked_scan)
 #   holds loaded values that the epilogue needs too, so nothing is read twice.
 # * The three padding lines are yours from `hooked_scan`. `.to(ACC)` casts to `ACC`, the dtype the
 #   scan computes in.
-# * `_scan_chunk` does your scan with `scan.combine`, then your select on `carry`. It returns `y`,
-#   the chunk's outputs, and `after`, the carry for the next chunk walked.
+# * `_scan_chunk` does your scan with `scan.combine`, then your select on `carry`. Of the six
+#   values it returns, two matter here: `y`, the chunk's outputs, and `after`, the carry for the
+#   next chunk walked.
+# * The other names, such as `SX` and `SO` (strides, below), `ROWS`, `NV` and `V` (the shape of a
+#   chunk's tile) and `y_in`, serve speed and later notebooks.
 #
 # [Notebook 13c, section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code) prints
 # more of `_walk`, for the curious.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the listing and its names, in the package's source (CI runs them; skip when reading)
+# Checks: the table and its names, in the package's source (CI runs them; skip when reading)
 import glob  # noqa: E402
 import json  # noqa: E402
 
 from rltriton_lite import profile, scan, tile  # noqa: E402
 
 NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "notebooks")  # beside benchmarks/
-# the listing, read from the markdown cell above in this notebook's file (or a renamed copy's), so it has one source
+# the table, read from the markdown cell above in this notebook's file (or a renamed copy's), so it has one source
 _found = glob.glob(os.path.join(NOTEBOOKS, "00c_*.ipynb"))
 with open(min(_found, key=lambda p: (os.path.basename(p) != "00c_episodes_and_hooks.ipynb", p)), encoding="utf-8") as f:
-    (WALK_LISTING,) = [block for cell in json.load(f)["cells"] if cell["cell_type"] == "markdown"
-                       for block in re.findall(r"```python\n(.*?)\n```", "".join(cell["source"]), re.S)
-                       if block.startswith("# yours: the chunk loop\n")]
+    (WALK_TABLE,) = ["".join(cell["source"]) for cell in json.load(f)["cells"] if cell["cell_type"] == "markdown"
+                     and "| your line in `hooked_scan` | the package's line in `scan._walk` |" in "".join(cell["source"])]
+table_rows = re.findall(r"^\| (`.*`) \| `([^`]*)` \|$", WALK_TABLE, re.M)  # (yours, the package's line)
 source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
 walk_code = [line.strip() for line in source_of(scan._walk).splitlines()]
-# the listing: each code line trims a line of _walk ("..." inside a line stands for any text), in _walk's
-# order, and a line "..." stands exactly where lines of _walk are left out; rebuilt here from the source
-rebuilt, walk_at, note = [], [], []
-for shown in (line.strip() for line in WALK_LISTING.splitlines()):
-    if shown.startswith("# yours: "):
-        note = [shown]
-    elif shown != "...":
-        pattern = re.escape(shown).replace(re.escape("..."), ".+")
-        i = next(i for i, line in enumerate(walk_code) if re.fullmatch(pattern, line))  # the line it trims
-        if walk_at and any(line and not line.startswith("#") for line in walk_code[walk_at[-1] + 1:i]):
-            rebuilt.append("...")  # lines of _walk left out here
-        rebuilt, note = rebuilt + note + [shown], []
-        walk_at.append(i)
-assert walk_at == sorted(walk_at) and len(set(walk_at)) == len(walk_at) == 8
-assert "\n".join(rebuilt[:2] + ["    " + line for line in rebuilt[2:]]) == WALK_LISTING  # the loop's body, indented
-assert rebuilt.count("...") == 3  # before the prologue, the padding lines and the epilogue: the branches not taken
-# "...": _scan_chunk returns six values, the listing shows two, y (the first) and after (the third)
+# each right-hand entry is a whole line of _walk, each a different one, in _walk's order
+walk_at = [walk_code.index(theirs) for _, theirs in table_rows]
+assert len(table_rows) == 8 and walk_at == sorted(walk_at) and len(set(walk_at)) == 8
+# the chunk loop comes first, and every other line is inside it, indented deeper
+walk_lines = source_of(scan._walk).splitlines()
+indent = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+at = [next(i for i, line in enumerate(walk_lines) if line.strip() == theirs) for _, theirs in table_rows]
+assert all(indent(walk_lines[i]) > indent(walk_lines[at[0]]) for i in at[1:])
+# _scan_chunk returns six values; y is the first and after the third
 (scan_line,) = [line for line in walk_code if "= _scan_chunk(" in line]
 returned = [name.strip() for name in scan_line.split(" = ")[0].split(",")]
 assert len(returned) == 6 and returned[0] == "y" and returned[2] == "after"
-assert "    y, ..., after, ... = _scan_chunk(a, b, reset, carry, ...)" in WALK_LISTING.splitlines()
 # scan.combine is reset_combine: a reset in the second operand selects it alone
 assert all(part in source_of(scan.combine) for part in ("tl.where(k2, a2, a2 * a1)", "tl.where(k2, b2, b2 + a2 * b1)",
                                                         "k1 | k2"))
@@ -593,7 +575,7 @@ assert "tl.where(r, b, b + a * c_in)" in source_of(scan._value)
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 
 # %% [markdown]
-# One part of yours is not in the listing: the address `R + row * T + t`. A tensor's *stride*
+# One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
 # along a dimension is the distance, in elements, between neighbours along it. The package's
 # prologues read their inputs with `load`, from `rltriton_lite.tile`, which builds each address
 # from the tensor's strides. So `load` reads time-major and batch-major buffers alike, without a

@@ -177,7 +177,7 @@ print("prologue + scan + epilogue == the loop")
 #
 # * $a_t = 0$, in tensor code: `n_step_returns` (below) and 02's `gae_pairs`.
 # * The triple: every prologue for [section 5's harness](#5.-The-harness-for-Triton-prologues),
-#   `(X, P, offs, t, m, T) -> (a, b, reset)`, and the kernel you write whole in 04, `vtrace_kernel`.
+#   `(X, P, offs, t, m, T) -> (a, b, reset)`, and the kernel you write whole in 04c, `vtrace_kernel`.
 # * The package's own hooks append two outputs to the triple, `valid` and `keep`
 #   ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)).
 #

@@ -359,7 +359,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #    is `values[t+1]` inside episodes. Why does the equality fail for arbitrary `next_values`?
 # 2. Set $\lambda = 0$. What is the advantage then? Check it against $\delta_t$.
 # 3. Pass `lambda_` as a per-step tensor that is 0 on the first step of every episode. What does
-#    that do to the estimator's bias?
+#    that do to the bias of the advantage at that step?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

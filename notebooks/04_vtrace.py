@@ -17,14 +17,14 @@
 # # 04 — V-trace: off-policy targets as one scan
 #
 # * **You will learn:** IMPALA's off-policy correction as one scan; Retrace as a Triton prologue,
-#   V-trace's policy-gradient epilogue, and V-trace as a whole kernel of your own.
-# * **Time:** 3.5–5.5 h with the open questions, 2–3.5 h without. Plan two sessions: the capstone,
-#   `vtrace_kernel`, alone can take 1–2 h.
+#   and V-trace's policy-gradient epilogue. [Notebook 04c](04c_vtrace_kernel.ipynb), the capstone,
+#   then has you write V-trace as a whole kernel of your own.
+# * **Time:** 2.5–3.5 h with the open questions, 1–1.5 h without.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–4 and the three checked exercises. Section 5, the open questions,
-#   the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
+# * **Minimum path:** sections 1–4 and the two checked exercises, then 04c. Section 5, the open
+#   questions, the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
 #
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
 # $\pi$. V-trace corrects the $n$-step return with two importance weights of the action taken
@@ -229,8 +229,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #   `deltas[t]` $= \rho_t(r_t + \text{discounts}_t V_{t+1} - V_t)$ and `discounts[t]` $= \gamma_t$,
 #   or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Its $V_{t+1}$ comes from the one
 #   `values` input (the bootstrap value after the last step). That forces $V'_t = V_{t+1}$: false
-#   across padding, and wherever the next values are not `values[t+1]`. And its discount 0 drops
-#   the bootstrap wherever it cuts the trace, so a time limit cannot keep it.
+#   across padding, and wherever the next values are not `values[t+1]`.
+#   Truncations are a second problem in scalable_agent's code. It ends an episode by setting the
+#   discount to 0, and that 0 drops the bootstrap $\gamma V_{t+1}$ along with the trace. At a time
+#   limit (a truncation) the bootstrap should stay, and there that code loses it.
 # * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
 #   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
 # * **Gradients.** The importance weights are constants: `log_rhos` gets no gradient. IMPALA's
@@ -637,7 +639,8 @@ exercises.attempt("retrace", retrace)
 # # must print [[0.75, 0.5, 1.0]], then [[0.5, 0.0, 1.0]]
 # ```
 #
-# A 0 at $t = 2$ is `y_in` read at the window's end; 1.0 at $t = 0$ is a ratio left unclipped.
+# A 0 at $t = 2$ is `y_in` read at the window's end. 1.5 at $t = 0$ on the first line (1.0 on the
+# second) is a ratio left unclipped.
 # 0.25 at $t = 1$ in the first line is $\rho_t(v_t - V_t)$: section 4's `pg0 == vs0 - v` holds only
 # where no weight is clipped, and here $\rho_1 = c_1 = 0.5$. The advantage reads $v_{t+1}$, not $v_t$.
 #
@@ -673,166 +676,8 @@ _vtrace_args = inspect.signature(rl.vtrace).parameters
 assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 1.0  # "the package's defaults"
 
 # %% [markdown]
-# *A good place to stop for a first session.* The capstone builds on `retrace`, `vtrace_pg` and
-# your `reset_scan` from 00c: have it at hand.
-#
-# **`vtrace_kernel`** (the capstone). Write V-trace in Triton as a whole kernel, with no harness. A first kernel scans `vs` row by row, in [chunks](GLOSSARY.md#chunk), with
-# section 2's step and its resets. A second kernel, launched after the first has finished, reads
-# `vs` one step on and computes `vtrace_pg`'s advantage.
-#
-# * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
-#   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
-#   the chunk length, a power of two (`tl.arange` needs one). λ = 1.
-# * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄.
-# * **The recurrence** is section 2's at λ = 1, with no truncation input:
-#   $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$, with
-#   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$ and
-#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$. Each [lane](GLOSSARY.md#lane)'s triple
-#   $(a_t, b_t, k_t)$ holds the reset flag $k_t$.
-#
-# <details><summary>Details: why a second kernel for pg (needed for <code>vtrace_kernel</code>)</summary>
-#
-# `pg` reads $v_{t+1}$, the next step's `vs`: inside a chunk another lane's value, and at the
-# chunk's last lane the carry. Triton has no cheap way to move a block by one lane (`tl.gather`
-# can, as a general gather). Storing `vs` and loading it back in the same kernel needs a barrier
-# between the store and the load (`tl.debug_barrier()`), or lane 5 may load `vs[6]` before lane 6
-# has stored it. A second kernel starts only once the first has finished, so all of `vs` is in
-# memory by then.
-#
-# </details>
-#
-# <details><summary>Details: the checker, and the padding lanes' identity (optional)</summary>
-#
-# The checker compares `(vs, pg)` with `reference.vtrace` on rows shorter and longer than a chunk,
-# with terminations.
-#
-# The padding lanes' identity is a safeguard that never shows here. Padding lanes lie after step
-# $T-1$, which always resets, so nothing from them reaches `vs`. The identity matters in a row with
-# no reset at its end, such as one process's piece of a row split across processes (notebook 11):
-# there the padding lanes' pair enters the chunk's map.
-#
-# </details>
-
-# %% [markdown]
-# **What your kernel does**, part by part. The hints below hold the code.
-#
-# 1. **The loop.** One program per row walks the row's chunks of `chunk` steps, from the last to
-#    the first. It carries one number from chunk to chunk, $v$ at the first step of the chunk just
-#    done, starting at 0.
-# 2. **The triple.** Split the recurrence as section 2 does, with
-#    [the card](01_discounted_return.ipynb#The-episode-end-card)'s resets and selects. Padding
-#    lanes, past the row's end, get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
-# 3. **The scan.** Use 00c's `reset_combine` unchanged, with `reverse=True`. Order rule: the scan
-#    passes the later step's triple first, as `(a1, b1, k1)`
-#    ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
-#    Each step gets the map $(A, B, K)$ of itself and the chunk's later steps.
-# 4. **The carry and the store.** `vs` is $B + A \cdot \text{carry}$ where $K$ is false (no reset
-#    up to the chunk's end), and $B$ alone where it is true. It is stored at every real step.
-# 5. **The second kernel's $v_{t+1}$.** Each element of the (B, T) output on its own: $v_{t+1}$ is
-#    the row's `vs` at step $t+1$, or `next_values` at the window's last step.
-# 6. **The advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in `vtrace_pg`,
-#    with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every real element.
-
-# %% [markdown]
-# <details><summary>Hint 1: where to start</summary>
-#
-# Copy your `reset_scan` from 00c. Its loop, combine, carry and store are the checklist's parts
-# 1, 3 and 4 already: only the triple it builds (part 2) changes.
-# For `pg`, start from your `vtrace_pg`. The formula is the same, with `y_in` replaced by a load of
-# `vs` one element on.
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# Fill in the triple of each lane (Hint 4 has it filled in):
-#
-# | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
-# | --- | --- | --- | --- |
-# | ordinary | ? | ? | ? |
-# | termination | ? | ? | ? |
-# | the window's last step, not terminated (the end form, section 2) | ? | ? | ? |
-# | padding, past the row's end | ? | ? | ? |
-#
-# The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
-# checklist. `ci` is the chunk's index, so that `c` stays free for $c_t$.
-#
-# ```python
-# @triton.jit
-# def vs_kernel(LR, R, V, NV, TERM, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr):
-#     row = tl.program_id(0)                      # one program per row
-#     carry = 0.0                                 # nothing comes after the row
-#     n_chunks = tl.cdiv(T, CHUNK)
-#     for i in range(0, n_chunks):
-#         ci = n_chunks - 1 - i                   # the chunks, last first
-#         t = ci * CHUNK + tl.arange(0, CHUNK)
-#         m = t < T                               # lanes past the row's end: padding
-#         ...                                     # the triple, the scan, the store, the next carry
-# ```
-#
-# The second kernel takes one block of the (B, T) elements per program. The launcher runs
-# `vs_kernel[(B,)]`, then `pg_kernel[(triton.cdiv(B * T, BLOCK),)]`.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# Section 1's by-hand case, with `chunk=2`: the carry crosses from the chunk {2} to the chunk
-# {0, 1}. `next_values` is $(1, 1, 2)$, so its numbers are section 1's: `vs` $= (1.75, 1.5, 2)$
-# and `pg` $= (0.75, 0.5, 1)$. Step 2 is a reset, $v_2 = V_2 + \rho_2\delta_2 = 1 + 1 = 2$, with
-# no $v_3$ in it. Then make step 1 terminal, with a NaN in `next_values` there: `vs`
-# $= (1.5, 1, 2)$ and `pg` $= (0.5, 0, 1)$.
-#
-# ```python
-# one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a (1, 3) tensor
-# lr_r_v = (torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0))
-# for nv3, term3 in ((one_row(1.0, 1.0, 2.0), one_row(False, False, False)),
-#                    (one_row(1.0, float("nan"), 2.0), one_row(False, True, False))):
-#     print([x.tolist() for x in exercises.guarded(vtrace_kernel, *lr_r_v, nv3, term3, 0.5, 1.0, 1.0, 2)])
-# # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
-# ```
-#
-# $v_2 = 1$ means $b$ at the window's last step is not in its end form: it kept $-\gamma c V'$,
-# which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
-# means your combine's operands are swapped: it applies the earlier run's map first, so $v_0$ comes
-# out as $b_1 + a_1 b_0 + a_1 a_0 v_2$. For the carry, a property: on a random
-# row of 10 steps, `vs` with `chunk=2` and with `chunk=16` must agree (to about $10^{-6}$).
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
-# | --- | --- | --- | --- |
-# | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
-# | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | yes |
-# | the window's last step, not terminated (the end form, section 2) | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | yes |
-# | padding, past the row's end | 1 | 0 | no |
-#
-# ```python
-# reset = term | ___  # ___: which other step has no v_{t+1} to read?
-# a = tl.where(m, ___, 1.0)  # padding lanes: the identity
-# b = tl.where(m, v + rho * delta - tl.where(reset, ___, ___), 0.0)  # ___: what does a reset drop?
-# carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # a masked sum: vs on one lane. ___: the step whose vs enters the chunk before
-# vs_next = tl.load(VS + e + 1, mask=m & ___, other=0.0)  # second kernel, e = row * T + t (flat). ___: never past the tensor
-# ```
-#
-# </details>
-
-# %%
-# YOUR CODE: your kernel(s), and this launcher returning (vs, pg)
-def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk):
-    raise NotImplementedError
-
-
-# %%
-exercises.attempt("vtrace_kernel", vtrace_kernel)
-
-# %% [markdown]
-# The given `exercises.vtrace_prologue`, to compare with your kernel's triple:
-
-# %%
-print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
+# *A good place to stop.* The capstone, `vtrace_kernel`, has its own notebook,
+# [04c](04c_vtrace_kernel.ipynb): V-trace as whole kernels of your own, from section 2's step.
 
 # %% [markdown]
 # Without a checker:
@@ -967,3 +812,6 @@ assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
 # * [The end-form card](#The-end-form-card) applies 01's rule, $b_t + a_t\hat y_{t+1}$, to all six
 #   estimators.
+#
+# Next, the capstone: [notebook 04c](04c_vtrace_kernel.ipynb) has you write V-trace as whole
+# kernels of your own, with no harness.

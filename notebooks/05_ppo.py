@@ -257,6 +257,15 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 #     tl.store(OUT, total)
 # ```
 #
+# The listing's other names, one line each:
+#
+# * `tiles`: how many consecutive tiles each program sums, an argument of the launch.
+# * `first`: the program's first tile, `tl.program_id(0) * tiles`.
+# * `ACC`: the dtype the sums are kept in, a `tl.constexpr`: float64 for float64 inputs, else float32.
+# * `ELEMENTWISE(X, ..., row, t, m, ACC)`: the loss's per-element hook, a `tl.constexpr` (for PPO,
+#   `_ppo_forward`). It gets one tile, its rows `row`, its steps `t` and its in-bounds mask `m`,
+#   and returns each element's statistics, 0 where `m` is False.
+#
 # * **`_partials_kernel`.** Each program runs the elementwise hook over its tiles, each a block of
 #   rows × steps, and adds them into one *partial sum* per statistic (the loss is one; the
 #   [appendix](#Appendix:-inside-the-package) lists the others). It stores them at its own index.
@@ -299,6 +308,16 @@ for _fn, _pairs in (
         assert _line in _lines, (_fn, _line)  # each line the listing keeps is in the package's kernel
         if _trim is not None:
             assert _line.replace(_trim[1], _trim[2]) == _trim[0]  # ... and differs only by the second index
+# the listing's other names, as the lines under it say
+_src = inspect.getsource(getattr(_reduce._partials_kernel, "fn", _reduce._partials_kernel))
+assert "    tiles,  # consecutive tiles per program" in _src  # tiles: an argument of the launch
+assert "    first = tl.program_id(0) * tiles\n" in _src  # first: the program's first tile
+assert "    ACC: tl.constexpr,  # accumulation dtype" in _src and "    ELEMENTWISE: tl.constexpr," in _src
+assert "acc = tl.float64 if acc_dtype == torch.float64 else tl.float32" in inspect.getsource(_reduce._Reduction)
+assert [rl._checks.acc_dtype(_d) for _d in (torch.float64, torch.float32, torch.bfloat16)] == [
+    torch.float64, torch.float32, torch.float32]  # float64 for float64 inputs, else float32
+assert "row, t, m = _tile_index(" in _src and "reduce(_ppo_forward, 5, X," in inspect.getsource(ppo)  # PPO's hook
+assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
 
 # %% [markdown]
 # The same two stages in NumPy, checked against the plain sum:
@@ -556,16 +575,23 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 # %% [markdown]
 # **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss
 # where the advantage is negative and the ratio is large. Write its per-element loss as a hook like
-# `ppo_clip_hook`. It runs as `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
+# `ppo_clip_hook`.
 #
-# * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
-#   $c > 1$ (e.g. 3).
-# * **Returns:** the per-element loss, which is minus the objective. The objective is
-#   $\max\big(\min(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A),
-#   c\hat A\big)$ where $\hat A < 0$, and PPO's $\min(\rho \hat A, \operatorname{clip}(\rho) \hat A)$
+# **Recap: the harness and the formula.**
+#
+# * **Call:** `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))` runs your
+#   `dual_clip(X, P, offs, m)` on each block of elements and stores what it returns.
+# * **`X`:** the inputs as pointers, `X[0]` the ratios $\rho$ and `X[1]` the advantages $\hat A$.
+#   `tl.load(X[1] + offs, mask=m, other=0.0)` loads a block of advantages.
+# * **`P`:** the numbers: `P[0]` is $\epsilon$, `P[1]` is $c > 1$ (e.g. 3).
+# * **`offs`, `m`:** the block's flat offsets into each input; the in-bounds mask, False past the end.
+# * **Returns:** the per-element loss, minus the objective:
+#   $-\max\big(\min(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A),
+#   c\hat A\big)$ where $\hat A < 0$, and PPO's $-\min(\rho \hat A, \operatorname{clip}(\rho) \hat A)$
 #   where $\hat A \ge 0$.
-# * **Edge cases:** the max with $c\hat A$ applies only where $\hat A < 0$. Elsewhere it would
-#   replace PPO's objective wherever $c\hat A$ is larger.
+#
+# **Edge cases:** the max with $c\hat A$ applies only where $\hat A < 0$. Elsewhere it would
+# replace PPO's objective wherever $c\hat A$ is larger.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -637,16 +663,52 @@ dual_clip = None
 exercises.attempt("dual_clip", dual_clip)
 
 # %% [markdown]
+# Another hook is right too: cap $\rho$ at $c$, `tl.minimum(ratio, c)`, then compute PPO's loss.
+# Whenever $c > 1 + \epsilon$, this gives the same loss on every element, and the same gradient
+# wherever $\rho \ne c$.
+
+# %% jupyter={"source_hidden": true}
+# Checks: capping ρ at c before PPO's min is the dual clip when c > 1 + ε (CI runs them; skip when reading)
+def _ppo(rho, adv, eps):  # PPO's objective
+    return torch.minimum(rho * adv, rho.clamp(1 - eps, 1 + eps) * adv)
+
+
+def _dual(rho, adv, eps, c):  # the dual clip's objective, as the recap writes it
+    return torch.where(adv < 0, torch.maximum(_ppo(rho, adv, eps), c * adv), _ppo(rho, adv, eps))
+
+
+def _capped(rho, adv, eps, c):  # PPO's objective at min(ρ, c)
+    return _ppo(rho.clamp(max=c), adv, eps)
+
+
+_g = torch.Generator().manual_seed(0)
+_adv = torch.randn(4000, generator=_g, dtype=torch.float64)
+for _eps, _c in ((0.2, 3.0), (0.2, 1.25), (0.1, 1.5)):  # c > 1 + ε in each
+    _rho = (6 * torch.rand(4000, generator=_g, dtype=torch.float64)).requires_grad_()  # ρ from 0 to 6, none equal to c
+    assert (_rho != _c).all() and ((_rho > _c) & (_adv < 0)).any() and ((_rho > _c) & (_adv > 0)).any()
+    _vals = [f(_rho, _adv, _eps, _c) for f in (_dual, _capped)]
+    assert torch.equal(_vals[0], _vals[1])  # the same loss on every element
+    _grads = [torch.autograd.grad(v.sum(), _rho)[0] for v in _vals]
+    assert torch.equal(_grads[0], _grads[1])  # the same gradient
+_rho = torch.tensor([1.15], dtype=torch.float64)  # c = 1.1 ≤ 1 + ε: the cap binds inside the clip range, not the same
+assert _dual(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1) != _capped(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1)
+
+# %% [markdown]
 # **`two_stage_mean`** (a Triton kernel and its launcher). Write section 3's reduction yourself,
 # in two launches.
 #
-# * **Inputs:** `x`, a 1-D float32 tensor of `n` elements.
-# * **Returns:** the mean, a 0-d tensor. In the first launch, one program per block of `BLOCK`
-#   elements writes the block's partial sum. Then a second launch, of one program, adds the
-#   partials in block order and divides by `n`.
-# * **Edge cases:** the last block may run past the end of `x`: mask it, so those lanes add 0.
-#   The checker calls your function twice on each input and compares the bits as well as the
-#   value, which the fixed order makes equal.
+# **Recap: the call and the formula.**
+#
+# * **Call:** the checker calls `two_stage_mean(x)`, twice on each input, and compares the bits as
+#   well as the value, which the fixed order makes equal.
+# * **`x`:** a 1-D float32 tensor of `n` elements.
+# * **Returns:** the mean, a 0-d tensor that your second kernel wrote.
+# * **Formula:** $\bar x = \frac{1}{n}\sum_{p=0}^{P-1} S_p$, with $S_p$ the sum of block $p$'s
+#   `BLOCK` elements and $P = \lceil n / \text{BLOCK}\rceil$. The first launch has one program per
+#   block, which stores its $S_p$. The second, one program, adds them in the order $p = 0, 1, \dots$
+#   and divides by `n`.
+#
+# **Edge cases:** the last block may run past the end of `x`: mask it, so those lanes add 0.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -20,7 +20,7 @@
 #   losses, soft λ-targets as a Triton prologue, and the bias of multi-step targets on replayed
 #   data.
 # * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
-# * **Needs:** notebook 03 (the exercise starts from its `td_lambda_prologue`). Section 4 reuses
+# * **Needs:** notebook 03 (the exercise starts from its `td_lambda_prologue`, copied here). Section 4 reuses
 #   notebook 04b's one-state problem, explained again. No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
@@ -283,8 +283,9 @@ assert ((_ell != 0.8) <= _done).all()  # "ℓ_t differs from λ_t only at done s
 #
 # `rl.sac_targets` runs section 2's scan as one Triton kernel, with one change. It scans
 # $G_t - \alpha\log\pi_t$ instead of $G_t$. Then each step reads its own $\log\pi_t$, never the
-# next step's, which in a padded batch may be padding. After the scan, one line per step turns the
-# result back into $G_t$. ([The appendix](#Appendix:-inside-the-package) shows how.)
+# next step's, which in a padded batch may be padding
+# ([the appendix's example](#Why-an-epilogue:-padding)). After the scan, one line per step turns
+# the result back into $G_t$. ([The appendix](#Appendix:-inside-the-package) shows how.)
 #
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
@@ -610,7 +611,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # `print(exercises.task(name))` restates a task.
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write section 2's prologue for
-# `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` does for TD(λ). The task
+# `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` (copied below) does for TD(λ). The task
 # has one γ, one λ, two critics and no truncations. With section 1's soft next value, here
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the target is
 #
@@ -620,28 +621,52 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # `log_probs` at step $t + 1$: the current policy's log-probability of the stored action,
 # recomputed, as in the introduction.
 #
-# * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
-#   holds (γ, α, λ). The harness and its hook `(X, P, offs, t, m, T)` are in
-#   [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
-# * **Returns:** section 2's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is $G_t$.
-#   Without truncations, the trace stops at a termination and at the window's last step: there
-#   $\ell_t = 0$ and the step resets. The checker compares the scan with `reference.sac_targets`.
-# * **Edge cases:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
-#   select them away with `tl.where`. The window's last step must reset: the checker tests it by
-#   starting the scan from 100, a stand-in for the value past the window.
+# **Recap: the harness and the triple** (in full: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)).
+#
+# * **Call:** `exercises.scan_hook(soft_lambda_targets, X, (gamma, alpha, lam))` runs your
+#   `soft_lambda_targets(X, P, offs, t, m, T)` on each chunk of steps of each row. Then it scans
+#   $y_t = b_t + a_t\,y_{t+1}$ in reverse ($y_t = b_t$ where `reset`), from $y_T = 0$, and returns $y$.
+# * **`X`:** `(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)`, as pointers.
+#   `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of rewards; the flag is
+#   `tl.load(X[5] + offs, mask=m, other=0) != 0`.
+# * **`P`:** the numbers: `P[0]` is γ, `P[1]` is α, `P[2]` is λ.
+# * **`offs`, `t`, `m`, `T`:** the chunk's flat offsets, `row * T + t`; each step's time index, from
+#   0 to T − 1; the in-bounds mask; the row length. Step $t + 1$ is at `offs + 1`, masked with `m & (t + 1 < T)`.
+# * **Returns:** section 2's triple `(a, b, reset)`, whose scan is $G_t$: $a_t = \gamma\ell_t$,
+#   $b_t = r_t + [\lnot\text{term}_t]\,\gamma\big[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}\big]$, and
+#   `reset` (a bool per step) where the trace stops: a termination or the window's last step. There
+#   $\ell_t = 0$; elsewhere $\ell_t = \lambda$.
+#
+# **Edge cases:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
+# select them away with `tl.where`. The window's last step must reset: the checker tests it by
+# starting the scan from 100, a stand-in for the value past the window. The checker compares the
+# scan with `reference.sac_targets`.
+
+# %% [markdown]
+# The prologue to start from, notebook 03's worked `td_lambda_prologue`, copied here:
+
+# %%
+@triton.jit
+def td_lambda_prologue(X, P, offs, t, m, T):
+    gamma, lam = P[0], P[1]
+    r = tl.load(X[0] + offs, mask=m, other=0.0)  # rewards
+    v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
+    term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
+    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b's end form
+    b = r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # select: v_next may be NaN there
+    return gamma * lam, b, term | (t == T - 1)  # the reset: a termination, the window's last step
 
 # %% jupyter={"source_hidden": true}
-# Helpers (folded): find notebook 03, and read one function's code from a notebook file
+# Checks: the copy above is notebook 03's prologue, read from 03 beside this notebook (CI runs them; skip when reading)
 import glob  # noqa: E402
 import json  # noqa: E402
-
-NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "notebooks")  # beside benchmarks/
+import tempfile  # noqa: E402
 
 
 def notebook_03(folder):
     """Notebook 03 in `folder`: by the course's name, else a renamed copy (03_td_lambda-yourname.ipynb)."""
     found = glob.glob(os.path.join(folder, "03_*.ipynb"))
-    assert found, f"no 03_*.ipynb in {folder}: this cell reads notebook 03's worked prologue"
+    assert found, f"no 03_*.ipynb in {folder}: this check compares the copy above with notebook 03's prologue"
     return min(found, key=lambda p: (os.path.basename(p) != "03_td_lambda.ipynb", p))
 
 
@@ -653,17 +678,8 @@ def function_in(path, name):
     return cell[:cell.index("\n\n")]
 
 
-# %% [markdown]
-# The prologue to start from, notebook 03's worked `td_lambda_prologue`, printed from notebook 03:
-
-# %%
-td_lambda_source = function_in(notebook_03(NOTEBOOKS), "td_lambda_prologue")
-print(td_lambda_source)
-
-# %% jupyter={"source_hidden": true}
-# Checks: the printout is the whole function, and a renamed copy of notebook 03 is found (CI runs them; skip when reading)
-import tempfile  # noqa: E402
-
+td_lambda_source = inspect.getsource(getattr(td_lambda_prologue, "fn", td_lambda_prologue)).rstrip("\n")
+assert td_lambda_source == function_in(notebook_03(os.getcwd()), "td_lambda_prologue")  # a notebook runs in its folder
 assert td_lambda_source.startswith("@triton.jit\ndef td_lambda_prologue(X, P, offs, t, m, T):")
 assert "    return " in td_lambda_source  # the whole function, its triple included
 assert "    return gamma * lam, b," in td_lambda_source  # section 2: notebook 03's prologue returns the plain γλ
@@ -756,7 +772,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
 #
-# 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ,
+# 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ, alpha=0.0,
 #    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)`, to float32 rounding, for any `nlp` and `lp`. Which of
 #    notebook 03's statements then carry over to SAC?
 # 2. REDQ (Chen et al., ICLR 2021) keeps 10 critics and takes the min over a random pair each

@@ -339,17 +339,25 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# With the backward, on the committed H200 run, the eager PyTorch formula keeps the GPU busy 2.8
-# to 3.6 times as long as the fused loss: that is GPU time, the kernels alone. On an H100, in
-# paired rounds of wall-clock time, it is the other way round: the eager formula takes 0.83 to
-# 0.89 of our time. The wall clock is mostly host time at these shapes, because the GPU work is so
-# small: on the H200 run, the fused loss keeps the GPU busy under 10 µs per call, less than a
-# thirtieth of its wall time there. The rest is host time: Python, autograd and the kernel
-# launches. The measurements are in [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# Two measurements, on two cards:
+#
+# * **GPU time, on an H200.** With the backward, on the committed H200 run, the eager PyTorch
+#   formula keeps the GPU busy 2.8 to 3.6 times as long as the fused loss. GPU time counts the
+#   kernels alone. On that run the fused loss keeps the GPU busy under 10 µs per call, less than a
+#   thirtieth of its wall time: the rest is host time, Python, autograd and the kernel launches.
+# * **Wall-clock time, on an H100.** The paired rounds that time the eager formula against ours
+#   on the wall clock were run on an H100 only. There it is the other way round: the eager formula
+#   takes 0.83 to 0.89 of our time.
+#
+# The two figures come from different cards. So the reversal may come from the clock (wall time is
+# mostly host time at these shapes) or from the card. The measurements are in
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed H200 run and the H100 paired rounds (CI runs them; skip when reading)
 # every row of CRR's loss, as a table and a chart: profile.committed("crr")
+import glob  # noqa: E402
+
 RUN, RES, h200 = profile.committed_or_empty("crr")
 fused = profile.fused_against_eager("crr") if h200 else {}  # with the backward, where the eager formula was timed
 x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
@@ -363,7 +371,10 @@ _wall = [v[1] for (loss, _, pass_, impl), v in profile.read_loss_wall().items()
          if (loss, pass_, impl) == ("crr", "fwd+bwd", "pytorch_eager")]  # the median ratio, eager ÷ ours, per shape
 _lo, _hi = np.floor(round(100 * min(_wall), 9)) / 100, np.ceil(round(100 * max(_wall), 9)) / 100
 assert len(_wall) == 3 and max(_wall) < 1 and (_lo, _hi) == (0.83, 0.89)  # "faster ... 0.83 to 0.89", rounded outwards
-assert "H100" in open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
+_head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
+assert "H100" in _head and "H200" not in _head  # "run on an H100 only": one card, named in the file's first line
+_loss_walls = glob.glob(os.path.join(profile.results_folder(), "**", "*loss-wall*"), recursive=True)
+assert [os.path.basename(f) for f in _loss_walls] == ["H100-2026-12-06-loss-wall.txt"]  # the one file of paired rounds
 
 # %% [markdown]
 # ## Exercises
@@ -372,15 +383,21 @@ assert "H100" in open(os.path.join(profile.results_folder(), profile.COMMITTED_L
 # `print(exercises.task(name))` restates a task.
 #
 # **`awr_weights`** (a Triton elementwise hook). Write the hook for AWR's weights, from which
-# CRR's come. It runs as `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))`, like
-# notebook 05's `dual_clip`, in [that notebook's harness](05_ppo.ipynb#The-harness-for-Triton-elementwise-hooks).
+# CRR's come, like notebook 05's `dual_clip`.
 #
-# * **Inputs:** `X = (advantages,)`; `P = (beta, max_weight)`.
-# * **Returns:** the weight $\exp(\hat A/\beta)$ of each element, clipped at `max_weight` (20 in both
-#   papers).
-# * **Edge cases:** every advantage above $\beta \ln w_{\max}$ ($w_{\max}$ = `max_weight`) gives
-#   `max_weight` (to rounding), even where $\exp(\hat A/\beta)$ overflows to `inf` in float32.
-#   NumPy's "overflow encountered in exp", which the interpreter may print, is that `inf`.
+# **Recap: the harness and the formula** (in full: [notebook 05's harness](05_ppo.ipynb#The-harness-for-Triton-elementwise-hooks)).
+#
+# * **Call:** `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))` runs your
+#   `awr_weights(X, P, offs, m)` on each block of elements and stores what it returns.
+# * **`X`:** the inputs as pointers: `X[0]` the advantages $\hat A$.
+#   `tl.load(X[0] + offs, mask=m, other=0.0)` loads a block of them.
+# * **`P`:** the numbers: `P[0]` is β, `P[1]` is `max_weight`, $w_{\max}$ (20 in both papers).
+# * **`offs`, `m`:** the block's flat offsets into each input; the in-bounds mask, False past the end.
+# * **Returns:** each element's weight, $\min\big(e^{\hat A/\beta}, w_{\max}\big)$.
+#
+# **Edge cases:** every advantage above $\beta \ln w_{\max}$ gives `max_weight` (to rounding), even
+# where $e^{\hat A/\beta}$ overflows to `inf` in float32. NumPy's "overflow encountered in exp",
+# which the interpreter may print, is that `inf`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -453,14 +470,20 @@ exercises.attempt("awr_weights", awr_weights)
 # so the weights sum to $N$ and average 1. Every weight depends on the whole batch, so the kernel
 # must reduce before it writes. Write `awac_weights(advantages, beta)`.
 #
-# * **Inputs:** `advantages`, a 1-D float32 tensor of $N$ advantages; `beta`, a float.
-# * **Returns:** the weights, a tensor your `@triton.jit` kernel wrote, shaped like `advantages`.
-# * One program is enough. It walks the tensor in blocks of `BLOCK` elements (1024, say) three
-#   times: the max of $\hat A/\beta$, then the sum of $e^{\hat A/\beta - \max}$, then the weights.
-# * **Edge cases:** $\hat A/\beta$ far above 88.7, where `exp` overflows float32 to `inf`, and far
-#   below 0, where it underflows to 0 for every element. Lanes past $N$ must change neither the
-#   max nor the sum. (A store pass that loads them with `other=0.0` may print a harmless
-#   "overflow encountered in exp": the store's mask drops those lanes.)
+# **Recap: the call and the formula.**
+#
+# * **Call:** the checker calls `awac_weights(advantages, beta)`.
+# * **`advantages`:** a 1-D float32 tensor of $N$ advantages. **`beta`:** a float, the temperature β.
+# * **Returns:** the weights, shaped like `advantages`: a tensor your `@triton.jit` kernel wrote.
+# * **Formula:** $w_i = N\,e^{\hat A_i/\beta - M} / \sum_j e^{\hat A_j/\beta - M}$ with
+#   $M = \max_j \hat A_j/\beta$: the formula above, with the max subtracted so that no `exp` overflows.
+# * **Plan:** one program is enough. It walks the tensor in blocks of `BLOCK` elements (1024, say)
+#   three times: the max $M$, then the sum of $e^{\hat A/\beta - M}$, then the weights.
+#
+# **Edge cases:** $\hat A/\beta$ far above 88.7, where `exp` overflows float32 to `inf`, and far
+# below 0, where it underflows to 0 for every element. Lanes past $N$ must change neither the
+# max nor the sum. (A store pass that loads them with `other=0.0` may print a harmless
+# "overflow encountered in exp": the store's mask drops those lanes.)
 #
 # <details><summary>Hint 1: where to start</summary>
 #

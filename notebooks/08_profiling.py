@@ -859,7 +859,7 @@ if DEVICE == "cpu":
 # ```
 #
 # Which inputs does notebook 04's V-trace kernel read that GAE's does not, and how many outputs does
-# it write (its `vtrace_kernel` exercise returns them)? Count them, then check your function on
+# it write (04c's `vtrace_kernel` exercise returns them)? Count them, then check your function on
 # Hint 3's shapes by hand.
 #
 # </details>

@@ -150,6 +150,9 @@ print("three segments scanned from their composed carries = the one-process scan
 # episode leak backwards, since $0 \cdot \text{NaN} = \text{NaN}$; a select drops it. For that
 # reason, the package's maps are triples $(A, B, \text{reset})$.
 #
+# `rl.linear_scan` reads an input $a_t = 0$ as a reset flag and selects, so passing 0 to it is
+# safe; multiplying by 0 in your own code is not.
+#
 # The hardest place for a reset is a rank's last step. The example is one row of 12 steps on two
 # ranks (steps 0–5 and 6–11):
 #
@@ -210,6 +213,13 @@ print(f"carry into rank 0: {carry}; rank 0's first value: select {first_select:.
 assert np.isnan(carry) and np.isnan(first_product)
 assert np.isclose(first_select, float(one_process[0]))
 assert torch.isfinite(one_process[:6]).all() and torch.isnan(one_process[6:9]).all()  # the NaN stays on rank 1
+
+# %% jupyter={"source_hidden": true}
+# Checks: "passing 0 to rl.linear_scan is safe; multiplying by 0 is not" (CI runs them; skip when reading)
+_y = rl.linear_scan(torch.tensor([[0.5, 0.0, 0.5]], dtype=torch.float64),
+                    torch.tensor([[1.0, 2.0, float("nan")]], dtype=torch.float64))
+assert _y[0, :2].tolist() == [2.0, 2.0] and torch.isnan(_y[0, 2])  # a_1 = 0 selects y_1 = b_1: the NaN stays put
+assert np.isnan(2.0 + 0.0 * float("nan"))  # the same step written as a product lets it through
 
 # %% [markdown]
 # ## 4. The exchange, drawn
@@ -375,14 +385,58 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # this.
 #
 # The one result to know: the backward of a scan is the transposed scan (notebook 01's
-# `transposed_scan`), which runs *forwards* in time. So it splits across ranks as the forward did,
-# with the arrows reversed: each rank's gradient enters from the ranks before it. The package
-# takes two passes through each segment and two exchanges of one number per row per rank. Section
-# 5's `d_values` matched the one-process gradient. How, with a worked example by hand, is in
+# `transposed_scan`), which runs *forwards* in time. With $dy_t$ the upstream gradient, the
+# gradient $g_t = \partial L/\partial b_t$ is $g_t = dy_t + a_{t-1}\,g_{t-1}$. So it splits across
+# ranks as the forward did, with the arrows reversed: each rank's gradient enters from the ranks
+# before it. The package takes two passes through each segment.
+#
+# **By hand: two ranks of three steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0
+# holds steps 0–2, rank 1 steps 3–5. One process gives
+# $g = 1,\ 1.5,\ 1.75,\ 1.875,\ 1.9375,\ 1.96875$.
+#
+# 1. **Pass 1:** each rank runs its backward alone, with nothing entering it. Both get
+#    $1,\ 1.5,\ 1.75$: right on rank 0, which nothing enters, too small on rank 1. Each rank also
+#    gets the gradient into its own carry. Rank 0's carry reaches step 2 through
+#    $y_2 = b_2 + a_2 c_0$, so it is $s_0 = a_2 g_2 = 0.5 \cdot 1.75 = 0.875$.
+# 2. **Exchange 1, then compose:** the ranks gather their $s_r$, one number per row. What enters
+#    rank 1 is $x_1 = s_0 = 0.875$, since nothing enters rank 0. With more ranks,
+#    $x_{r+1} = s_r + A_r\,x_r$, with the forward map's $A_r$.
+# 3. **Pass 2:** rank 1 reruns its backward with $x_1$ added at its first step:
+#    $1 + 0.875 = 1.875$, then $1.9375$ and $1.96875$. These are the one-process gradients.
+#
+# **Exchange 2** is GAE's: it sends the gradient of $V(s_{17})$, computed on rank 0, to rank 1.
+# So the backward makes two exchanges of one number per row per rank, and section 5's `d_values`
+# matched the one-process gradient. The derivation and the package's code are in
 # [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire).
 
+# %%
+a6, dy6 = torch.full((1, 6), 0.5, dtype=torch.float64), torch.ones(1, 6, dtype=torch.float64)
+b6 = torch.zeros(1, 6, dtype=torch.float64, requires_grad=True)
+(rl.linear_scan(a6, b6) * dy6).sum().backward()  # one process: g
+
+
+def rank_backward(lo, hi, x_in):
+    """One rank's backward on steps [lo, hi), x_in added at its first step: (d b, d carry)."""
+    b_r = torch.zeros(1, hi - lo, dtype=torch.float64, requires_grad=True)
+    carry_r = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    d_out = dy6[:, lo:hi].clone()
+    d_out[:, 0] += x_in
+    return torch.autograd.grad(rl.linear_scan(a6[:, lo:hi], b_r, initial=carry_r), [b_r, carry_r], d_out)
+
+
+(g_rank0, s0), (g_rank1_alone, _) = rank_backward(0, 3, 0.0), rank_backward(3, 6, 0.0)  # pass 1
+x1 = s0  # exchange 1, composed: x_1 = s_0 + A_0 x_0, and x_0 = 0
+g_rank1, _ = rank_backward(3, 6, x1)  # pass 2
+print("one process:     ", b6.grad[0].tolist())
+print("pass 1, alone:   ", g_rank0[0].tolist(), g_rank1_alone[0].tolist(), " s_0 =", s0.item())
+print("pass 2 on rank 1:", g_rank1[0].tolist())
+assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b6.grad)
+
 # %% jupyter={"source_hidden": true}
-# Checks: section 6's "two exchanges", on the package's backward (CI runs them; skip when reading)
+# Checks: section 6's worked example, and its "two exchanges" on the package's backward (CI runs them; skip when reading)
+assert b6.grad[0].tolist() == [1.0, 1.5, 1.75, 1.875, 1.9375, 1.96875]  # one process
+assert g_rank0[0].tolist() == g_rank1_alone[0].tolist() == [1.0, 1.5, 1.75] and s0.item() == 0.875  # pass 1
+assert g_rank1[0].tolist() == [1.875, 1.9375, 1.96875]  # pass 2 on rank 1
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
 assert bwd_src.count(" = gather(") == 2  # two exchanges (13c, section 7, checks what each one carries)
 assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: one number per row, the carry's

@@ -127,12 +127,25 @@ print(profile.table(sector_table, digits=3))
 assert [t["sectors"] for t in sector_table] == [4, 32, 4]
 assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 times the traffic
 assert Config().time_major_tile[0] == 64  # "the package's tile for a time-major buffer covers up to 64 environments"
+# the fold: the 8 neighbouring environments' programs, one load each, touch the same 32 sectors and use every byte
+_env_sectors = [set((4 * e + 4 * B_ENVS * lane) // SECTOR) for e in range(8)]
+assert all(s_ == _env_sectors[0] for s_ in _env_sectors) and len(_env_sectors[0]) == 32
+assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sectors' 1024 bytes
 
 # %% [markdown]
-# Read along time, the warp fetches 8 times the bytes it uses. So the package's tile for a
-# time-major buffer covers up to 64 environments. (In a `(T, B)` buffer each row of memory is one
-# step, so these 64 environments are 64 neighbouring columns.) At each step its lanes read
-# neighbouring environments, as in the table's last row.
+# Read along time, each load instruction of the warp fetches 8 times the bytes it uses. So the
+# package's tile for a time-major buffer covers up to 64 environments. (In a `(T, B)` buffer each
+# row of memory is one step, so these 64 environments are 64 neighbouring columns.) At each step
+# its lanes read neighbouring environments, as in the table's last row.
+#
+# <details><summary>Details: 8 times per load, not always 8 times the DRAM traffic</summary>
+#
+# The other 28 bytes of each sector are the same step of the 7 neighbouring environments. Their
+# programs load the same 32 sectors, and may find them still in the L1 or L2 cache, so the bytes
+# read from DRAM can be fewer than 8 times those used. Section 0.5's anchor gains in the same
+# way. Nothing keeps a sector in the cache until its neighbours read it, though.
+#
+# </details>
 #
 # A lane can also load 16 bytes in one instruction, a **vector**, but only from an address that is
 # a multiple of 16: an *aligned* one. Counting sectors for any load, aligned or not, is the first
@@ -199,7 +212,7 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
-H200_SMS = 132  # the H200's specification (not in a committed file)
+H200_SMS = 132  # the H200's; docs/DESIGN.md: min_programs is "two per SM on CUDA, 264 on the H200"
 LATENCY_S = 600e-9  # ASSUMED, for illustration: not measured
 GAE_READ = 4 + 4 + 1  # bytes read per float32 step: reward, value, flag
 load_bw = BW * GAE_READ / 17  # GAE's loads at the floor: 9 of every 17 bytes moved
@@ -213,6 +226,7 @@ print(f"GAE's loads at the floor: 9/17 × {BW / 1e12:.2f} TB/s = {load_bw / 1e12
 assert profile.op("gae").bytes_per_step(4) == GAE_READ + 2 * 4 == 17  # "17 moved": two floats written
 assert round(in_flight_gpu / 1e6, 2) == 1.36  # the printout's "1.36 MB"
 assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
+assert "two per SM on CUDA, 264 on the H200" in design and 2 * H200_SMS == 264  # the 132 SMs, in docs/DESIGN.md
 
 # %% [markdown]
 # A kernel reaches those 10 KB per SM in two ways.
@@ -444,7 +458,9 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 # The model, built from sections 0.2 and 0.3:
 #
 # * **Bytes in flight per SM** = the programs resident on it × the bytes each has in flight.
-# * **Resident programs** are capped at 32 per SM, and at 64 warps: 16 programs of 4 warps.
+# * **Resident programs per SM** are the smallest of three caps: 32 programs, the SM's limit; 64
+#   warps ÷ the warps of one program; and the launch's programs ÷ 132, rounded up. Registers and
+#   shared memory can lower the count further; the model leaves them out.
 # * **SMs with work:** a launch of P programs keeps at most P of the 132 SMs busy.
 # * Each SM with work runs at its share of the floor, times (its bytes in flight ÷ 10.3 KB), at
 #   most 1. SMs without work add nothing. That cap is **assumed**: an SM draws no more than its
@@ -453,6 +469,15 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 # It is applied to three committed cases of GAE in float32: the naive-kernel anchor at 16384×1024
 # (one program of Triton's default 4 warps per row, one step's 9 bytes in flight), and the package
 # at 16384×1024 and at 64×16384, with the planner's tiles of section 0.4.
+#
+# **The package's resident count at 16384×1024**, worked: 8192 programs of 2 rows and 1 warp each.
+#
+# * The SM's limit: 32 programs.
+# * The warps: 64 ÷ 1 = 64 programs.
+# * The launch: 8192 ÷ 132 = 62.1, so up to 63 programs on one SM.
+#
+# The smallest cap is 32, so 32 are resident, not 62. The anchor's programs have 4 warps each, so
+# its warps cap it at 64 ÷ 4 = 16.
 
 # %%
 MAX_RESIDENT, MAX_WARPS = 32, 64  # per SM of an H100 or H200 (section 0.2)
@@ -530,6 +555,10 @@ assert round(1e3 * an["KB in flight per SM"]) == 144  # "144 bytes in flight per
 assert round(an["predicted % of floor"], 1) == 1.4 and round(an["measured % of floor"], 1) == 3.3
 assert round(an["measured % of floor"] / an["predicted % of floor"]) == 2  # "about 2× too low"
 assert big_m["resident per SM"] == 32 and round(big_m["KB in flight per SM"] * 1e3 / per_sm) == 14  # "about 14 times"
+# the worked count: 8192 programs of 2 rows and 1 warp; caps 32, 64 ÷ 1, 8192 ÷ 132 = 62.1 rounded up to 63
+assert (big_m["programs"], big_tile["rows"], big_tile["warps"]) == (8192, 2, 1) and 16384 // 2 == 8192
+assert (MAX_RESIDENT, MAX_WARPS // big_tile["warps"], round(8192 / H200_SMS, 1), -(-8192 // H200_SMS)) == (32, 64, 62.1, 63)
+assert model_pct(8192, 1, 1)[2] == min(32, 64, 63) == 32 and MAX_WARPS // ANCHOR_WARPS == 16  # "not 62"; the anchor's 16
 assert big_m["predicted % of floor"] == 100 and round(big_m["measured % of floor"]) == 83  # "the full floor", "83 %"
 assert round(100 - big_m["measured % of floor"]) == 17  # "the last 17 %"
 assert (wide_m["programs"], wide_m["SMs with work"], H200_SMS - wide_m["SMs with work"]) == (64, 64, 68)  # "68 SMs"
@@ -557,7 +586,7 @@ assert order("predicted % of floor") == order("measured % of floor")  # "the ord
 # | GAE's bytes per float32 step | 17 moved, 9 loaded | derived: its inputs and outputs (`profile.op("gae")`) |
 # | load latency | 600 ns | **assumed**, not measured |
 # | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
-# | SMs of an H200 | 132 | the H200's specification |
+# | SMs of an H200 | 132 | the H200's specification; `docs/DESIGN.md`'s 264 programs, two per SM |
 # | resident programs, warps per SM | at most 32, 64 | the H100's and H200's limits |
 # | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2) |
 # | the most one SM draws | 1/132 of the bandwidth | **assumed**, the model's cap (without it, 13c bounds 64×16384 at 87 %) |

@@ -70,7 +70,7 @@ RESULTS = profile.results_folder()  # benchmarks/results/: what an H200 measured
 RUN, RES = profile.committed_results()  # the committed run (profile.COMMITTED_RUN), read by name as notebook 08 reads it
 
 # notebook 13, section 0.2: Little's law for GAE's loads on an H200 (the latency is ASSUMED)
-H200_SMS = 132  # docs/DESIGN.md
+H200_SMS = 132  # the H200's; docs/DESIGN.md: min_programs is "two per SM on CUDA, 264 on the H200"
 LATENCY_S = 600e-9  # an assumed latency, for illustration: not measured here
 GAE_READ = 4 + 4 + 1  # bytes read per float32 step: reward, value, flag
 load_bw = RES["copy_bandwidth_Bps"] * GAE_READ / 17  # GAE's loads at the floor: 9 of every 17 bytes moved
@@ -102,6 +102,7 @@ assert round(in_flight_gpu / 1e6, 2) == 1.36 and round(package_program / 1e3, 1)
 ROOT = os.path.dirname(os.path.dirname(RESULTS))  # the checkout: benchmarks/results/ is two levels down
 with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
     design = " ".join(f.read().split())  # one line: the figures as the design document states them, checked below
+assert "two per SM on CUDA, 264 on the H200" in design and 2 * H200_SMS == 264  # the 132 SMs, as in notebook 13
 
 # %% [markdown]
 # ## 1. Two levels inside a chunk: registers, then threads
@@ -599,10 +600,11 @@ assert round(1.86 / 0.033) == 56  # "about 56 times faster"
 # `TRITON_INTERPRET=1` before you hand in.
 #
 # **The kernel and its chunk loop.** The package's scan kernel is `scan._scan_kernel`, about 70
-# lines. It walks the chunks of its rows in `scan._walk`, onto which notebook 00c, section 3,
-# mapped four parts of your `gae_kernel`. Two folded cells below are for reading that source:
+# lines. It walks the chunks of its rows in `scan._walk`, whose lines notebook 00c, section 3,
+# set beside your `hooked_scan`'s in a table. Two folded cells below are for reading that source:
 # the first lists the kernel's arguments (and prints the kernel if you set `SHOW_KERNEL = True`),
-# the second prints `_walk`'s lines beside your `gae_kernel`'s. Nothing after them needs them.
+# the second prints `_walk` with its counterpart in your kernel above each line. Nothing after
+# them needs them.
 #
 # <details><summary>For maintainers: the kernel's arguments, in three groups (the first folded cell)</summary>
 #
@@ -636,11 +638,11 @@ assert sorted(args) == sorted(a for group in ARG_GROUPS.values() for a in group)
 assert "_walk(" in kernel_src  # the chunk loop, below
 
 # %% [markdown]
-# <details><summary>For maintainers: <code>_walk</code> beside your <code>gae_kernel</code> (the second folded
+# <details><summary>For maintainers: <code>_walk</code> beside your kernel (the second folded
 # cell)</summary>
 #
-# The cell prints the lines of `scan._walk` that notebook 00c, section 3, mapped onto your
-# `gae_kernel`, each under a `# yours:` comment that names its counterpart; `...` marks lines left
+# The cell prints the lines of `scan._walk` that notebook 00c, section 3's table sets beside your
+# `hooked_scan`, each under a `# yours:` comment that names its counterpart; `...` marks lines left
 # out. The other names in the printout:
 #
 # * `X`, `SX` and `P` go to both hooks: the input pointers, their strides, and the numbers γ, λ,
@@ -661,8 +663,8 @@ assert "_walk(" in kernel_src  # the chunk loop, below
 # </details>
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# For maintainers (folded): the lines of scan._walk beside your gae_kernel (00c, section 3)
-YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (00c, section 3's printout)
+# For maintainers (folded): the lines of scan._walk beside your kernel (00c, section 3)
+YOURS = {  # a key of a line of _walk -> its counterpart in your kernel (00c, section 3's table)
     "for k in tl.range": "the loop over the chunks",
     "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
     "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",

@@ -1412,6 +1412,7 @@ class _OutOfBounds(Exception):
 
 
 SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # under the interpreter, while a check runs
+        "rows_scanned": False,  # per tiled call: a 2-D tl.associative_scan along axis 0 (_in_tiles)
         "not_associative": None,  # per call: None (no combine of the student's tried yet), "" or where it is not
         "combine": None,  # per call: what the student's first combine gives on TWO_MAPS (_on_two_maps)
         "combine_reset_first": None,  # per call: and on RESET_FIRST, where it takes flags
@@ -1659,6 +1660,7 @@ def _interpreting(poison_scans=False):
         SEEN["widest_scan"] = max(SEEN["widest_scan"], int(np.shape(first.handle.data)[self.axis]))
         SEEN["tallest_scan"] = max(SEEN["tallest_scan"], int(np.size(first.handle.data)
                                                                // max(1, np.shape(first.handle.data)[self.axis])))
+        SEEN["rows_scanned"] |= np.ndim(first.handle.data) == 2 and self.axis == 0  # a tile's rows, not its steps
         result = saved[scans, "apply"](self, input)
         if SEEN["not_associative"] is None and _the_student_s(getattr(self.combine_fn, "fn", self.combine_fn)):
             SEEN["not_associative"] = _associativity(self, input, result)
@@ -5051,25 +5053,6 @@ def _vtrace_pg_cases(d):
             for what, args, term, shape in _vtrace_rollouts(d, lambda shape: np.full(shape, np.nan))]
 
 
-@_exercise("vtrace_kernel", "04_vtrace", "kernel", stream=23, task="""
-vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk) ->
-(vs, pg): V-trace end to end in Triton, on (B, T) float32 inputs and bool terminations (lambda = 1,
-the policy gradient's clip is rho_bar). Your reset_scan (chunks of `chunk` steps, one program per
-row) over the affine step of vs that this notebook derives, then the policy-gradient advantage
-pg_t = min(rho_bar, pi/mu) (r_t + gamma (1 - term_t) vs'_{t+1} - V_t), pi/mu = exp(log_rhos),
-vs'_{t+1} being vs_{t+1} inside the window and next_values at its last step. Both outputs written by kernels of yours (one
-kernel, or the scan and then a kernel that reads vs one step on). next_values behind a termination
-may be NaN: select it away. Contiguous inputs.
-""", needs="scan", run=_in_chunks(8), results=("vs", "pg_advantages"), recompute=_vtrace_reference,
-   hint=lambda *a: _vtrace_kernel_hint(*a))
-def _vtrace_kernel_cases(d):
-    out = []
-    for what, args, term, shape in _vtrace_rollouts(d, lambda shape: np.full(shape, np.nan)):
-        what += ", chunk 64" + (", NaN next values behind the terminations" if term.any() else "")
-        out.append((what, _vtrace_tensors(args) + (64,), {}, _vtrace_reference(*args), {TERM: term, **_carry_steps(shape)}))
-    return out
-
-
 def _fixed_point_correction(V, P, R, pi, mu, gamma, rho_bar):
     """V-trace's mean correction at each state with the critic V: E_mu[rho (r + gamma V(s') - V(s)) | s]."""
     rho = np.minimum(rho_bar, pi / mu)
@@ -5171,6 +5154,26 @@ def _vtrace_fixed_point_cases(d):
         args = (P, R, pi, mu, gamma, rho_bar)
         out.append((f"{what}, gamma = {gamma:g}, rho_bar = {rho_bar:g}; compared: the mean correction with your V, "
                     "state by state (0 at the fixed point)", args, {}, np.zeros(P.shape[0]), {}))
+    return out
+
+
+# ---- 04c: V-trace in one kernel ------------------------------------------------------------------
+@_exercise("vtrace_kernel", "04c_vtrace_kernel", "kernel", stream=23, task="""
+vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk) ->
+(vs, pg): V-trace end to end in Triton, on (B, T) float32 inputs and bool terminations (lambda = 1,
+the policy gradient's clip is rho_bar). Your reset_scan (chunks of `chunk` steps, one program per
+row) over the affine step of vs that notebook 04 derives, then the policy-gradient advantage
+pg_t = min(rho_bar, pi/mu) (r_t + gamma (1 - term_t) vs'_{t+1} - V_t), pi/mu = exp(log_rhos),
+vs'_{t+1} being vs_{t+1} inside the window and next_values at its last step. Both outputs written by kernels of yours (one
+kernel, or the scan and then a kernel that reads vs one step on). next_values behind a termination
+may be NaN: select it away. Contiguous inputs.
+""", needs="scan", run=_in_chunks(8), results=("vs", "pg_advantages"), recompute=_vtrace_reference,
+   hint=lambda *a: _vtrace_kernel_hint(*a))
+def _vtrace_kernel_cases(d):
+    out = []
+    for what, args, term, shape in _vtrace_rollouts(d, lambda shape: np.full(shape, np.nan)):
+        what += ", chunk 64" + (", NaN next values behind the terminations" if term.any() else "")
+        out.append((what, _vtrace_tensors(args) + (64,), {}, _vtrace_reference(*args), {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -6396,6 +6399,9 @@ def _sectors_hint(addresses, nbytes, got, expected):
               "that counts each load's first and last sectors only: a load wider than 32 bytes also touches "
               "the sectors between them." + _fix(" Count every sector from the first byte's to the last byte's, "
                                                   "range(first, last + 1).")),
+             *((len({s for a in addresses for s in range(int(a) // SECTOR, (int(a) + end) // SECTOR)}),
+                "that leaves out each load's last sector: range(first, last) stops before last." + _fix(
+                    " Count range(first, last + 1), last = (address + nbytes - 1) // 32.")) for end in (nbytes - 1, nbytes)),
              (len({s for a in addresses for s in range(int(a) // SECTOR, (int(a) + nbytes) // SECTOR + 1)}),
               "that counts one byte too many at a load's end, where a load ends at a sector's end." + _fix(
                   " A load's last byte is address + nbytes - 1, so a load that ends at a sector's end does not touch "
@@ -6452,7 +6458,7 @@ def _in_tiles(chunk_at, rows_at):
     chunked = _in_chunks(chunk_at)
 
     def run(fn, args, kw):
-        SEEN["tallest_scan"], before = 0, len(LAUNCHES)
+        SEEN["tallest_scan"], SEEN["rows_scanned"], before = 0, False, len(LAUNCHES)
         out = chunked(fn, args, kw)
         B, rows = args[0].shape[0], args[rows_at]
         programs = [n for n in (_programs(launch) for launch in LAUNCHES[before:] if launch.mine) if n is not None]
@@ -6469,6 +6475,11 @@ def _in_tiles(chunk_at, rows_at):
     return run
 
 
+_ROWS_SCANNED = ("Your kernel's tl.associative_scan runs along axis 0, down the tile's rows: that scans across the "
+                 "batch, one row's step into another row's. A tile is (ROWS, CHUNK), its rows the batch and its "
+                 "columns the steps: time runs along axis 1." + _fix(" tl.associative_scan(..., axis=1, ...)."))
+
+
 @_exercise("tiled_scan", "13_appendix_performance", "kernel", stream=23, task="""
 tiled_scan(rewards, terminated, gamma, chunk, rows) -> returns, (B, T): reset_scan (00c) with a
 tile of `rows` rows per program. Launch triton.cdiv(B, rows) programs; program p owns rows
@@ -6478,7 +6489,8 @@ from the last one down. Each chunk is a (ROWS, CHUNK) block: one tl.associative_
 reset_scan. Contiguous inputs; B need not be a multiple of rows.
 """, needs="scan", run=_in_tiles(3, 4), recompute=lambda r, done, gamma, chunk, rows: reference.discounted_returns(
     r, gamma=gamma, terminated=done), window_end=_ROW_END,
-    hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args[:4], True, got, expected, tiled=True))
+    hint=lambda args, i, bad, got, expected: _ROWS_SCANNED if SEEN["rows_scanned"] else _one_chunk_order_hint(
+        args[:4], True, got, expected, tiled=True))
 def _tiled_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -6518,6 +6530,13 @@ def _resident_hint(regs, num_warps, shared_bytes, got):
     """What a wrong count of resident_programs left out, where it is one of the usual slips."""
     limits = _resident_limits(regs, num_warps, shared_bytes)
     slips = (
+        # registers counted per program (65536 // regs) or per warp, where that leaves them no limit at all
+        (min(v for k, v in limits.items() if k != "registers") if limits["registers"] < min(
+            v for k, v in limits.items() if k != "registers") else None,
+         f"your count is more than the registers allow: it counts registers per program or per warp, not per "
+         f"thread. A program of num_warps warps holds regs registers in each of its 32 * num_warps threads, so "
+         f"the registers allow {limits['registers']:,} programs here." + _fix(
+             " registers: 65536 // (regs * 32 * num_warps).")),
         (min(SM_PROGRAMS, SM_WARPS // num_warps, SM_REGISTERS // (regs * num_warps), limits["shared"]),
          "your register limit counts one register per warp, not per thread: a program of num_warps warps "
          "holds regs registers in each of its 32 * num_warps threads." + _fix(

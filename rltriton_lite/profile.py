@@ -742,7 +742,7 @@ def read_loss_wall(path=None) -> dict:
     with open(path, encoding="utf-8") as f:
         for line in f:
             if line.startswith("loss "):
-                _, loss, shape, pass_, impl, us, _us, _ratio, med, lo, hi = line.split()
+                _, loss, shape, pass_, impl, us, _us, _ratio, med, lo, hi = line.split()[:11]  # (then "gpu X us")
                 B, T = map(int, shape.split("x"))
                 out[loss, (B, T), pass_, impl] = (float(us), float(med), float(lo), float(hi))
     return out

@@ -371,7 +371,8 @@ def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
 @triton.jit
 def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr, ONE_CARRY: tl.constexpr,
                    CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False, NO_AXIS: tl.constexpr = False,
-                   A_FROM_T: tl.constexpr = False, SWAPPED: tl.constexpr = False, CARRY_AT_END: tl.constexpr = False):
+                   A_FROM_T: tl.constexpr = False, SWAPPED: tl.constexpr = False, CARRY_AT_END: tl.constexpr = False,
+                   SCAN_AXIS: tl.constexpr = 1):
     """tiled_scan's solution with one of its mistakes switched on."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     carry = tl.zeros((ROWS,), dtype=tl.float32)
@@ -387,7 +388,7 @@ def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr
         if SWAPPED:
             a_s, b_s, k_s = tl.associative_scan((a, r, term), 1, _reset_combine_swapped, reverse=True)
         else:
-            a_s, b_s, k_s = tl.associative_scan((a, r, term), 1, _reset_combine, reverse=True)
+            a_s, b_s, k_s = tl.associative_scan((a, r, term), SCAN_AXIS, _reset_combine, reverse=True)
         if NO_AXIS:
             g = tl.where(k_s, b_s, b_s + a_s * carry)  # (ROWS,) against (ROWS, CHUNK): no [:, None]
         elif CARRY_READ:
@@ -655,6 +656,7 @@ def wrong_answers(name: str):
             ("one carry for the tile, its rows' values summed", _tiled_with(ONE_CARRY=True)),
             ("the carry read where the composed reset flag is set", _tiled_with(CARRY_READ=True)),
             ("the carry taken at the chunk's last step (a round-37 review's case)", _tiled_with(CARRY_AT_END=True)),
+            ("the scan along axis 0, the tile's rows (rounds 51 and 52's case)", _tiled_with(SCAN_AXIS=0)),
         ],
         "reset_scan": [
             ("an episode end as a product, a_t = gamma (1 - term_t) (00c section 1's leak)", reset_scan_by_product),
@@ -947,10 +949,14 @@ def wrong_answers(name: str):
                          ("the last byte taken as address + nbytes (one too many: the fourth review's case)",
                           lambda a, n: len({s for x in a for s in range(int(x) // 32, (int(x) + n) // 32 + 1)})),
                          ("each load's first and last sectors only (a wide load's middle ones left out: a later "
-                          "review's case, which passed)", lambda a, n: len(set(a // 32) | set((a + n - 1) // 32)))],
+                          "review's case, which passed)", lambda a, n: len(set(a // 32) | set((a + n - 1) // 32))),
+                         ("range(first, last): each load's last sector left out (a round-52 review's case, no hint "
+                          "then)", lambda a, n: len({s for x in a for s in range(int(x) // 32, (int(x) + n - 1) // 32)}))],
         "resident_programs": [
             ("registers counted per warp, not per thread", lambda r, w, sh: min(32, 64 // w, 65536 // (r * w),
                                                                               233472 // sh if sh else 32)),
+            ("registers counted per program, 65536 // regs (a round-52 review's case, named per warp then)",
+             lambda r, w, sh: min(32, 64 // w, 65536 // r, 233472 // sh if sh else 32)),
             ("no cap of 32 programs", lambda r, w, sh: min(64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else 64)),
             ("no cap of 64 warps", lambda r, w, sh: min(32, 65536 // (r * 32 * w), 233472 // sh if sh else 32)),
             ("the cap of 32 only where there is no shared memory (Hint 4's line without the 32 in its min: round 38's "
@@ -1040,6 +1046,12 @@ W_SAYS = {
     ("tiled_scan", "the carry taken at the chunk's last step (a round-37 review's case)"):
         ("Your carry is G at the chunk's last step", "t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."),
     ("resident_programs", "registers counted per warp, not per thread"): "not per thread",
+    ("warp_sectors", "range(first, last): each load's last sector left out (a round-52 review's case, no hint then)"):
+        ("leaves out each load's last sector", "range(first, last + 1)"),
+    ("tiled_scan", "the scan along axis 0, the tile's rows (rounds 51 and 52's case)"):
+        ("runs along axis 0, down the tile's rows", "axis=1"),
+    ("resident_programs", "registers counted per program, 65536 // regs (a round-52 review's case, named per warp then)"):
+        ("counts registers per program or per warp, not per thread", "65536 // (regs * 32 * num_warps)"),
     ("resident_programs", "no cap of 32 programs"): "at most 32 resident programs",
     ("resident_programs", "the cap of 32 only where there is no shared memory (Hint 4's line without the 32 in its min: "
                           "round 38's case)"): "at most 32 resident programs",

@@ -89,7 +89,7 @@ def test_hint_3_prints_what_it_promises(name, notebook):
 
 
 def test_vtrace_kernel_s_hint_3_names_what_a_swapped_combine_prints(tmp_path):
-    """04's Hint 3: vs = (1.5, 1.5, 2) on its first case (chunk 2) means the combine's operands are swapped."""
+    """04c's Hint 3: vs = (1.5, 1.5, 2) on its first case (chunk 2) means the combine's operands are swapped."""
     src = (ROOT / "notebooks" / "solutions" / "vtrace_kernel.py").read_text()
     swapped = src.replace("return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2",
                           "return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2")
@@ -103,7 +103,7 @@ def test_vtrace_kernel_s_hint_3_names_what_a_swapped_combine_prints(tmp_path):
     vs, _ = module.solution(torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0),
                             one_row(1.0, 1.0, 2.0), one_row(False, False, False), 0.5, 1.0, 1.0, 2)
     torch.testing.assert_close(vs.cpu(), torch.tensor([[1.5, 1.5, 2.0]]))
-    assert "(1.5, 1.5, 2)" in (ROOT / "notebooks" / "04_vtrace.py").read_text()
+    assert "(1.5, 1.5, 2)" in (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
 
 
 def _edited_solution(name, edits, tmp_path):
@@ -121,7 +121,7 @@ def _edited_solution(name, edits, tmp_path):
 
 
 def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
-    """04's Hint 3 (a cold review): v_2 = 1 comes from b at the window's last step not in its end form (it kept
+    """04c's Hint 3 (a cold review): v_2 = 1 comes from b at the window's last step not in its end form (it kept
     -gamma c V'). The flag missing there, with b in its end form, still gives v_2 = 2: the carry into that step is
     0, so the flag changes nothing there."""
     one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731
@@ -134,21 +134,29 @@ def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
     for edits in ([b_kept], [flag, b_kept]):
         vs, _ = _edited_solution("vtrace_kernel", edits, tmp_path)(*args)
         np.testing.assert_allclose(vs.cpu().numpy(), [[1.625, 1.25, 1.0]], rtol=1e-6)
-    text = (ROOT / "notebooks" / "04_vtrace.py").read_text()
+    text = (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
     assert "$v_2 = 1$ means $b$ at the window's last step is not in its end form" in text
     assert "means the window's last step was not a reset" not in text
 
 
 def test_vtrace_pg_s_hint_3_shows_rho_times_vs_minus_v(tmp_path):
     """04's Hint 3 for vtrace_pg (a cold review): rho (vs - V), section 4's on-policy identity, gives the terminated
-    row's answer; the row without a termination shows it, 0.25 at t = 1 where the answer is 0.5."""
-    X = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
-         torch.ones(1, 3, device=DEVICE), torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE),
-         torch.tensor([[False, False, False]], device=DEVICE))
+    row's answer; the row without a termination shows it, 0.25 at t = 1 where the answer is 0.5. A later review:
+    the ratio left unclipped prints 1.5 at t = 0 on the first line and 1.0 on the second (not 1.0 on both)."""
+    lr_r_v = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
+              torch.ones(1, 3, device=DEVICE))
+    X = (*lr_r_v, torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE), torch.tensor([[False, False, False]], device=DEVICE))
+    X_term = (*lr_r_v, torch.tensor([[1.0, float("nan"), 2.0]], device=DEVICE),
+              torch.tensor([[False, True, False]], device=DEVICE))
     wrong = _edited_solution("vtrace_pg", [
         ("(r + tl.where(term, 0.0, gamma * v_next) - v)", "(y - v)")], tmp_path)
     for fn, want in ((_solution("vtrace_pg"), [[0.75, 0.5, 1.0]]), (wrong, [[0.75, 0.25, 1.0]])):
         got = exercises.scan_hook(exercises.vtrace_prologue, X, (0.5, 1.0, 1.0), epilogue=fn)
         np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
+    unclipped = _edited_solution("vtrace_pg", [("tl.minimum(rho, rho_bar) * ", "rho * ")], tmp_path)
+    for x, want in ((X, [[1.5, 0.5, 1.0]]), (X_term, [[1.0, 0.0, 1.0]])):
+        got = exercises.scan_hook(exercises.vtrace_prologue, x, (0.5, 1.0, 1.0), epilogue=unclipped)
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
     text = (ROOT / "notebooks" / "04_vtrace.py").read_text()
     assert "0.25 at $t = 1$ in the first line is $\\rho_t(v_t - V_t)$" in text
+    assert "1.5 at $t = 0$ on the first line (1.0 on the\n# second) is a ratio left unclipped" in text

@@ -19,6 +19,7 @@ import triton
 import triton.language as tl
 
 import rltriton_lite as rl
+from rltriton_lite import bench
 from rltriton_lite.bench import bare_gae, minimal_ppo_loss
 
 dev = "cuda"
@@ -168,7 +169,7 @@ for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536)] if
 
 # The fused losses against the PyTorch they replace, alone with --losses: ours, the eager formula,
 # torch.compile of it and (PPO) the minimal autograd.Function, each call checked against ours, then
-# timed in the same interleaved rounds. A ratio's median and its lowest and highest over the rounds
+# timed in the same interleaved rounds, and each call's GPU time (bench.kernel_ms) on the same card. A ratio's median and its lowest and highest over the rounds
 # are of the within-round ratios, so the host's drift between rounds cancels: a ratio above 1 in
 # every round is a wall-time saving the host's noise cannot explain.
 LOSS_SHAPES = [(16, 128), (4096, 128), (64, 16384)]  # where the benchmark times the eager formulas
@@ -177,8 +178,6 @@ LOSS_SHAPES = [(16, 128), (4096, 128), (64, 16384)]  # where the benchmark times
 def loss_calls(name, B, T, pass_):
     """{impl: call} for one loss and pass, as bench.Sweep builds them (fwd+bwd: the gradients of the
     harness's leaves, against the same cotangents), each checked against ours."""
-    from rltriton_lite import bench
-
     op = bench._op(name)
     p = op.defaults
     x = op.make(B, T, torch.float32, dev, torch.Generator().manual_seed(0))
@@ -212,8 +211,11 @@ if MODE == "--losses":
     for name in ("ppo", "sac", "crr"):
         for B, T in LOSS_SHAPES:
             for pass_ in ("fwd", "fwd+bwd"):
-                times = rounds(loss_calls(name, B, T, pass_), 100 if pass_ == "fwd" else 50)
+                calls = loss_calls(name, B, T, pass_)
+                times = rounds(calls, 100 if pass_ == "fwd" else 50)
                 for impl, us in times.items():
                     r = [u / o for u, o in zip(us, times["rltriton_lite"])]
+                    ms = bench.kernel_ms(calls[impl], bench.Timing())  # the GPU time alone, on the same card
                     print(f"loss {name} {B}x{T} {pass_} {impl} {statistics.median(us):.1f} us "
-                          f"ratio {statistics.median(r):.3f} {min(r):.3f} {max(r):.3f}")
+                          f"ratio {statistics.median(r):.3f} {min(r):.3f} {max(r):.3f} "
+                          f"gpu {'n/a' if ms is None else f'{1e3 * ms:.1f}'} us")

@@ -1,4 +1,4 @@
-"""Solution: vtrace_kernel (notebook 04). reset_scan over V-trace's step for vs, a reset at a
+"""Solution: vtrace_kernel (notebook 04c). reset_scan over V-trace's step for vs, a reset at a
 termination and at the window's last step (vs_{T-1} = V + rho delta: the bootstrap cancels), then
 a second kernel for the policy-gradient advantage, which reads vs one step on from memory."""
 import torch

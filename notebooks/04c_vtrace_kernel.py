@@ -1,0 +1,237 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04c — V-trace in one kernel (the capstone)
+#
+# * **You will learn:** to write V-trace end to end in Triton kernels of your own, with no harness:
+#   00c's chunked reset scan over V-trace's step, then the policy-gradient advantage.
+# * **Time:** 1–2 h, one checked exercise (no open questions).
+# * **Needs:** [notebook 00c](00c_episodes_and_hooks.ipynb) (your `reset_scan`) and
+#   [notebook 04](04_vtrace.ipynb) (its sections 1 and 2, and your `vtrace_pg`). No GPU.
+#
+# Notebook 04 wrote V-trace as one reverse scan of $v_t$ itself
+# ([its section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)):
+#
+# $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
+#   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
+#
+# There, a harness ran your prologue and epilogue inside its own kernel. Here you write both
+# kernels yourself: a chunked scan for `vs`, as your `reset_scan` in 00c, and a second kernel for
+# the advantage, as your `vtrace_pg` in 04.
+
+# %%
+import inspect
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels on the CPU
+
+import triton
+import triton.language as tl
+
+from rltriton_lite import exercises
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+# %% [markdown]
+# The combine is given: 00c's `reset_combine`, unchanged. Where its second operand resets, it
+# returns that operand alone, and the first never enters.
+
+# %%
+@triton.jit
+def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, applied first
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
+
+
+# %% [markdown]
+# ## Exercises
+#
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
+#
+# **`vtrace_kernel`** (the capstone). Write V-trace in Triton as a whole kernel, with no harness.
+# A first kernel scans `vs` row by row, in [chunks](GLOSSARY.md#chunk), with the step and resets
+# above. A second kernel, launched after the first has finished, reads `vs` one step on and
+# computes the advantage of your `vtrace_pg` (04).
+#
+# * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
+#   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
+#   the chunk length, a power of two (`tl.arange` needs one). λ = 1.
+# * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄.
+# * **The recurrence** is the one above at λ = 1, with no truncation input:
+#   $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$, with
+#   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$ and
+#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$. Each [lane](GLOSSARY.md#lane)'s triple
+#   $(a_t, b_t, k_t)$ holds the reset flag $k_t$.
+#
+# <details><summary>Details: why a second kernel for pg (needed for <code>vtrace_kernel</code>)</summary>
+#
+# `pg` reads $v_{t+1}$, the next step's `vs`: inside a chunk another lane's value, and at the
+# chunk's last lane the carry. Triton has no cheap way to move a block by one lane (`tl.gather`
+# can, as a general gather). Storing `vs` and loading it back in the same kernel needs a barrier
+# between the store and the load (`tl.debug_barrier()`), or lane 5 may load `vs[6]` before lane 6
+# has stored it. A second kernel starts only once the first has finished, so all of `vs` is in
+# memory by then.
+#
+# </details>
+#
+# <details><summary>Details: the checker, and the padding lanes' identity (optional)</summary>
+#
+# The checker compares `(vs, pg)` with `reference.vtrace` on rows shorter and longer than a chunk,
+# with terminations.
+#
+# The padding lanes' identity is a safeguard that never shows here. Padding lanes lie after step
+# $T-1$, which always resets, so nothing from them reaches `vs`. The identity matters in a row with
+# no reset at its end, such as one process's piece of a row split across processes (notebook 11):
+# there the padding lanes' pair enters the chunk's map.
+#
+# </details>
+
+# %% [markdown]
+# **What your kernel does**, part by part. The hints below hold the code.
+#
+# * **Part 1, the loop.** One program per row walks the row's chunks of `chunk` steps, from the
+#   last to the first. It carries one number from chunk to chunk, $v$ at the first step of the
+#   chunk just done, starting at 0.
+# * **Part 2, the triple.** Split the recurrence as above, with
+#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s resets and selects. Padding
+#   lanes, past the row's end, get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
+# * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
+#   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
+#   ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+#   Each step gets the map $(A, B, K)$ of itself and the chunk's later steps.
+# * **Part 4, the carry and the store.** `vs` is $B + A \cdot \text{carry}$ where $K$ is false (no
+#   reset up to the chunk's end), and $B$ alone where it is true. It is stored at every real step.
+# * **Part 5, the second kernel's $v_{t+1}$.** Each element of the (B, T) output on its own:
+#   $v_{t+1}$ is the row's `vs` at step $t+1$, or `next_values` at the window's last step.
+# * **Part 6, the advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in your
+#   `vtrace_pg`, with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every
+#   real element.
+
+# %% [markdown]
+# <details><summary>Hint 1: where to start</summary>
+#
+# Copy your `reset_scan` from 00c. Its loop, combine, carry and store are the checklist's parts
+# 1, 3 and 4 already: only the triple it builds (part 2) changes.
+# For `pg`, start from your `vtrace_pg`. The formula is the same, with `y_in` replaced by a load of
+# `vs` one element on.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# Fill in the triple of each lane (Hint 4 has it filled in):
+#
+# | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
+# | --- | --- | --- | --- |
+# | ordinary | ? | ? | ? |
+# | termination | ? | ? | ? |
+# | the window's last step, not terminated (the end form) | ? | ? | ? |
+# | padding, past the row's end | ? | ? | ? |
+#
+# The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
+# checklist. `ci` is the chunk's index, so that `c` stays free for $c_t$.
+#
+# ```python
+# @triton.jit
+# def vs_kernel(LR, R, V, NV, TERM, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr):
+#     row = tl.program_id(0)                      # one program per row
+#     carry = 0.0                                 # nothing comes after the row
+#     n_chunks = tl.cdiv(T, CHUNK)
+#     for i in range(0, n_chunks):
+#         ci = n_chunks - 1 - i                   # the chunks, last first
+#         t = ci * CHUNK + tl.arange(0, CHUNK)
+#         m = t < T                               # lanes past the row's end: padding
+#         ...                                     # the triple, the scan, the store, the next carry
+# ```
+#
+# The second kernel takes one block of the (B, T) elements per program. The launcher runs
+# `vs_kernel[(B,)]`, then `pg_kernel[(triton.cdiv(B * T, BLOCK),)]`.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# [Notebook 04's by-hand case](04_vtrace.ipynb#1.-The-loop), with `chunk=2`: the carry crosses
+# from the chunk {2} to the chunk {0, 1}. `next_values` is $(1, 1, 2)$, so its numbers are 04's: `vs` $= (1.75, 1.5, 2)$
+# and `pg` $= (0.75, 0.5, 1)$. Step 2 is a reset, $v_2 = V_2 + \rho_2\delta_2 = 1 + 1 = 2$, with
+# no $v_3$ in it. Then make step 1 terminal, with a NaN in `next_values` there: `vs`
+# $= (1.5, 1, 2)$ and `pg` $= (0.5, 0, 1)$.
+#
+# ```python
+# one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a (1, 3) tensor
+# lr_r_v = (torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0))
+# for nv3, term3 in ((one_row(1.0, 1.0, 2.0), one_row(False, False, False)),
+#                    (one_row(1.0, float("nan"), 2.0), one_row(False, True, False))):
+#     print([x.tolist() for x in exercises.guarded(vtrace_kernel, *lr_r_v, nv3, term3, 0.5, 1.0, 1.0, 2)])
+# # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
+# ```
+#
+# $v_2 = 1$ means $b$ at the window's last step is not in its end form: it kept $-\gamma c V'$,
+# which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
+# means your combine's operands are swapped: it applies the earlier run's map first, so $v_0$ comes
+# out as $b_1 + a_1 b_0 + a_1 a_0 v_2$. For the carry, a property: on a random
+# row of 10 steps, `vs` with `chunk=2` and with `chunk=16` must agree (to about $10^{-6}$).
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
+# | --- | --- | --- | --- |
+# | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
+# | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | yes |
+# | the window's last step, not terminated (the end form) | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | yes |
+# | padding, past the row's end | 1 | 0 | no |
+#
+# ```python
+# reset = term | ___  # ___: which other step has no v_{t+1} to read?
+# a = tl.where(m, ___, 1.0)  # padding lanes: the identity
+# b = tl.where(m, v + rho * delta - tl.where(reset, ___, ___), 0.0)  # ___: what does a reset drop?
+# carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # a masked sum: vs on one lane. ___: the step whose vs enters the chunk before
+# vs_next = tl.load(VS + e + 1, mask=m & ___, other=0.0)  # second kernel, e = row * T + t (flat). ___: never past the tensor
+# ```
+#
+# </details>
+
+# %%
+# YOUR CODE: your kernel(s), and this launcher returning (vs, pg)
+def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk):
+    raise NotImplementedError
+
+
+# %%
+exercises.attempt("vtrace_kernel", vtrace_kernel)
+
+# %% [markdown]
+# The given `exercises.vtrace_prologue`, to compare with your kernel's triple:
+
+# %%
+print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
+
+
+# %% [markdown]
+# ## What you now know
+#
+# * V-trace in one kernel is 00c's reset scan with another triple: $a_t = \gamma c_t$,
+#   $b_t = V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma c_t V'_t$, and a reset at every
+#   episode end and at the window's last step.
+# * Padding lanes take the identity $(1, 0, \text{false})$. The carry, $v$ at a chunk's first step,
+#   enters the chunk before it only where no reset cuts it.
+# * An output that reads a neighbour's scanned value, here $v_{t+1}$, is simplest in a second
+#   kernel: it starts only once all of `vs` is in memory.
+# * Selects, not products with 0, keep a NaN behind a termination out of both outputs.
