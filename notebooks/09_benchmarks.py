@@ -50,10 +50,13 @@
 #   paired rounds and the H200's single timings differ (`torch.compile`'s small leads in section 2),
 #   the rounds are a hint about the H200, not a verdict
 #   ([notebook 14, section 8](14_appendix_data.ipynb#8.-Single-timings-beside-paired-rounds)).
-# * **The noise rule** (notebook 08, section 3): two timings that were not paired say which call is
-#   faster only when they are more than 2.3× apart. Our own calls, unchanged, moved by up to 2.24×
-#   between their two timings in the H200 session, so a smaller gap could be that drift alone.
-#   Single wall timings, and ratios of them, are therefore rough.
+# * **Paired rounds are the real test** of which call is faster: both calls timed in the same
+#   rounds, the host's load shared (section 4's wall times).
+# * **Without them, the noise rule, a rule of thumb** from this run's own drift (notebook 08,
+#   section 3): two unpaired timings say which call is faster only when they are more than 2.3×
+#   apart. Our own calls, unchanged, moved by up to 2.24× between their two timings in the H200
+#   session, so a smaller gap could be that drift alone. Single wall timings, and ratios of them,
+#   are therefore rough.
 # * **Rounding.** The text gives ratios and percentages to about two significant figures. A range's
 #   low end is rounded down and its high end up, so that it holds every value.
 # * [Notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from) lists the files and says how
@@ -201,7 +204,7 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 # <details><summary>Details: why the run beats the model, few long rows, and SAC above 100 %</summary>
 #
 # * GAE's GPU times, 1.8 and 3.3 µs, beat the model: its fixed cost is a little under 2 µs, and
-#   at 4096×128 its bytes sit in the L2 cache.
+#   at 4096×128 its 8.9 MB sit in the L2 cache, which holds tens of MB.
 # * The model misses the scans on few long rows (64×16384): 64 rows give the GPU too little
 #   parallel work ([notebook 13, section 0.3](13_appendix_performance.ipynb#0.3-Enough-programs:-why-a-few-long-rows-leave-the-GPU-idle)).
 # * SAC passes 100 % at 64×16384 because its bytes sit in the L2 cache
@@ -216,7 +219,8 @@ _gae = {s: row("gae", *s) for s in [(16, 128), (4096, 128)]}  # the debrief: GAE
 assert round(pct["gae", (4096, 128), "fwd"]) == 63  # "63 %"
 assert [round(1e3 * _gae[s]["kernel_ms"], 1) for s in _gae] == [1.8, 3.3]  # "1.8 and 3.3 µs"
 assert all(1e3 * r["kernel_ms"] < 2.0 + 1e3 * r["floor_ms"] for r in _gae.values())  # "below the model's 2 µs + floor"
-assert _gae[4096, 128]["bytes"] < 60 * 2**20  # "its bytes sit in the L2 cache" (60 MiB on this H200)
+assert round(_gae[4096, 128]["bytes"] / 1e6, 1) == 8.9 and _gae[4096, 128]["bytes"] < 50e6  # "its 8.9 MB sit in
+# the L2 cache, which holds tens of MB": under 50 MB, so under 50 MiB too
 assert round(1e6 * 17 * 4096 * 128 / res["copy_bandwidth_Bps"], 1) == 2.1  # "2.1 µs"
 assert all(v < 1 for (a, s, p), v in pct.items() if s == smallest)  # "far below it at the smallest"
 assert min(1e3 * r["kernel_ms"] for r in rows if r["impl"] == "rltriton_lite" and r["dtype"] == DTYPE
@@ -263,7 +267,7 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 # *Your turn, not graded:* do the same against `"torchrl_vec_gae"`, which has no loop over time.
 #
 # **Predict first: how does the loop's cost grow with T?** It launches 10 kernels per step
-# (notebook 08, section 5), so the bar above paid about 9.5 µs of host time per launching op. On
+# (notebook 08, section 5), so the bar above paid its wall time ÷ (10 × 128) per launching op. On
 # the long rows, 64×16384, our call takes 52 µs. How many times our wall time will the loop's
 # 10 × 16384 ops take?
 
@@ -312,19 +316,21 @@ print(profile.table(peer_table))
 # **Three takeaways:**
 #
 # 1. **The Python loop the package replaces** (`pytorch_loop`) takes over 100× our wall time per
-#    forward call at T = 128 and over 10,000× on the long rows: at about 9.5 µs of host time per
-#    op, 10 ops a step, its cost grows with T and ours barely does.
+#    forward call at T = 128 and over 10,000× on the long rows: its cost grows with T and ours
+#    barely does.
 # 2. **Compiled scans, and the losses' formulas run eager or compiled,** come within about 10× of
-#    ours, and where one leads (8 of the 119 cases) the lead is within the noise of these single
-#    timings.
+#    ours, and where one leads, the lead is within the noise of these single timings.
 # 3. **Removing the loop narrows the gap on the long rows, not at T = 128**, as torchrl shows
-#    against itself: its GAE without the loop (`torchrl_vec_gae`) ran about 290× faster than its
-#    loop (`torchrl_gae`) on the long rows, still about 50× ours, and no faster at 4096×128.
+#    against itself: its GAE without the loop (`torchrl_vec_gae`) ran far faster than its loop
+#    (`torchrl_gae`) on the long rows, and no faster at 4096×128.
 #
 # <details><summary>Details (optional): the figures behind these lines</summary>
 #
 # * The loop's model, 10 × 16384 ops at 9.5 µs each, gave about 30,000× on the long rows; the
 #   run measured about 40,000×, 13 µs per op.
+# * A peer led in 8 of the 119 cases, each within the noise (the next fold).
+# * torchrl's GAE without its loop ran about 290× faster than its loop on the long rows, still
+#   about 50× ours.
 # * torchrl without its loop, against itself: 287× faster on the long rows; at 4096×128, 4,762 µs
 #   against the loop's 4,051, still 169× our wall time (the harness's loop: 432×). There the gap is
 #   not the loop.
@@ -443,12 +449,13 @@ returns_rows = profile.committed("discounted_return", missing_ok=True)  # the H2
 
 # %% [markdown]
 # **Finding: the host; the call is [host-bound](GLOSSARY.md#host-bound).** At 16×128 the forward
-# takes 1.8 µs on the GPU and 52 µs of wall time. The backward multiplies the wall time by 11 to 17
-# and the GPU time by only 2 to 3: in all four scans' tables, what the backward adds is mostly host
-# time (section 3).
+# takes 1.8 µs on the GPU and 52 µs of wall time. The backward multiplies the wall time far more
+# than the GPU time: in all four scans' tables, what the backward adds is mostly host time
+# (section 3).
 #
-# <details><summary>Details (optional): the n/a and ! marks, and a second timing</summary>
+# <details><summary>Details (optional): the backward's factors, the n/a and ! marks, and a second timing</summary>
 #
+# * The backward multiplies the return's wall time by 11 to 17 and its GPU time by only 2 to 3.
 # * `GPU µs` reads `n/a` where the harness had no graph to replay: the loops, torchrl and JAX,
 #   which it does not capture, and accelerated-scan's TD(λ), whose capture failed.
 # * The `!` after `torchrl_reward2go` marks outputs 2.9e-4 and 4.1e-4 relative from ours at the two
@@ -503,12 +510,13 @@ assert 9 < min(_dr_probe.values()) < 9.2 and 17 < max(_dr_probe.values()) < 17.1
 gae_rows = profile.committed("gae", missing_ok=True)  # the H200's table and chart, read by name
 
 # %% [markdown]
-# **Finding: the host, not the kernel, sets the wall time.** Forward at 16×128, ours takes 1.8 µs on
-# the GPU against the naive kernel's 8.0 µs, yet about 50 µs of wall time against its 30 µs: both
+# **Finding: the host, not the kernel, sets the wall time.** Forward at 16×128, ours takes under a
+# quarter of the naive kernel's GPU time, yet about 50 µs of wall time against its 30 µs: both
 # calls are host-bound.
 #
-# <details><summary>Details (optional): is that 1.7× real, and the ! marks</summary>
+# <details><summary>Details (optional): the GPU times, is that 1.7× real, and the ! marks</summary>
 #
+# * The GPU times: ours 1.8 µs, the naive kernel's 8.0 µs.
 # * That 1.7× is the table's one `wall ÷ ours` under 1. It is within the noise (section 2's fold),
 #   so these timings cannot say whether our call does more host work
 #   ([notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
@@ -527,7 +535,8 @@ assert "bare_triton_launch" in profile.ANCHORS  # "the table's anchor"
 if gae_rows:
     _bare16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == ("bare_triton_launch", 16, 128, "fwd"))
     _ours16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
-    assert (round(_ours16["gpu_us"], 1), round(_bare16["gpu_us"], 1)) == (1.8, 8.0)  # "1.8 µs ... against 8.0 µs"
+    assert (round(_ours16["gpu_us"], 1), round(_bare16["gpu_us"], 1)) == (1.8, 8.0)  # "ours 1.8 µs, ... 8.0 µs"
+    assert _ours16["gpu_us"] < _bare16["gpu_us"] / 4  # "under a quarter of the naive kernel's GPU time"
     assert (round(_bare16["wall_us"]), round(_ours16["wall_us"])) == (30, 50)  # "about 50 µs ... against its 30 µs"
     assert round(_ours16["wall_us"] / _bare16["wall_us"], 1) == 1.7  # "that 1.7×"
     assert profile.noise_verdict(  # "within the noise": our two timings against the anchor's one
@@ -776,8 +785,8 @@ print(profile.table(h200_table, digits=3))
 #
 # </details>
 #
-# **Wall time** comes from the paired loss probe's 15 rounds: the median ratio, with the lowest and
-# the highest in brackets. A lowest above 1 means ours won every round.
+# **Wall time** comes from the paired loss probe's rounds: the median ratio, with the lowest and the
+# highest in brackets. A lowest above 1 means ours won every round.
 #
 # **Predict first.** For two host-bound calls, wall ≈ host. For PPO with its backward at 4096×128,
 # the eager formula took 366 µs per call and ours 196 µs, each the median of its rounds. What will
