@@ -665,6 +665,7 @@ print(profile.table(op_rows, digits=3))
 print("one step of the loop, ops by name:", {n: round(c / 128, 2) for n, c in ops_of(cleanrl_gae, rollouts[128, 4]).items()})
 scan_growth = op_rows[1]["torch path ops"] / op_rows[0]["torch path ops"]
 op_growth = op_rows[1]["loop ops"] / op_rows[0]["loop ops"]
+assert [r["torch path ops"] for r in op_rows[:2]] == [49 + 7 * 18, 49 + 11 * 18]  # the details' once-per-call and per-round ops
 against(my_scan_ops_x, scan_growth, "the scan's ops at 2048×1 ÷ at 128×4", model=11 / 7)
 
 # %% [markdown]
@@ -674,7 +675,9 @@ against(my_scan_ops_x, scan_growth, "the scan's ops at 2048×1 ÷ at 128×4", mo
 #
 # <details><summary>Details: the scan's growth, the ops by name, and one env</summary>
 #
-# * The scan runs 7 rounds at T = 128 and 11 at T = 2048: its count grew 1.4× for 16× the steps.
+# * The scan runs 7 rounds at T = 128 and 11 at T = 2048: its count grew 1.4× for 16× the steps,
+#   not 11/7 = 1.57×, because some ops run once per call, not once per round: 175 ops are 49 + 7 × 18,
+#   and 247 are 49 + 11 × 18.
 # * Six ops compute nothing: five indexings (`select`) and one `view`. Nine compute: four
 #   multiplications, two additions, two subtractions (one an `rsub`, `1.0 - dones`) and one write
 #   (`copy_`).

@@ -447,7 +447,7 @@ def cpu_why(name: str) -> str:
     if name in SCANS:
         return ("Why: the loop runs T Python iterations of a dozen or so small tensor ops (notebook 08 counts 15 for "
                 "GAE), each with a fixed cost of a "
-                "few µs; the PyTorch path runs ⌈log₂ T⌉ rounds of about ten whole-tensor ops (a scan), so it pays "
+                "few µs; the PyTorch path runs ⌈log₂ T⌉ rounds of a dozen or more whole-tensor ops (a scan; 18 a round for GAE), so it pays "
                 "the fixed costs far less often but passes over all B×T elements ⌈log₂ T⌉ times. Few rows and "
                 "many steps: the fixed costs dominate and the PyTorch path wins; many rows and few steps: memory "
                 "passes dominate and the loop can win. A CPU has no launch to save: on a GPU each small op is "
