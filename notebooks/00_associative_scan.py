@@ -204,12 +204,12 @@ print(prefixes[-1])
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
 # So a map is a pair $(a, b)$. `combine(first, second)` returns the map that applies `first`, then
-# `second`:
+# `second`. In the loop, operand 1 (`first`) is step $t+1$, and operand 2 (`second`) is step $t$:
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# The subscripts 1 and 2 name the operands, not time steps. In the loop, `first` is the later step,
-# $(a_1, b_1) = (a_{t+1}, b_{t+1})$, and `second` is step $t$. The identity is $(1, 0)$. The
+# The subscripts 1 and 2 name the operands, not time steps. Put $(a_{t+1}, b_{t+1})$ for operand 1
+# and $(a_t, b_t)$ for operand 2, and this is the line above. The identity is $(1, 0)$. The
 # operator does not commute, but it is associative. That is all a scan needs:
 
 # %%
@@ -313,6 +313,7 @@ print(np.round(loop, 3))
 # * A wrong answer prints `WRONG.`, the failing case and the first wrong element, often with a
 #   hint. `print(exercises.fix(name))` shows the fix.
 # * Four folded hints follow each task. Open them in order, only when you are stuck.
+# * Hint 4 is nearly the solution: run the checker and read its message before you open it.
 #
 # <details><summary>Details: errors, the task's text, the solutions</summary>
 #
@@ -324,18 +325,8 @@ print(np.round(loop, 3))
 # * A longer task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker
 #   tries. `print(exercises.task(name))` restates a task. The solution is in
 #   `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
-#
-# </details>
-#
-# <details><summary>Details: three more rules for kernel exercises, from notebook 00b on</summary>
-#
-# * Your kernel must write the answer itself. The checker refuses numbers computed or patched up
-#   in PyTorch.
-# * The checker calls the Python function named after the exercise, such as `td_target_kernel`.
-#   Give your `@triton.jit` kernel another name, such as `_td_kernel`. Otherwise the second
-#   definition replaces the first.
-# * In a script of your own, import `rltriton_lite` before you run a kernel
-#   ([00b's GPU note 4](00b_triton_from_zero.ipynb#GPU-notes) says why).
+# * Kernel exercises, from notebook 00b on, also follow the
+#   [Triton rules](00b_triton_from_zero.ipynb#Triton-rules) at the top of 00b.
 #
 # </details>
 
@@ -1036,12 +1027,17 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #    default, `"auto"`, runs the Triton kernel on a GPU but plain PyTorch code on a CPU. These
 #    notebooks pass `backend=KERNEL`, which the first cell sets to `"triton"`. So the kernel runs
 #    on both, in Triton's interpreter on a CPU.
-# 3. **Importing `rltriton_lite` changes Triton's interpreter.** Stock Triton's interpreter runs
-#    `tl.associative_scan` as section 1's sequential loop; the package makes it a tree, section 1's
-#    Hillis–Steele tree. A GPU groups the steps differently again
-#    ([00b, GPU note 4](00b_triton_from_zero.ipynb#GPU-notes)). So a combine that is not
-#    associative gives wrong numbers on a CPU too, where the loop would hide the error (the folded
-#    check below).
+# 3. **Import `rltriton_lite` before you run a scan in the interpreter.** It makes
+#    `tl.associative_scan` a tree, so a combine that is not associative gives wrong numbers there.
+#
+# </details>
+#
+# <details><summary>Details: GPU note 3, the loop, the tree and a GPU</summary>
+#
+# Stock Triton's interpreter runs `tl.associative_scan` as section 1's sequential loop, which can
+# hide a combine that is not associative. The package makes it section 1's Hillis–Steele tree. A
+# GPU groups the steps differently again ([00b, GPU note 4](00b_triton_from_zero.ipynb#GPU-notes)).
+# The folded check below runs a combine that is not associative both ways.
 #
 # </details>
 

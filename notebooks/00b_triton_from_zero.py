@@ -29,7 +29,27 @@
 # [GPU notes](#GPU-notes).
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work)
-# says, including the three rules for kernels in its second fold: read them before your first kernel.
+# says. Every kernel you write follows the card below. Read it before your first kernel, and come
+# back to it when a kernel misbehaves.
+
+# %% [markdown]
+# ### Triton rules
+#
+# One line each. The right-hand column says where the rule is explained.
+#
+# | rule | explained in |
+# | --- | --- |
+# | Mask every load and store that can run past a tensor's end. | [§1, masks](#1.-A-first-kernel) |
+# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | [§1, programs and blocks](#1.-A-first-kernel) |
+# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | [§1's table](#1.-A-first-kernel), [GPU note 1](#GPU-notes) |
+# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | §1's table, the fold after the [GPU notes](#GPU-notes) |
+# | Start a float carry as `0.0`, not `0`. | §1's table, [GPU note 2](#GPU-notes) |
+# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | [00 §4](00_associative_scan.ipynb#4.-Episode-ends-are-resets), [00c §1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset) |
+# | Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 1](00c_episodes_and_hooks.ipynb#GPU-notes) |
+# | Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 2](00c_episodes_and_hooks.ipynb#GPU-notes) |
+# | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | this card |
+# | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | this card |
+# | In a script of your own, `import rltriton_lite` before you run a kernel. | [GPU note 4](#GPU-notes) |
 
 # %%
 import os
@@ -669,11 +689,18 @@ exercises.attempt("chunked_scan", chunked_scan)
 # 2. **A loop variable whose type changes**, such as a carry started as `0`. A GPU compile refuses
 #    it, but the interpreter runs it. The checks compile your kernel for a GPU too, and say so.
 # 3. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
-# 4. **The scan in the interpreter** (section 2). Without the package, the interpreter runs
-#    `tl.associative_scan` as a loop, where a combine that is not associative can look right.
-#    Importing `rltriton_lite` makes it a tree on whole blocks. So a `print` in your combine shows
-#    blocks. A GPU groups the steps another way, so a wrong combine can give other wrong numbers
-#    there. The checkers try your combine grouped both ways, and say so if it is not associative.
+# 4. **Import `rltriton_lite` before you test a scan** (section 2). It makes the interpreter's
+#    `tl.associative_scan` a tree, as on a GPU.
+#
+# </details>
+#
+# <details><summary>Details: GPU note 4, the scan in the interpreter, on a GPU and in the checkers</summary>
+#
+# Without the package, the interpreter runs `tl.associative_scan` as a loop, where a combine that
+# is not associative can look right. The package makes it a tree on whole blocks, so a `print` in
+# your combine shows blocks. A GPU groups the steps another way, so a wrong combine can give other
+# wrong numbers there. The checkers try your combine grouped both ways, and say so if it is not
+# associative.
 #
 # </details>
 

@@ -30,8 +30,8 @@
 #
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
 # [GPU notes](#GPU-notes) at the end. The exercises work as
-# [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says, its rules for kernels
-# included.
+# [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says, and your kernels
+# follow [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules).
 
 # %%
 import os
@@ -336,12 +336,13 @@ exercises.attempt("gae_kernel", gae_kernel)
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
 #   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
 #   pasted in where it is called. A combine is the exception. Name it in the kernel itself, as
-#   `affine_combine` is above (GPU note 1).
+#   `affine_combine` is above (GPU note 1, a [Triton rule](00b_triton_from_zero.ipynb#Triton-rules)).
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. In the kernel, `X[i]`
 #   points to the `i`-th tensor's first element, as in `tl.load(X[i] + offs)`. In a tuple of
-#   numbers, `P[i]` is a number. The index `i` must be known at compile time (GPU note 2).
+#   numbers, `P[i]` is a number. The index `i` must be known at compile time (GPU note 2, a
+#   [Triton rule](00b_triton_from_zero.ipynb#Triton-rules)).
 # * **`tl.static_range(n)`**, a loop *unrolled* at compile time. The compiler writes one copy of
 #   the body for each `i`, so `i` is a constant in each copy. `n` must be known at compile time,
 #   as `len(X)` is.
@@ -502,6 +503,11 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | `tl.store(Y + offs, y, mask=m)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
 # | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
 #
+# Names you may read past: `STAGES` (speed), `k_start`, `k_end` (the chunks this program walks),
+# `SX`, `SO` (strides), `O` (the outputs), `ROWS`, `NV`, `V` (a chunk's tile shape), `y_in` (the
+# value entering a step), `c_a`, `c_b`, `c_r` (the chunk's composed map, for long rows). The next
+# cell explains the others.
+#
 # The right-hand lines are copied whole from the package's source, which the folded check below
 # confirms. The other lines of `_walk` serve speed, long rows and the features of later notebooks.
 
@@ -519,8 +525,6 @@ exercises.attempt("hooked_scan", hooked_scan)
 # * `_scan_chunk` does your scan with `scan.combine`, then your select on `carry`. Of the six
 #   values it returns, two matter here: `y`, the chunk's outputs, and `after`, the carry for the
 #   next chunk walked.
-# * The other names, such as `SX` and `SO` (strides, below), `ROWS`, `NV` and `V` (the shape of a
-#   chunk's tile) and `y_in`, serve speed and later notebooks.
 #
 # [Notebook 13c, section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code) prints
 # more of `_walk`, for the curious.
@@ -556,6 +560,9 @@ assert len(returned) == 6 and returned[0] == "y" and returned[2] == "after"
 # scan.combine is reset_combine: a reset in the second operand selects it alone
 assert all(part in source_of(scan.combine) for part in ("tl.where(k2, a2, a2 * a1)", "tl.where(k2, b2, b2 + a2 * b1)",
                                                         "k1 | k2"))
+# the gloss under the table: k_start .. k_end - 1 are the chunks this program walks; c_a, c_b, c_r the chunk's map
+assert "Scan chunks ``k_start`` ... ``k_end - 1``" in source_of(scan._walk)
+assert "the chunk's composed map (a, b, reset)" in source_of(scan._scan_chunk)
 # k: the chunks in walking order; a reverse scan walks chunk n_chunks - 1 - k
 assert "c = n_chunks - 1 - k" in walk_code and "for k in tl.range(k_start, k_end, num_stages=STAGES):" in walk_code
 # the hooks are tl.constexpr arguments of _walk
@@ -692,7 +699,8 @@ assert reference.linear_scan([0.5, 0.0], [3.0, 0.0], initial=10.0)[0] == 3.0
 #
 # <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
 #
-# The interpreter accepts both forms below, so no cell here can show these errors.
+# The interpreter accepts both forms below, so no cell here can show these errors. Both are
+# [Triton rules](00b_triton_from_zero.ipynb#Triton-rules).
 #
 # 1. **A combine passed as an argument** (section 2). The compiler accepts a hook passed as a
 #    `tl.constexpr` argument, but it refuses a `tl.associative_scan` combine passed this way. So

@@ -27,7 +27,8 @@
 #   kernel with less help: the second starts without a skeleton.
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says,
-# its rules for kernels included. What differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
+# and your kernels follow [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules). What
+# differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
 
 # %%
 import os
@@ -146,13 +147,14 @@ exercises.attempt("strided_scan", strided_scan)
 #   and a carry between chunks.
 # * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
 #   episode ends in rows of several chunks, drawn at random, and $\gamma = 0.01$, whose powers
-#   underflow to 0 (the fold after the hints). The teacher's grader draws others.
+#   underflow to 0 (the guards, after the hints). The teacher's grader draws others.
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
 #   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form.
 #   Because $g \ge 0$, it can pass inside the max. Then find the identity, the pair that changes no
 #   $y$. The padding lanes load it. Its $c$ is also the first carry, since nothing after the row
 #   may change $h$. Last, add the reset flag as in 00c, section 1.
-# * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1).
+# * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1, a
+#   [Triton rule](00b_triton_from_zero.ipynb#Triton-rules)).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -215,22 +217,26 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # </details>
 #
-# <details><summary>The guards: a g that underflows to 0</summary>
+# **The guards.** Guard every product that can meet $-\infty$ with `tl.where`; the checker tests it.
+#
+# <details><summary>Details: the two guards, a g that underflows to 0</summary>
 #
 # A small $\gamma$ over a long chunk makes $g$ underflow to 0 in float32, and
-# $0 \cdot (-\infty) = \text{NaN}$. The checker's last case has $\gamma = 0.01$. So guard the two
-# products that can meet $-\infty$ with a `tl.where`:
+# $0 \cdot (-\infty) = \text{NaN}$. The checker's last case has $\gamma = 0.01$. Two products can
+# meet $-\infty$:
 #
 # * in the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
 #   `tl.where(c1 == float("-inf"), c2, ...)`;
 # * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
 #
-# Without the guards, `tl.maximum` happens to drop that NaN (GPU note 2), so nothing would show.
-# So under the interpreter, the checker changes `tl.maximum` on purpose to let a NaN win: then
-# each missing guard shows. A compiled kernel's `tl.maximum` cannot be changed. So on a GPU, the
-# checker checks everything but the guards, and a kernel without them passes there. The guards are
-# checked only under the interpreter, which a CPU run uses. Guard anyway: Triton promises nothing
-# about how `tl.maximum` treats a NaN, so on another GPU or Triton version the NaN may win.
+# </details>
+#
+# <details><summary>Details: how the checker tests the guards</summary>
+#
+# Without the guards, `tl.maximum` happens to drop the NaN (GPU note 2), so nothing would show.
+# So under the interpreter, the checker patches `tl.maximum` to let a NaN win, and a missing guard
+# shows. It cannot patch a compiled kernel, so on a GPU a kernel without guards passes. Guard
+# anyway: Triton promises nothing about `tl.maximum` and a NaN.
 #
 # </details>
 
@@ -260,7 +266,7 @@ exercises.attempt("discounted_max", discounted_max)
 #    interpreter runs it, so no CPU run shows this.
 # 2. **`tl.maximum` and a NaN.** Triton's documentation does not promise what `tl.maximum` does
 #    with a NaN. Measured, it dropped the NaN on an H100 with Triton 3.6, as the interpreter does.
-#    The guards (the fold after the exercise's hints) make the answer independent of it.
+#    The guards (after the exercise's hints) make the answer independent of it.
 #
 # </details>
 

@@ -457,11 +457,12 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # as a prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
 # ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
 #
-# * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
-#   `P` is empty, `()`.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ of each step of the chunk, whose forward
-#   scan is $g_t = dy_t + a_{t-1}\, g_{t-1}$.
-# * **Edge case:** nothing comes before step 0, so $g_0 = dy_0$: step 0 resets.
+# **Contract.**
+#
+# * **Reset form:** a flag, the third of the triple $(a_t, b_t, \text{reset}_t)$; $a_t$ is not read where it is set.
+# * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32; `P` is `()`.
+# * **Shift:** the multiplier is the step before's, $a_{t-1}$, read at `offs - 1`.
+# * **Returns:** the triple whose forward scan is $g_t = dy_t + a_{t-1}\, g_{t-1}$; step 0 resets ($g_0 = dy_0$).
 #
 # <details><summary>Details: where a_(t-1) = 0, and the checker (optional)</summary>
 #
@@ -549,15 +550,14 @@ exercises.attempt("transposed_scan", transposed_scan)
 # PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
 # whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
 #
-# * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
-# * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
-#   `rewards`. Both passes must launch Triton code of yours.
-#   * `forward`: the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
-#   * `backward`: it gets the upstream gradient $dG$ and runs section 6's transposed scan forwards
-#     (`reverse=False`): $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
-#     gradient per input of `forward` (`None` for `terminated` and `gamma`).
-# * **Edge cases:** no truncation input and no bootstrap. The forward resets as on
-#   [the card](#The-episode-end-card); the backward resets at step 0 as well.
+# **Contract.**
+#
+# * **Reset form:** a flag in each prologue's triple; the multiplier is $\gamma$ at every step, unread at a reset.
+# * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
+# * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, reset as on [the card](#The-episode-end-card).
+# * **`backward`, shifted:** section 6's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$:
+#   step $t$ reads step $t-1$'s flag, and step 0 resets. It returns `g, None, None`.
+# * **Returns:** `Returns.apply(rewards, terminated, gamma)`, differentiable in `rewards`; both passes launch your Triton code.
 #
 # <details><summary>Details: what the checker compares (optional)</summary>
 #
@@ -710,13 +710,16 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # **The task.** Write it for every $t$ at once, with tensor ops (`rl.linear_scan` or any others)
 # and no Python loop over time.
 #
-# * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
-#   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
+# **Contract.**
+#
+# * **Reset form:** $a_t = 0$ in `rl.linear_scan`'s pairs (tensor code has no flag).
+# * **At step $t$:** `rewards[t]` $= r_t$, `next_values[t]` $= V(s_{t+1})$, `terminated[t]` (bool), all (B, T);
+#   `gamma` a number; `n` an int, which may exceed `T`.
+# * **Shift:** $V(s_{t+n})$ is `next_values[t + n - 1]`.
 # * **Returns:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
-#   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$ for every $t$, a (B, T) tensor. $n_t$ is the number of
-#   steps summed at $t$: $n$, unless the episode or the window ends first.
-# * **Edge cases:** an episode that terminates inside the $n$ steps stops the sum there, with no
-#   bootstrap. The window's end stops it too, bootstrapping from `next_values` at its last step.
+#   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$, (B, T): $n_t = n$ unless the episode or the window ends first.
+# * **Ends:** a termination inside the $n$ steps stops the sum, with no bootstrap; the window's end
+#   bootstraps from `next_values` at its last step.
 #
 # <details><summary>Details: how the checker spots a loop over time (optional)</summary>
 #

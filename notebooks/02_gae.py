@@ -146,14 +146,14 @@ print("prologue + scan + epilogue == the loop")
 # [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue in tensor code, with
 # [the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor form of the reset, $a_t = 0$.
 #
-# * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
-#   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
-# * **Returns:** `(a, b)`, shaped like `rewards`, whose reverse scan (`rl.linear_scan`, run by the
-#   checker) is $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$, with
-#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$ and done any episode end or the window's
-#   last step.
-# * **Edge cases:** episode ends and NaNs as on the card. New here: GAE's end form is $\delta_t$
-#   itself, since $\delta_t$ already holds the bootstrap.
+# **Contract.**
+#
+# * **Reset form:** $a_t = 0$ (tensor code has no flag); the checker runs `rl.linear_scan(a, b)`.
+# * **At step $t$:** `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$, and the bool
+#   flags `terminated[t]`, `truncated[t]`, all (B, T); `gamma`, `lam` numbers. No shift: step $t$ reads entry $t$.
+# * **Returns:** `(a, b)`, shaped like `rewards`, whose reverse scan is $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
+#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$; done is any episode end or the window's last step.
+# * **End form:** $\delta_t$ itself, since it already holds the bootstrap. NaNs as on the card.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -407,7 +407,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # one to read is `step`, printed below. Its `return` line gives the step's γ and λ, then three
 # flags: `term`, `done` (any episode end, the window's last step included) and `valid`.
 #
-# <details><summary>Details: the helpers, and the names you can skip (optional)</summary>
+# <details><summary>Details: the helpers (optional)</summary>
 #
 # The helpers, for reading the package's source:
 #
@@ -420,7 +420,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # * The helpers load at every step in bounds, and the prologue selects afterwards. A load masked by
 #   the flags or by `valid` would also be correct.
 #
-# Names you can skip:
+# </details>
+#
+# <details><summary>Details: two names in the source you can skip (not needed for the exercise)</summary>
 #
 # * `ahead`, the package's ninth argument, is a masked call's look-ahead. Without a mask it is
 #   `None`, and `last` is `t == T - 1`. Your prologue may leave it out:
@@ -461,10 +463,13 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # **`gae_prologue`** (optional, a Triton hook). Your `gae_pairs` again, in the package's form:
 # write `gae_prologue(X, SX, P, row, t, m, T, ACC)`. `rl.gae` runs it in place of its own.
 #
-# * **Inputs:** the starter's template reads them with the three helpers.
-# * **Returns:** `(a, b, reset, valid, keep)`. The first three are `gae_pairs`'s step in
-#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form. `valid` is `step`'s,
-#   and `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
+# **Contract.**
+#
+# * **Reset form:** the package's 5-tuple `(a, b, reset, valid, keep)`: `reset` a flag, $a_t$ unread where it is set.
+# * **At step $t$:** the template's helpers give `gamma, lam, term, done, valid` (`step`), `r` $= r_t$, and
+#   `v` $= V_t$, `v_next` $= V(s_{t+1})$. No shift for you: `values_now_and_next` makes it.
+# * **Returns:** `gae_pairs`'s step in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form,
+#   `step`'s `valid`, and `keep = (v,)`: the epilogue adds $V_t$ without reading `values` again.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
 #
 # <details><summary>Details: what the checker runs (optional)</summary>

@@ -418,7 +418,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # Here $u$ is an action ($a_t$ stays the scan's multiplier), and $u_{t+1}$ the action taken at
 # $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's. So the
 # trace is cut, and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
-# prologue on $\max_u Q$, with a per-step λ. New: the max, and whether $u_{t+1}$ is greedy.
+# prologue on $\max_u Q$, with the per-step $\ell_t$ where it has `lam_t` (λ itself, `P[1]`, is one
+# number). New: the max, and whether $u_{t+1}$ is greedy.
 #
 # <details><summary>Details: sources (optional)</summary>
 #
@@ -426,16 +427,16 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# * **Inputs** ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)'s
-#   `X` and `P`): `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`,
-#   `n_actions` an int.
-#   * `next_q`, (B, T, n_actions) float32, contiguous: $Q(s_{t+1}, u)$ for each action $u$.
-#   * `next_action`, (B, T) int64: $u_{t+1}$.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, with a reset
-#   wherever the trace is cut ([the card](01_discounted_return.ipynb#The-episode-end-card)'s
-#   Triton form). There is no truncation input.
-# * **Edge case:** $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max
-#   counts as greedy**, so an argmax that picks the first tied action is wrong.
+# **Contract** ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)'s `X` and `P`).
+#
+# * **Reset form:** a flag in the triple $(a_t, b_t, \text{reset}_t)$, [the card](01_discounted_return.ipynb#The-episode-end-card)'s
+#   Triton form; $a_t$ is unread where it is set.
+# * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
+#   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
+# * **Shift:** none to make: entry $t$ of `next_q` and `next_action` already belongs to step $t+1$.
+# * **Returns:** the triple whose reverse scan is $G_t$, reset wherever the trace is cut. No truncation input.
+# * **Greedy:** $Q(s_{t+1}, u_{t+1}) = M_t = \max_u Q(s_{t+1}, u)$. **A tie for the max counts as greedy**: an
+#   argmax that picks the first tied action is wrong.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

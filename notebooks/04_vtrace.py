@@ -18,7 +18,7 @@
 #
 # * **You will learn:** IMPALA's off-policy correction as one scan; Retrace as a Triton prologue,
 #   and V-trace's policy-gradient epilogue. [Notebook 04c](04c_vtrace_kernel.ipynb), the capstone,
-#   then has you write V-trace as a whole kernel of your own.
+#   then has you write V-trace in kernels of your own: the scan, then a second kernel for the advantage.
 # * **Time:** 2.5–3.5 h with the open questions, 1–1.5 h without.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
@@ -451,22 +451,41 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # So an action's ratio appears where the target averages over that action under π. $V^\pi(s_t)$
 # averages over $u_t$, so V-trace weighs the link by $u_t$'s own ratio. $Q(s_t, u_t)$ is given
 # $u_t$, and the first action it averages over is $u_{t+1}$, so Retrace's link carries $c_{t+1}$.
+# Unrolled one step inside an episode ($V'_t = V_{t+1}$; Retrace's TD error is
+# $\delta^Q_t = r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot) - Q(s_t, u_t)$):
 #
+# $$v_t = V_t + \rho_t\delta_t + \gamma\,c_t\,\rho_{t+1}\,\delta_{t+1} + \dots, \qquad
+#   G_t = Q(s_t, u_t) + \delta^Q_t + \gamma\,c_{t+1}\,\delta^Q_{t+1} + \dots$$
+
+# %% jupyter={"source_hidden": true}
+# Checks: the unrolled step above, on two steps inside an episode (CI runs them; skip when reading)
+g_u = torch.Generator().manual_seed(11)
+lr_u, r_u, v_u = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
+boot_u, gam_u = 0.7, 0.9
+rho_u = c_u = np.minimum(1.0, np.exp(lr_u))  # rho_bar = c_bar = 1, lambda = 1
+d_u = r_u + gam_u * np.array([v_u[1], boot_u]) - v_u  # V'_0 = V_1
+vs_u = reference.vtrace(lr_u, r_u, v_u, gamma=gam_u, bootstrap_value=boot_u)[0]
+np.testing.assert_allclose(vs_u[0], v_u[0] + rho_u[0] * d_u[0] + gam_u * c_u[0] * rho_u[1] * d_u[1], rtol=1e-12)  # c_t rho_{t+1}
+eq_u, q_u, c1_u = np.array([0.4, -1.2]), np.array([0.3, 1.1]), 0.6  # E_pi Q(s_{j+1}, .) and Q(s_j, u_j), j = 0, 1
+G1_u = r_u[1] + gam_u * eq_u[1]  # Retrace's last step: c = 0
+G0_u = r_u[0] + gam_u * (eq_u[0] + c1_u * (G1_u - q_u[1]))
+dq_u = r_u + gam_u * eq_u - q_u  # delta^Q_0, delta^Q_1
+np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol=1e-12)  # c_{t+1} alone
+
+# %% [markdown]
 # Write its prologue for [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues),
 # as for notebook 03's `q_lambda`.
 #
-# * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each loaded at `offs`:
-#   * `X[0]`, `rewards`, $r_t$;
-#   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$;
-#   * `X[2]`, `next_q`, $Q_{t+1} = Q(s_{t+1}, u_{t+1})$, the action taken next: (B, T), not
-#     `q_lambda`'s (B, T, A);
-#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$: entry $t$ is already step $t+1$'s;
-#   * `X[4]`, `terminated`, a bool flag.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$
-#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form). There is no
-#   truncation input.
-# * **Edge case:** at the window's last step, $c = 0$ gives $b$ its end form (the card's rule, with
-#   $\hat y_{t+1} = Q_{t+1}$).
+# **Contract.**
+#
+# * **Reset form:** a flag in the triple $(a_t, b_t, \text{reset}_t)$, [the card](01_discounted_return.ipynb#The-episode-end-card)'s
+#   Triton form; $a_t$ is unread where it is set.
+# * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
+#   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
+#   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`.
+# * **Shift:** none to make: `next_log_ratio[t]`, like every `next_*` entry $t$, already belongs to step $t+1$.
+# * **Returns:** the triple whose reverse scan is $G_t$. No truncation input.
+# * **End form:** $c = 0$ at the window's last step gives $b$ its end form (the card's rule, with $\hat y_{t+1} = Q_{t+1}$).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -556,19 +575,31 @@ exercises.attempt("retrace", retrace)
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue). Write the policy-gradient advantage as an epilogue. The
-# prologue is given: `exercises.vtrace_prologue` (λ = 1) returns section 2's triple.
+# prologue is given: `exercises.vtrace_prologue` (λ = 1), printed below, returns section 2's triple.
 #
+# **Contract.**
+#
+# * **Reset form:** a flag, in the given prologue's triple (a termination and $t = T-1$ reset); you return one value per step.
+# * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
+#   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue.
+# * **Shift:** `y` is $v_t$; `y_in` is $v_{t+1}$, the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$), 0 at the row's last step.
+# * **Returns:** $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, $\pi_t/\mu_t$ = `exp(log_rhos)`.
+# * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. At a termination `y_in` is
+#   the next episode's: select it away, as the card selects away `next_values`. No truncation input.
+#
+# The given prologue:
+
+# %%
+print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
+
+# %% [markdown]
 # **One clip.** Section 2 gave the advantage its own clip $\bar\rho_{pg}$. Here one clip, $\bar\rho$
 # (`P[1]`), serves both $\rho_t$ and $\rho^{pg}_t$, as in the IMPALA paper and at the package's
 # defaults $\bar\rho_{pg} = \bar\rho = 1$.
 #
 # The advantage needs $v_{t+1}$, the *next* step's target. `scan_hook`'s `epilogue`
 # ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)),
-# `(X, P, offs, t, m, T, y, y_in) -> out`, gets it:
-#
-# * `y` is the scanned value, $v_t$.
-# * `y_in` is the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$): in this
-#   reverse scan $v_{t+1}$, and 0 at the row's last step.
+# `(X, P, offs, t, m, T, y, y_in) -> out`, gets it as `y_in`.
 #
 # <details><summary>Details: how the harness finds y_in (optional)</summary>
 #
@@ -577,15 +608,6 @@ exercises.attempt("retrace", retrace)
 # the harness keeps it simple.
 #
 # </details>
-#
-# * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
-#   (γ, ρ̄, c̄), `P[2]` only for the prologue.
-# * **Returns:** section 2's $A^{pg}_t$ at λ = 1,
-#   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, with
-#   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$ and $\pi_t/\mu_t$ = `exp(log_rhos)`.
-# * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step.
-#   There is no truncation input. At a termination `y_in` is the next episode's: select it away,
-#   as the card selects away `next_values`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -114,8 +114,9 @@ rng = np.random.default_rng(41)
 # $d = 0$. Training sees windows of $T$ steps, and a window cuts the series short. Its last step
 # [resets](GLOSSARY.md#reset) with its [end form](GLOSSARY.md#end-form)
 # ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a step $j$ steps
-# before the end gets only the first $j + 1$ terms. Training then stops where the correction,
-# averaged over the window's positions, is 0. In a stationary rollout that average is
+# before the end gets only the first $j + 1$ terms. Assume the rollout is stationary: each state
+# is as likely at every position of the window. Training then stops where the correction,
+# averaged over the window's positions, is 0. That average is
 #
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
 #
@@ -392,16 +393,15 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # **`vtrace_fixed_point`**, in NumPy. Section 1's condition holds state by state, so it applies to
 # any finite MDP. Write the value that V-trace's critic converges to when it learns from μ's data.
 #
-# * **Inputs:** `P_trans` has shape (S, A, S). `P_trans[s, u, s2]` is the probability of reaching state `s2`
-#   after action `u` in state `s`. `R`, shape (S, A), is the mean reward. `pi` and `mu`, (S, A),
-#   are the target and behaviour policies, one row per state, each summing to 1. `mu > 0`
-#   everywhere, and `pi` may be 0 on an action. `gamma < 1`, and `rho_bar > 0` (`float("inf")`
-#   for no clip).
-# * **Returns:** `V`, shape (S,), float64: the $V$ at which V-trace's mean correction
-#   $E_\mu[\rho_t\delta_t \mid s_t = s]$ is 0 in every state.
-# * **How it is checked:** the checker holds no answer. It computes the mean correction at your
-#   `V`, which must vanish in every state. Only one $V$ does that. Where the correction does not
-#   vanish, the message gives its sign: the way a one-step V-trace update would move your `V`.
+# **Contract.**
+#
+# * **No steps, no resets:** NumPy, float64, on the MDP's tables; nothing is scanned.
+# * **Inputs:** `P_trans[s, u, s2]`, (S, A, S), the probability of `s2` after action `u` in state `s`; `R`, (S, A), the mean
+#   reward; `pi`, `mu`, (S, A), target and behaviour policies, rows summing to 1, `mu > 0`, `pi` may be 0;
+#   `gamma < 1`; `rho_bar > 0` (`float("inf")` for no clip).
+# * **Returns:** `V`, shape (S,), float64, at which $E_\mu[\rho_t\delta_t \mid s_t = s] = 0$ in every state.
+# * **How it is checked:** the checker holds no answer. It computes the mean correction at your `V`: only one $V$
+#   makes it vanish everywhere. Where it does not, the message gives its sign, the way a one-step update would move `V`.
 #
 # Then, for self-study (not graded): as $\bar\rho$ grows, where does `V` go? And as
 # $\bar\rho \to 0$? Mind the actions where $\pi = 0$.

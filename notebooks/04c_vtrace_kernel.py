@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 04c — V-trace in one kernel (the capstone)
+# # 04c — V-trace in your own kernels (the capstone)
 #
 # * **You will learn:** to write V-trace end to end in Triton kernels of your own, with no harness:
 #   00c's chunked reset scan over V-trace's step, then the policy-gradient advantage.
@@ -63,20 +63,20 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
-# **`vtrace_kernel`** (the capstone). Write V-trace in Triton as a whole kernel, with no harness.
+# **`vtrace_kernel`** (the capstone). Write V-trace in Triton kernels of your own, with no harness.
 # A first kernel scans `vs` row by row, in [chunks](GLOSSARY.md#chunk), with the step and resets
 # above. A second kernel, launched after the first has finished, reads `vs` one step on and
 # computes the advantage of your `vtrace_pg` (04).
 #
-# * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
-#   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
-#   the chunk length, a power of two (`tl.arange` needs one). λ = 1.
+# **Contract.**
+#
+# * **Reset form:** a flag $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`.
+# * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$,
+#   (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
+# * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step.
 # * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄.
-# * **The recurrence** is the one above at λ = 1, with no truncation input:
-#   $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$, with
-#   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$ and
-#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$. Each [lane](GLOSSARY.md#lane)'s triple
-#   $(a_t, b_t, k_t)$ holds the reset flag $k_t$.
+# * **The recurrence** is the one above at λ = 1, no truncation input: $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$,
+#   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$, $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
 #
 # <details><summary>Details: why a second kernel for pg (needed for <code>vtrace_kernel</code>)</summary>
 #
@@ -227,7 +227,7 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # %% [markdown]
 # ## What you now know
 #
-# * V-trace in one kernel is 00c's reset scan with another triple: $a_t = \gamma c_t$,
+# * V-trace's `vs` is 00c's reset scan with another triple: $a_t = \gamma c_t$,
 #   $b_t = V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma c_t V'_t$, and a reset at every
 #   episode end and at the window's last step.
 # * Padding lanes take the identity $(1, 0, \text{false})$. The carry, $v$ at a chunk's first step,

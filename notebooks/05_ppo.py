@@ -234,9 +234,18 @@ np.testing.assert_allclose(n(y)[0], reverse_scan, rtol=1e-12)  # every y_t, y_0 
 print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 
 # %% [markdown]
-# Associativity lets the sum be split into pieces. `_reduce.reduce` sums in two stages, each a
-# kernel launch. Here are its two kernels from `rltriton_lite/_reduce.py`, trimmed to one statistic
-# and to what the exercise `two_stage_mean` needs (`...` marks what was cut):
+# Associativity lets the sum be split into pieces. The package sums in two kernel launches:
+#
+# * **The first kernel** runs many programs. Each program sums its own block of elements and
+#   writes one *partial sum*, at its own index.
+# * **The second kernel** is a single program. It adds the partials in a fixed order.
+#
+# The exercise `two_stage_mean` asks for these two kernels.
+#
+# <details><summary>Details (optional): the package's version</summary>
+#
+# `_reduce.reduce` runs two kernels from `rltriton_lite/_reduce.py`. Here they are, trimmed to one
+# statistic and to what the exercise needs (`...` marks what was cut):
 #
 # ```python
 # @triton.jit
@@ -262,23 +271,23 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 # * `tiles`: how many consecutive tiles each program sums, an argument of the launch.
 # * `first`: the program's first tile, `tl.program_id(0) * tiles`.
 # * `ACC`: the dtype the sums are kept in, a `tl.constexpr`: float64 for float64 inputs, else float32.
-# * `ELEMENTWISE(X, ..., row, t, m, ACC)`: the loss's per-element hook, a `tl.constexpr` (for PPO,
-#   `_ppo_forward`). It gets one tile, its rows `row`, its steps `t` and its in-bounds mask `m`,
-#   and returns each element's statistics, 0 where `m` is False.
+# * `ELEMENTWISE(X, ..., row, t, m, ACC)`: the loss's per-element hook (for PPO, `_ppo_forward`).
+#   It is a `@triton.jit` function passed as a `tl.constexpr` argument, so Triton compiles it
+#   into the kernel. It gets one tile: its rows `row`, its steps `t` and its in-bounds mask `m`.
+#   It returns each element's statistics, 0 where `m` is False. For PPO there are five: the
+#   element's loss, 1 (for the count), 1 if its ratio is clipped, its `approx_kl` term and
+#   $(\hat A-\mu)^2$ ([the appendix](#Appendix:-inside-the-package) explains them).
 #
 # * **`_partials_kernel`.** Each program runs the elementwise hook over its tiles, each a block of
-#   rows × steps, and adds them into one *partial sum* per statistic (the loss is one; the
-#   [appendix](#Appendix:-inside-the-package) lists the others). It stores them at its own index.
+#   rows × steps, and adds them into one partial sum per statistic. It stores them at its own index.
 # * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**. Its loop reads
 #   them one block at a time. `tl.sum` adds each block with a fixed tree of additions; the masked
 #   load gives 0 past the last partial.
 #
 # The rest of the kernels' code makes the package general; the exercise needs none of it.
 #
-# <details><summary>Details (optional): one launch or two, and what else the kernels do</summary>
-#
-# When one program covers every tile, it finishes the sum itself (the `FINISH` flag). So the loss
-# takes one launch or two. With `normalize_advantages=True`, a reduction of the same kind runs
+# **One launch or two, and what else the kernels do.** When one program covers every tile, it
+# finishes the sum itself (the `FINISH` flag). So the loss takes one launch or two. With `normalize_advantages=True`, a reduction of the same kind runs
 # first, for the advantages' mean (the appendix). The kernels also sum several statistics at once
 # (a second index, `* N_STATS + k`, on every partial), divide by a count, and issue loads ahead
 # of time.
@@ -317,6 +326,9 @@ assert "acc = tl.float64 if acc_dtype == torch.float64 else tl.float32" in inspe
 assert [rl._checks.acc_dtype(_d) for _d in (torch.float64, torch.float32, torch.bfloat16)] == [
     torch.float64, torch.float32, torch.float32]  # float64 for float64 inputs, else float32
 assert "row, t, m = _tile_index(" in _src and "reduce(_ppo_forward, 5, X," in inspect.getsource(ppo)  # PPO's hook
+assert isinstance(ppo._ppo_forward, triton.runtime.KernelInterface)  # @triton.jit (interpreted on a CPU): ELEMENTWISE
+assert "return b_loss, m_valid.to(ACC), m_clip.to(ACC), b_kl, b_adv * b_adv" in inspect.getsource(
+    ppo._ppo_forward.fn)  # the five: loss, count, clipped, approx_kl's term, (A - mu)^2
 assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
 
 # %% [markdown]
@@ -712,8 +724,8 @@ assert _dual(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1) != _capped(_rho
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 3 has the plan, `two_stage_sum` in NumPy, and a trimmed listing of the package's two
-# kernels, `_partials_kernel` and `_finish_kernel`.
+# Section 3 has the plan, `two_stage_sum` in NumPy, and (in its optional box) a trimmed listing of
+# the package's two kernels, `_partials_kernel` and `_finish_kernel`.
 # Write two launches of your own kernels, and use no atomics: an atomic add runs in the order the
 # programs finish, so its bits vary.
 # Think about how many partials there are. There may be more than one block of them.
@@ -822,7 +834,7 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 #   1+\epsilon) \hat A_t)$, with $\rho_t = \pi/\pi_{\text{old}}$ and GAE's $\hat A_t$.
 # * Where the clipped term is strictly the minimum, the gradient is 0; a tie keeps its gradient.
 #   A ratio that moved the wrong way keeps its gradient, so `clip_fraction` is not the share of elements without one.
-# * At $\rho = 1$, as on an update's first minibatch, the gradient is the policy gradient
+# * At $\rho = 1$, as on the first minibatch of an update's first epoch, the gradient is the policy gradient
 #   $-\hat A_t/N$.
 # * A sum is an associative reduction. Partial sums added in a fixed order give the same bits on
 #   every call; atomics add in whatever order the programs finish.

@@ -174,13 +174,15 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 #
 # **The reset.** The prologue gives the scan a third value per step, the flag
 # $\text{reset}_t = \text{done}_t$. Where it is set, the scan selects $y_t = b_t$ in place of
-# $b_t + a_t\,y_{t+1}$. There $a_t = 0$
-# already, but the select still matters when the value behind the step is NaN or infinite,
-# because $0 \cdot \text{NaN}$ is NaN.
+# $b_t + a_t\,y_{t+1}$.
 #
 # **γℓ or the plain γλ.** Notebook 03's `td_lambda_prologue`, where the exercise starts, returns
 # the plain $a_t = \gamma\lambda$. That is right too, because $\ell_t$ differs from $\lambda_t$
 # only at done steps, and a done step resets, so the scan never reads its $a_t$.
+#
+# **The select matters with γℓ too.** With $a_t = \gamma\ell_t$, a done step has $a_t = 0$
+# already. But the value behind the step may be NaN or infinite, and $0 \cdot \text{NaN}$ is NaN.
+# The select keeps it out.
 #
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
 # $V' = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2 is the window's
@@ -625,22 +627,23 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # * **Call:** `exercises.scan_hook(soft_lambda_targets, X, (gamma, alpha, lam))` runs your
 #   `soft_lambda_targets(X, P, offs, t, m, T)` on each chunk of steps of each row. Then it scans
-#   $y_t = b_t + a_t\,y_{t+1}$ in reverse ($y_t = b_t$ where `reset`), from $y_T = 0$, and returns $y$.
+#   $y_t = b_t + a_t\,y_{t+1}$ in reverse ($y_t = b_t$ where `reset`) and returns $y$. It starts
+#   from $y_T = 0$, or from 100 in the checker's cases marked "past the window" (see the edge cases).
 # * **`X`:** `(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)`, as pointers.
 #   `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of rewards; the flag is
 #   `tl.load(X[5] + offs, mask=m, other=0) != 0`.
 # * **`P`:** the numbers: `P[0]` is γ, `P[1]` is α, `P[2]` is λ.
 # * **`offs`, `t`, `m`, `T`:** the chunk's flat offsets, `row * T + t`; each step's time index, from
 #   0 to T − 1; the in-bounds mask; the row length. Step $t + 1$ is at `offs + 1`, masked with `m & (t + 1 < T)`.
-# * **Returns:** section 2's triple `(a, b, reset)`, whose scan is $G_t$: $a_t = \gamma\ell_t$,
-#   $b_t = r_t + [\lnot\text{term}_t]\,\gamma\big[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}\big]$, and
-#   `reset` (a bool per step) where the trace stops: a termination or the window's last step. There
-#   $\ell_t = 0$; elsewhere $\ell_t = \lambda$.
+# * **Returns:** section 2's triple `(a, b, reset)`, whose scan is $G_t$. `reset` is a bool per
+#   step. The formulas for $a_t$, $b_t$ and `reset` are in
+#   [section 2](#2.-The-soft-λ-return-as-one-scan); Hint 2 writes them out for this task.
 #
 # **Edge cases:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
-# select them away with `tl.where`. The window's last step must reset: the checker tests it by
-# starting the scan from 100, a stand-in for the value past the window. The checker compares the
-# scan with `reference.sac_targets`.
+# select them away with `tl.where`. The window's last step must reset. The checker tests it in
+# its cases marked "past the window": they start the scan from $y_T = 100$, a stand-in for the
+# value past the window, and every other case starts from 0. The checker compares the scan with
+# `reference.sac_targets`.
 
 # %% [markdown]
 # The prologue to start from, notebook 03's worked `td_lambda_prologue`, copied here:
@@ -704,10 +707,11 @@ with tempfile.TemporaryDirectory() as _d:  # a renamed copy is found too
 # * The trace goes on where `t + 1 < T` and the step is not terminated. Elsewhere the step resets.
 # * Let $\ell_t = \lambda$ where the trace goes on, else 0. With $\ell_t$ in place of $\lambda$,
 #   the window's last step needs no case of its own.
-# * Multiply out the bracket. Sort its terms: those that multiply $G_{t+1}$, and the rest.
-# * The factor of $G_{t+1}$, with the $\gamma$ in front, is $a_t = \gamma\ell_t$. $r_t$ plus
-#   $\gamma$ times the rest, with $\ell_t$, is $b_t$.
-# * Watch $-\ell_t\alpha\log\pi_{t+1}$: it sits next to $G_{t+1}$, but does it multiply it?
+# * Section 2's formulas, for this task's one γ:
+#   $a_t = \gamma\ell_t$ and
+#   $b_t = r_t + [\lnot\text{term}_t]\,\gamma\big[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}\big]$.
+# * $-\ell_t\alpha\log\pi_{t+1}$ sits next to $G_{t+1}$ but does not multiply it, so it belongs to $b_t$.
+# * `reset` is set where the trace stops: a termination or the window's last step.
 # * At a termination, select the whole bracket away with `tl.where`: $b_t = r_t$. The flag is a
 #   bool tensor, `X[5]`: `term = tl.load(X[5] + offs, mask=m, other=0) != 0`.
 #
@@ -773,7 +777,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
 #
 # 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ, alpha=0.0,
-#    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)`, to float32 rounding, for any `nlp` and `lp`. Which of
+#    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)`, to float32 rounding, for any finite `nlp` and `lp`. Which of
 #    notebook 03's statements then carry over to SAC?
 # 2. REDQ (Chen et al., ICLR 2021) keeps 10 critics and takes the min over a random pair each
 #    update. Pass 10 noisy critics of the same true value. Compare the mean target with a
@@ -836,8 +840,9 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 #
 # ### Why an epilogue: padding
 #
-# With a `mask`, a padded step passes $H$ through unchanged. So the value carried into step $t$
-# is $H_{t'}$ of the next unpadded step $t'$. That $H_{t'}$ already holds $\log\pi_{t'}$, its own
+# With a `mask`, a padded step passes $H$ through unchanged: the scan gives it
+# $(a_t, b_t) = (1, 0)$ and no reset, so $y_t = 0 + 1 \cdot y_{t+1}$. The value carried into
+# step $t$ is then $H_{t'}$ of the next unpadded step $t'$. That $H_{t'}$ already holds $\log\pi_{t'}$, its own
 # step's. A scan of $G$ instead reads $\log\pi$ at `offs + 1`, which
 # may be padding. Take two real steps, 0 and 2, with a padded step 1 between them, and
 # $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$,
@@ -894,6 +899,11 @@ _t = lambda x: torch.tensor(x, dtype=torch.float64, device=DEVICE)  # noqa: E731
 _G = rl.sac_targets(_t(_r), [_t(_q)], torch.zeros(1, 3, dtype=torch.float64, device=DEVICE), log_probs=_t(_lp),
                     mask=_t([[1.0, 0.0, 1.0]]).bool(), backend=KERNEL, **_pad)
 assert torch.allclose(_G, _t([[2.25, 0.0, 3.0]]))  # "G_2 = 3", "G_0 = 2.25"
+from rltriton_lite import scan  # noqa: E402
+
+_walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk))  # the scan's loop over chunks
+assert "a = tl.where(valid, a, 1.0)" in _walk and "b = tl.where(valid, b, 0.0)" in _walk  # a padded step: (1, 0)
+assert "reset = reset & valid" in _walk  # ... and no reset
 _G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
                                log_probs=np.array([[9.0, 2.0]]), **_pad)
 assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding between them

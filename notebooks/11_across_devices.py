@@ -394,6 +394,15 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # holds steps 0–2, rank 1 steps 3–5. One process gives
 # $g = 1,\ 1.5,\ 1.75,\ 1.875,\ 1.9375,\ 1.96875$.
 #
+# Two directions meet here. The forward carry $c$ travels from later steps into earlier ones; the
+# gradients $g$, $s$ and $x$ travel from earlier steps into later ones:
+#
+# ```text
+#              rank 0: steps 0 1 2          rank 1: steps 3 4 5
+# forward:                      ◀── c_0 = y_3 ──
+# backward:    g_0 → g_1 → g_2  ── s_0 = x_1 ──▶  g_3 → g_4 → g_5
+# ```
+#
 # 1. **Pass 1:** each rank runs its backward alone, with nothing entering it. Both get
 #    $1,\ 1.5,\ 1.75$: right on rank 0, which nothing enters, too small on rank 1. Each rank also
 #    gets the gradient into its own carry. Rank 0's carry reaches step 2 through
@@ -437,6 +446,9 @@ assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b6.grad)
 assert b6.grad[0].tolist() == [1.0, 1.5, 1.75, 1.875, 1.9375, 1.96875]  # one process
 assert g_rank0[0].tolist() == g_rank1_alone[0].tolist() == [1.0, 1.5, 1.75] and s0.item() == 0.875  # pass 1
 assert g_rank1[0].tolist() == [1.875, 1.9375, 1.96875]  # pass 2 on rank 1
+_b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
+_y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_3, from the later steps
+assert torch.allclose(rl.linear_scan(a6[:, :3], _b6[:, :3], initial=_y6[:, 3]), _y6[:, :3])
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
 assert bwd_src.count(" = gather(") == 2  # two exchanges (13c, section 7, checks what each one carries)
 assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: one number per row, the carry's

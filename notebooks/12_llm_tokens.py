@@ -325,8 +325,7 @@ for backend in ("auto", KERNEL):
 #    the advantage (0 at masked tokens); its $a$ is 0 at every policy token and 1 at the masked
 #    ones. This is a look-ahead: a policy token resets to its own advantage, and a masked token,
 #    $y_t = 0 + 1 \cdot y_{t+1}$, copies the value one step later. `rl.linear_scan` reads an input
-#    $a_t = 0$ as a reset flag and selects $y_t = b_t$, so a NaN after it never leaks back (the
-#    select of notebook 11, section 3);
+#    $a_t = 0$ as a reset flag and selects $y_t = b_t$, so a NaN after it never leaks back;
 # 3. verl's whitening.
 #
 # Step 2 on five tokens, two of them policy tokens (1 in the mask):
@@ -455,23 +454,24 @@ plt.show()
 # %% [markdown]
 # Left, the two lines are one. Right, they separate at the token before the hole, and every earlier
 # token keeps a difference, because GAE carries it backwards. OpenRLHF bootstraps the token before
-# the hole from the hole's zeroed value, $V = 0$ instead of $V(s_{30})$. For a state in the middle
-# of an episode, 0 is simply wrong. Here the answer was correct, yet every token before the tool
+# the hole from the hole's zeroed value, $V = 0$ instead of $V(s_{30})$. The hole's last position
+# gets a TD error of its own, $\gamma V(s_{30})$, so at token 19 verl's advantage minus OpenRLHF's
+# is $\gamma\,(1 - (\gamma\lambda)^{10})\,\big(V(s_{30}) + \lambda\hat A_{30}\big)$ (details below).
+# For a state in the middle of an episode, 0 is simply wrong. Here the answer was correct, yet every token before the tool
 # call gets a lower advantage than it earned, as if calling the tool had cost something.
 #
 # Which to use? verl's treats the tool output as part of the transition, as section 2's MDP says.
 # But if your trainer's other code (its loss, its value targets) was written for OpenRLHF's, keep
 # the two consistent.
 #
-# <details><summary>Details: the three differences at the hole</summary>
+# <details><summary>Details: the three differences at the hole, and the gap's sign</summary>
 #
 # * OpenRLHF bootstraps from the hole's zeroed value: $V = 0$ instead of $V(s_{30})$.
 # * The hole's last position gets a TD error of its own, $\gamma V(s_{30})$.
 # * The advantage from after the hole reaches token 19 discounted by $(\gamma\lambda)^{10}$ more
 #   than in verl's.
 #
-# Together, at token 19: verl's advantage minus OpenRLHF's is
-# $\gamma\,(1 - (\gamma\lambda)^{10})\,\big(V(s_{30}) + \lambda\hat A_{30}\big)$. Its sign is that of
+# Together they give the gap above. Its sign is that of
 # $V(s_{30}) + \lambda\hat A_{30}$, not of the value alone: OpenRLHF's advantages before the hole are
 # lower where that is above 0 (here), higher where it is below.
 #
@@ -482,7 +482,7 @@ plt.show()
 m, a_v, a_o = curves["a hole at 20–29"]
 assert torch.allclose(a_v[30:], a_o[30:], rtol=0, atol=1e-12)  # after the hole: the same
 assert (a_v[:20] - a_o[:20]).min() > 1e-3  # before it: every token lower in OpenRLHF's
-gl = GAMMA * LAM  # the gap at token 19, as the details' formula says
+gl = GAMMA * LAM  # the gap at token 19, as the text's formula says
 assert torch.isclose(a_v[19] - a_o[19], GAMMA * (1 - gl ** 10) * (v1[0, 30] + LAM * a_v[30]), rtol=1e-9, atol=0)
 m0, a_v0, a_o0 = curves["no hole"]
 assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
@@ -601,9 +601,9 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 # $\lambda < 1$ is no longer a choice about speed.
 #
 # **Against the loop**, the scan is over 4,000× faster at every shape. That figure is so large
-# because the loop is launch-bound (the first bullet below): its time counts kernel launches, not
-# arithmetic. A loop that launched less, captured in a CUDA graph or fused into one kernel, was not
-# timed.
+# because the loop is bound by per-op host overhead (dispatch and launch), not by arithmetic: its
+# time counts PyTorch operations (the first bullet below). A loop that launched less, captured in a
+# CUDA graph or fused into one kernel, was not timed.
 #
 # * **The loop pays per step of response length T.** One iteration handles one position of every
 #   response and launches about a dozen small kernels (question 3 counts them), so it costs about
@@ -614,10 +614,11 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 #
 # <details><summary>Details: the loop's and the scan's time, and the shortcut</summary>
 #
-# At these sizes a launch costs the same whatever the batch, so the loop's time follows $T$, its
-# number of iterations. A response of a million tokens takes minutes. The scan's wall time goes
-# from 28 µs at 256×1024 (a quarter of a million tokens) to 89 µs at 4×1048576 (four million). At the smaller shapes it is mostly host time:
-# its GPU time is a fraction of its wall time. It is launching, not moving bytes.
+# At these sizes an operation's host overhead is the same whatever the batch, so the loop's time
+# follows $T$, its number of iterations. A response of a million tokens takes minutes. The scan's
+# wall time goes from 28 µs at 256×1024 (a quarter of a million tokens) to 89 µs at 4×1048576
+# (four million). At the smaller shapes it is mostly host time: its GPU time is a fraction of its
+# wall time. It is launching, not moving bytes.
 #
 # Against the cumulative sum:
 #
@@ -803,7 +804,8 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # 3. Count the kernels that section 3's loop, `verl_gae_loop`, launches per position of the
 #    response: the tensor operations of one iteration. (Section 7 times `bench.token_gae_loop`, the
 #    same loop with the same operations per position.) For $T = 4096$, how many launches is one
-#    call, and what does that say about the loop's wall time per step of T in section 7's table?
+#    call? Divide the loop's wall time per step of T in section 7's table by your count: what is
+#    each operation's host overhead (dispatch and launch)?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -836,4 +838,5 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #
 # * On the committed H200 results, the loop's time grows with the response length, whatever the
 #   batch. The scan pays mostly per call. It is 1.3 to 16 times faster than the γ = λ = 1
-#   cumulative sum, and over 4,000× faster than the launch-bound loop, at every shape.
+#   cumulative sum, and over 4,000× faster than the loop, bound by per-op host overhead, at every
+#   shape.

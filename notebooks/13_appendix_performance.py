@@ -238,11 +238,11 @@ assert "two per SM on CUDA, 264 on the H200" in design and 2 * H200_SMS == 264  
 # * **More bytes per warp:** 16-byte vector loads, and the next chunk's loads issued before this
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
-# The package takes the second way, **more bytes per warp**. So 2 to 4 of its programs *resident*
-# on each SM, held by the SM at the same moment, are enough. The **naive-kernel anchor** would need
-# more than a thousand. That anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a
-# naive GAE kernel: one program per row walks the row one step at a time, asking for one step's 9
-# bytes and waiting. A package program for GAE at 16384×1024 loads 2 rows × 128 steps per chunk,
+# The package takes the second way, **more bytes per warp**. So it *needs* only 2 to 4 programs
+# *resident* on each SM, held by the SM at the same moment, to reach the 10 KB; an SM can hold up
+# to 32. The **naive-kernel anchor** would need more than a thousand. That anchor is notebook 09's
+# yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE kernel: one program per row walks the row
+# one step at a time, asking for one step's 9 bytes and waiting. A package program for GAE at 16384×1024 loads 2 rows × 128 steps per chunk,
 # and the next chunk before it scans this one.
 #
 # <details><summary>Details: resident programs, against programs per SM over the launch</summary>
@@ -292,14 +292,6 @@ for what, r in [("naive-kernel anchor", walk), ("rltriton_lite", ours)]:
 assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"] / ours["kernel_ms"] > 80
 
 # %% [markdown]
-# <details><summary>Sources</summary>
-#
-# The "2 to 4" programs: two chunks in flight per package program is an upper bound; with one, the
-# bytes halve and the programs double.
-#
-# </details>
-
-# %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
 # **The question:** how many programs does a launch need? **The answer:** at least a few per SM, so
@@ -319,16 +311,8 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # steps are 31 of them, and one step more starts a 32nd. Why 32 chunks? The threshold was chosen by
 # wall time per call, what a training loop pays, since a split call costs a second launch and more
 # work on the host. On an H200, GAE rows of 32 wide chunks ran faster split, and rows of 16 ran
-# faster walked (the figures are in the Sources box below). So 64×16384, 16 wide chunks a row, is
-# not split, though its 64 programs leave about half the SMs idle (section 0.5).
-#
-# <details><summary>Sources</summary>
-#
-# [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) gives the measurements:
-# GAE at 64×32768 took 43.3 µs split against 54.5 walked; at 64×16384, 49.2 µs walked against 70.0
-# split.
-#
-# </details>
+# faster walked (section 0.5's table of sources gives the times). So 64×16384, 16 wide chunks a row,
+# is not split, though its 64 programs leave about half the SMs idle (section 0.5).
 #
 # Fewer programs but shorter rows are walked in wider chunks instead. `tile_plan(B, T)` returns
 # the planner's choices by name. In the table, after the shape (B × T), the two columns marked
@@ -418,17 +402,6 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 # out so that it needs no flip of the lanes, is [notebook 13c](13c_inside_the_package.ipynb)'s
 # (sections 1, 2 and 4). So is what the interpreter hides (section 6 there): it runs programs one at
 # a time, so a race between programs passes there, and it does not guard memory.
-#
-# <details><summary>Sources</summary>
-#
-# GAE at 16384×1024 took 123 µs on an earlier tile (4 rows, 4 warps, 1 stage) and 81 µs on the
-# tile above. That change moved rows, warps and stages at once, so it does not single out the warp.
-#
-# These two times, the aligned loads and the split's times are `docs/DESIGN.md`'s ("The scan's
-# tile", "Loads", "The time split"); the 13 % is the committed run's. Notebook 13c gives each with
-# its source.
-#
-# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 0.4's figures, from the planner, docs/DESIGN.md and the committed run (CI runs them; skip when reading)
@@ -437,8 +410,6 @@ assert [big_tile[k] for k in ("rows", "block", "vector", "warps", "stages")] == 
 assert tile_plan(16384, 1024, itemsize=2)["vector"] == 8  # 8 bfloat16 steps in 16 bytes
 # 0.2's program: 2 rows × 128 steps, the next chunk's loads issued ahead (2 stages)
 assert big_tile["rows"] * big_tile["block"] * GAE_READ * big_tile["stages"] == package_program
-assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
-       "0.0814 ms at 2 × 128 × 1 × 2" in design and [round(1e3 * ms) for ms in (0.1226, 0.0814)] == [123, 81]
 assert "Chunks are aligned to the row start with ascending addresses" in design
 assert "values[t+1] is the aligned values tile shifted by one step" in design
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
@@ -462,9 +433,8 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 #   warps ÷ the warps of one program; and the launch's programs ÷ 132, rounded up. Registers and
 #   shared memory can lower the count further; the model leaves them out.
 # * **SMs with work:** a launch of P programs keeps at most P of the 132 SMs busy.
-# * Each SM with work runs at its share of the floor, times (its bytes in flight ÷ 10.3 KB), at
-#   most 1. SMs without work add nothing. That cap is **assumed**: an SM draws no more than its
-#   1/132 share of the bandwidth.
+# * Each SM with work runs at its share of the floor (1/132 of the copy bandwidth), times (its
+#   bytes in flight ÷ 10.3 KB), at most 1 (assumed). SMs without work add nothing.
 #
 # It is applied to three committed cases of GAE in float32: the naive-kernel anchor at 16384×1024
 # (one program of Triton's default 4 warps per row, one step's 9 bytes in flight), and the package
@@ -476,8 +446,9 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 # * The warps: 64 ÷ 1 = 64 programs.
 # * The launch: 8192 ÷ 132 = 62.1, so up to 63 programs on one SM.
 #
-# The smallest cap is 32, so 32 are resident, not 62. The anchor's programs have 4 warps each, so
-# its warps cap it at 64 ÷ 4 = 16.
+# The smallest cap is 32, so the SM holds 32 resident programs, not 62: far more than the 2 to 4
+# that section 0.2 found it needs. The anchor's programs have 4 warps each, so its warps cap it at
+# 64 ÷ 4 = 16.
 
 # %%
 MAX_RESIDENT, MAX_WARPS = 32, 64  # per SM of an H100 or H200 (section 0.2)
@@ -522,9 +493,9 @@ print(profile.table(model, digits=3))
 # <details><summary>Details: each case's arithmetic, and why the model misses</summary>
 #
 # * **The anchor:** 16 resident programs of 9 bytes each are 144 bytes in flight per SM. The 600 ns
-#   is an assumption, and it is a trip to memory. The anchor reads each row one float at a time,
-#   and 8 floats share a 32-byte sector, so most of its loads probably find their sector already
-#   fetched, in the cache, and come back sooner.
+#   is a trip to memory. The anchor reads each row one float at a time, and 8 floats share a
+#   32-byte sector, so most of its loads probably find their sector already fetched, in the cache,
+#   and come back sooner.
 # * **The package at 16384×1024:** 32 resident programs hold about 14 times the 10.3 KB. The model
 #   says only that bytes in flight are not the limit; the last 17 % is something it does not
 #   describe.
@@ -555,6 +526,9 @@ assert round(1e3 * an["KB in flight per SM"]) == 144  # "144 bytes in flight per
 assert round(an["predicted % of floor"], 1) == 1.4 and round(an["measured % of floor"], 1) == 3.3
 assert round(an["measured % of floor"] / an["predicted % of floor"]) == 2  # "about 2× too low"
 assert big_m["resident per SM"] == 32 and round(big_m["KB in flight per SM"] * 1e3 / per_sm) == 14  # "about 14 times"
+assert big_m["resident per SM"] > round(2 * per_sm / package_program) == 4  # holds 32, "far more than the 2 to 4" needed
+assert np.isclose(model_pct(1, 1, per_sm)[0], 100 / H200_SMS)  # one SM with enough bytes: "1/132 of the copy bandwidth"
+assert model_pct(1, 1, 10 * per_sm)[0] == model_pct(1, 1, per_sm)[0]  # "at most 1": the cap
 # the worked count: 8192 programs of 2 rows and 1 warp; caps 32, 64 ÷ 1, 8192 ÷ 132 = 62.1 rounded up to 63
 assert (big_m["programs"], big_tile["rows"], big_tile["warps"]) == (8192, 2, 1) and 16384 // 2 == 8192
 assert (MAX_RESIDENT, MAX_WARPS // big_tile["warps"], round(8192 / H200_SMS, 1), -(-8192 // H200_SMS)) == (32, 64, 62.1, 63)
@@ -579,6 +553,7 @@ assert order("predicted % of floor") == order("measured % of floor")  # "the ord
 # **Where the numbers of sections 0.2 to 0.5 come from.** They are of three kinds: measured on an
 # H200, assumed for the model, or derived from the other two. A derived number is only as good as
 # what it comes from: everything built on the 600 ns is an illustration, not a measurement.
+# [Notebook 13c](13c_inside_the_package.ipynb) gives section 0.4's figures with their sources.
 #
 # | quantity | value | kind (from what) |
 # |---|---|---|
@@ -588,13 +563,15 @@ assert order("predicted % of floor") == order("measured % of floor")  # "the ord
 # | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
 # | SMs of an H200 | 132 | the H200's specification; `docs/DESIGN.md`'s 264 programs, two per SM |
 # | resident programs, warps per SM | at most 32, 64 | the H100's and H200's limits |
-# | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2) |
+# | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and 0.2's "2 to 4" programs double |
 # | the most one SM draws | 1/132 of the bandwidth | **assumed**, the model's cap (without it, 13c bounds 64×16384 at 87 %) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
 # | the anchor's warps | 4 | Triton's default: its launch names none |
 # | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |
 # | the model's % of the floor for the same three | 1.4, 100, 48 % | derived: the model of section 0.5 |
-# | split against walked (0.3); two tiles (0.4); before and after the split (0.4) | 43.3 / 54.5 and 49.2 / 70.0 µs; 123 / 81 µs; 1.86 / 0.033 ms | measured, but in `docs/DESIGN.md` on older code than the committed run: compare the two figures of a pair only |
+# | split against walked (0.3): GAE at 64×32768, at 64×16384 | 43.3 / 54.5 and 49.2 / 70.0 µs | measured, but in [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) on older code than the committed run: compare the two figures of a pair only |
+# | GAE at 16384×1024 on an earlier tile (4 rows, 4 warps, 1 stage) and on 0.4's | 123 / 81 µs | the same (`docs/DESIGN.md`, "The scan's tile"); the change moved rows, warps and stages at once, so it does not single out the warp |
+# | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | the same (`docs/DESIGN.md`, "The time split") |
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table's values, each from where it says (CI runs them; skip when reading)
@@ -608,6 +585,8 @@ assert round(model[0]["measured % of floor"], 1) == 3.3 and [round(m["measured %
 assert [round(m["predicted % of floor"], 1) for m in model] == [1.4, 100.0, 48.5]  # "1.4, 100, 48 %"
 # docs/DESIGN.md's figures, and their dates: older than the committed run (2026-12-06)
 assert "(2026-11-29, probe `H200-2026-11-29-v4-tiles.log`, commit cc17036.)" in design  # the two tiles: 123, 81 µs
+assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
+       "0.0814 ms at 2 × 128 × 1 × 2" in design and [round(1e3 * ms) for ms in (0.1226, 0.0814)] == [123, 81]
 assert "0.033 ms. (2026-11-29, results" in design  # before and after the split
 assert "hence 32. (2026-12-01, `benchmarks/results/checks/H200-2026-12-01g-token-probe.txt`.)" in design  # 0.3's pairs
 assert max("2026-11-29", "2026-12-01") < RES["date"] == "2026-12-06"
@@ -696,7 +675,7 @@ exercises.attempt("warp_sectors", warp_sectors)
 # * **The tile:** launch `triton.cdiv(B, rows)` programs. Program `p` owns rows `p * ROWS` to
 #   `p * ROWS + ROWS - 1`. Each chunk is a `(ROWS, CHUNK)` block, scanned by one
 #   `tl.associative_scan` along axis 1. The carry is one value per row: a block of `ROWS` values.
-# * **The combine:** your `reset_combine(a1, b1, k1, a2, b2, k2)` from 00c, unchanged. In the
+# * **The combine:** 00c's `reset_combine(a1, b1, k1, a2, b2, k2)`, copied unchanged. In the
 #   reverse scan, `(a1, b1, k1)` is the later steps, applied first, and `(a2, b2, k2)` the earlier
 #   ones, whose flag `k2` drops the later steps.
 # * **Edge cases:** a last tile with rows past `B`, rows of several chunks, and NaN and inf after
@@ -758,7 +737,7 @@ exercises.attempt("warp_sectors", warp_sectors)
 # </details>
 
 # %%
-# paste your reset_combine from 00c here (your kernel below calls it, unchanged)
+# 00c gives reset_combine: copy it here, unchanged (your kernel below calls it)
 
 
 def tiled_scan(rewards, terminated, gamma, chunk, rows):

@@ -5157,7 +5157,7 @@ def _vtrace_fixed_point_cases(d):
     return out
 
 
-# ---- 04c: V-trace in one kernel ------------------------------------------------------------------
+# ---- 04c: V-trace in your own kernels -------------------------------------------------------------
 @_exercise("vtrace_kernel", "04c_vtrace_kernel", "kernel", stream=23, task="""
 vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk) ->
 (vs, pg): V-trace end to end in Triton, on (B, T) float32 inputs and bool terminations (lambda = 1,
