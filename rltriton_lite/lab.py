@@ -194,7 +194,7 @@ def measure_call(call, expected):
     of back-to-back calls, host work included, and the median of CUDA-graph replays (None if the call cannot
     be captured in a CUDA graph)."""
     torch.testing.assert_close(call(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
-    _, wall_us, _ = bench.measure(call, profile._torch_sync("cuda"), bench.QUICK, use_do_bench=True)
+    _, wall_us, _ = bench.measure(call, bench._torch_sync("cuda"), bench.QUICK, use_do_bench=True)
     return wall_us, bench.kernel_ms(call, bench.QUICK)
 
 

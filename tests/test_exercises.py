@@ -1451,7 +1451,8 @@ W_SAYS = {
 
 
 W_SAYS_BY_THE_INTERPRETER = {("reset_scan", what) for name, what in W_SAYS if what.startswith("a combine that selects on k1")} \
-    | {("discounted_max", "the combine's maps in the wrong order")}  # (its combine tried on MAX_MAPS)
+    | {("discounted_max", "the combine's maps in the wrong order")} \
+    | {("tiled_scan", "the scan along axis 0, the tile's rows (rounds 51 and 52's case)")}  # (the scan's axis: seen there)
 
 
 def _told_what_is_wrong(name, what, e):

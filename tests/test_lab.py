@@ -141,3 +141,29 @@ def test_time_lab_and_profile_once_on_a_gpu():
     assert all(r["B × T"] == "4096×128" and r["wall µs/call"] > 0 and r["floor µs"] > 0 for r in rows)
     assert all(r["GPU µs"] is None or r["% floor"] == pytest.approx(100 * r["floor µs"] / r["GPU µs"]) for r in rows)
     assert lab.profile_once(package)  # at least one CUDA kernel recorded
+
+
+def test_every_module_attribute_the_package_names_exists():
+    """lab.measure_call called profile._torch_sync, which lives in bench: only a GPU ran that line, so only the GPU
+    check saw the AttributeError. Every `module.name` the package's modules read from a sibling module they import
+    (`from . import bench, profile`, ...) names something that module has, GPU-only paths included."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    package = Path(lab.__file__).parent
+    checked = 0
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        siblings = {alias.asname or alias.name: alias.name for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is None
+                    for alias in node.names}
+        rebound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | {
+            a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}  # (a local `returns` is no module)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in siblings \
+                    and node.value.id not in rebound:
+                module = importlib.import_module(f"rltriton_lite.{siblings[node.value.id]}")
+                assert hasattr(module, node.attr), f"{path.name}:{node.lineno}: {node.value.id}.{node.attr} does not exist"
+                checked += 1
+    assert checked > 20  # (the walk found the package's cross-module reads: lab's bench.* and profile.* among them)
