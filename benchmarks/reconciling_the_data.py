@@ -26,8 +26,8 @@
 # * the wall probe of the same session, `results/H200-2026-12-06-wall.txt` (`profile.COMMITTED_WALL`),
 #   which timed our calls again minutes later;
 # * the earlier, wider sweep, `results/H200-2026-11-30d.json` (`profile.COMMITTED_SWEEP`);
-# * the two H100 probes of the committed run's day, `results/checks/H100-2026-12-06-lab.txt` and
-#   `results/checks/H100-2026-12-06-loss-wall.txt`.
+# * the H100 lab probe of the committed run's day, `results/checks/H100-2026-12-06-lab.txt`, and the
+#   H100 loss probe of the day after, `results/checks/H100-2026-12-07-loss-wall.txt` (wall and GPU time).
 #
 # **Why.** Two sources of one session give the same call two wall times, up to 2.3× apart, and a
 # claim that holds with one may not hold with the other. A claim about "every case" holds only as
@@ -499,7 +499,7 @@ print(profile.table([{"loss": loss, "H200, separate timings (lowest–highest)":
 # <details><summary>Details: the figures</summary>
 #
 # The H200's quotients: PPO 1.3–3.3, SAC 1.3–1.7, CRR 0.4–1.4. The H100's paired medians: PPO
-# 1.71–2.14, SAC 1.18–1.28, CRR 0.83–0.89. By the noise rule all 9 H200 cases, three losses at
+# 1.56–1.59, SAC 1.08–1.26, CRR 0.74–0.84. By the noise rule all 9 H200 cases, three losses at
 # three shapes, are within the noise.
 #
 # </details>
@@ -508,8 +508,8 @@ print(profile.table([{"loss": loss, "H200, separate timings (lowest–highest)":
 # Checks: the cross-check's spans and verdicts, on the committed run, the wall probe and the paired probe (CI runs them)
 _spans = {loss: ([round(min(h), 1), round(max(h), 1)], [round(min(m), 2), round(max(m), 2)])
           for loss, (h, m) in cross.items()}
-assert _spans == {"ppo": ([1.3, 3.3], [1.71, 2.14]), "sac": ([1.3, 1.7], [1.18, 1.28]),
-                  "crr": ([0.4, 1.4], [0.83, 0.89])}
+assert _spans == {"ppo": ([1.3, 3.3], [1.56, 1.59]), "sac": ([1.3, 1.7], [1.08, 1.26]),
+                  "crr": ([0.4, 1.4], [0.74, 0.84])}
 assert all(min(h) > 1 and min(m) > 1 for loss, (h, m) in cross.items() if loss != "crr")  # "the two hosts agree"
 assert min(cross["crr"][0]) < 1 < max(cross["crr"][0]) and max(cross["crr"][1]) < 1  # CRR: "they straddle 1"
 _cross = [noise_verdict(wall_range(profile.OURS_IMPL, a, s, "fwd+bwd"), wall_range("pytorch_eager", a, s, "fwd+bwd"))

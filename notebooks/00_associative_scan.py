@@ -53,8 +53,8 @@
 # </details>
 #
 # Without a GPU, the next cell turns on Triton's *interpreter*. It runs the kernels on the CPU, with
-# NumPy ([GPU notes](#GPU-notes)). Importing `rltriton_lite` changes that interpreter: it then runs
-# `tl.associative_scan` as a tree, not a loop ([GPU note 3](#GPU-notes)).
+# NumPy. Import `rltriton_lite` before running a Triton kernel under the interpreter
+# ([GPU note 3](#GPU-notes) says why).
 
 # %%
 import os
@@ -440,15 +440,25 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
 # The select drops steps 3 and 2, NaN included, and ends at $B = 4 + 0.5 \cdot 3 = 5.5$. The
-# product gives NaN from $t = 1$ on.
+# product gives NaN from $t = 1$ on. The running $A$ is 0.25 though the run resets: once the flag
+# is set, $A$ is never read.
 #
 # <details><summary>Details: why the running A is 0.25 though the run resets</summary>
 #
-# Once $\kappa$ is set, the composed map ignores its input: it is $y \mapsto B$. So its $A$ is never
-# read, and holds whatever the products left.
+# Once $\kappa$ is set, the composed map ignores its input: it is $y \mapsto B$. So its $A$ holds
+# whatever the products left.
 #
 # </details>
-#
+
+# %% jupyter={"source_hidden": true}
+# Checks: once the flag is set, A is never read (CI runs them; skip when reading)
+for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
+    for a_run in (0.25, -7.0, np.nan):  # any A in the reset run
+        r = (a_run, run[1], run[2])
+        assert combine_np(r, other)[1:] == combine_np(run, other)[1:]  # the run as first operand
+        assert combine_np(other, r)[1:] == combine_np(other, run)[1:]  # the run as second operand
+
+# %% [markdown]
 # A tree scan applies the same rule to two runs. The next cell checks it on section 3's drawing,
 # with an episode end at $t = 2$ and a NaN at $t = 5$.
 #

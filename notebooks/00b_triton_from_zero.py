@@ -742,7 +742,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
 #
 # | expression | value on False / True | fine or not |
 # | --- | --- | --- |
-# | `d + d`, as in `term + trunc` | 0 / 0 | wrong: one bit wraps |
+# | `d + d`, as in `term + trunc` | 0 / 0 | wrong: when both are set, 1 + 1 wraps to 0 in one bit and the episode end vanishes |
 # | `-d` | 0 / 1 | wrong: `-True` should be −1, but a one-bit value holds only 0 and 1, so −1 wraps round to 1 |
 # | `1 - d` | 1 / 0 | fine: the Python integer makes it `int32` |
 # | `d \| d`, as in `term \| trunc` | 0 / 1 | fine |
@@ -778,3 +778,19 @@ assert bool_out[:2].tolist() == [[0.0, 0.0], [0.0, 1.0]]  # bool + bool wraps to
 assert bool_out[2:5].tolist() == [[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]]  # 1 - d (times gamma too), ~d: right
 assert bool_out[5:7].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
 assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, and d + d after .to(tl.float32)
+
+
+@triton.jit
+def _term_plus_trunc(TERM, TRUNC, OUT, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, ((tl.load(TERM + i) + tl.load(TRUNC + i)) != 0).to(tl.float32))
+
+
+ends = torch.empty(4, device=DEVICE)  # does term + trunc still say "the episode ended"?
+_term_plus_trunc[(1,)](
+    torch.tensor([False, True, False, True], device=DEVICE),
+    torch.tensor([False, False, True, True], device=DEVICE),
+    ends,
+    BLOCK=4,
+)
+assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both set: 1 + 1 wraps to 0, the end vanishes

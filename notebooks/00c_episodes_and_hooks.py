@@ -636,10 +636,11 @@ else:
 # them.)*
 #
 # 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
-#    8 rows × 100,000 steps. Why do the best chunk sizes differ? *Without a GPU:* for each shape
-#    and each `CHUNK`, count the programs, the chunks each program walks one after another, and
-#    the padding lanes of its last chunk. Predict the faster `CHUNK` at each shape, and say why.
-#    An H200 has 132 streaming multiprocessors, each running a few programs at once.
+#    8 rows × 100,000 steps. Why do the best chunk sizes differ? Start from the number of
+#    programs at each shape, and whether it depends on `CHUNK`: an H200 has 132 streaming
+#    multiprocessors, each running a few programs at once. *Without a GPU:* for each shape and
+#    each `CHUNK`, count the programs, the chunks each program walks one after another, and the
+#    padding lanes of its last chunk. Predict the faster `CHUNK` at each shape, and say why.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -203,8 +203,8 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The identity is $(1, -\infty)$. A $c$ of 0 is not enough, since $\max(0, y) \ne y$ for $y < 0$.
-# Write $-\infty$ as `float("-inf")`.
+# First the identity: what $(g, c)$ leaves every max-map unchanged, for every $y$, below 0 too?
+# If you try a $c$ of 0, the checker says why it fails.
 #
 # ```python
 # @triton.jit
@@ -272,7 +272,7 @@ exercises.attempt("discounted_max", discounted_max)
 
 
 # %% jupyter={"source_hidden": true}
-# Checks: Hint 2's layouts (strided_scan); Hint 4's identity (discounted_max); the guards' fold; GPU note 2's tl.maximum and a NaN (CI runs them; skip when reading)
+# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards' fold; GPU note 2's tl.maximum and a NaN (CI runs them; skip when reading)
 import numpy as np
 
 _r_view = torch.zeros(2, 3).T  # strided_scan's Hint 3: a transposed view, strides (1, 3)

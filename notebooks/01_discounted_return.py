@@ -817,7 +817,8 @@ exercises.attempt("n_step_returns", n_step_returns)
 # %% [markdown]
 # ## What you now know
 #
-# * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$.
+# * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$, plus the
+#   bootstrap $\gamma_t V'_t$ at a truncation or the window's end that does not terminate.
 #   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
 # * [The card](#The-episode-end-card) states the episode-end rules once, for every estimator. A step
 #   that resets takes the end form $b_t + a_t\hat y_{t+1}$.

@@ -37,8 +37,8 @@
 #
 # </details>
 #
-# Its backward form, as in rlax's `lambda_returns`, with $V'_t = V(s_{t+1})$ and
-# [the card](01_discounted_return.ipynb#The-episode-end-card)'s flags:
+# Its backward form, as in rlax's `lambda_returns`, with $V'_t = V(s_{t+1})$ and the flags of
+# [the card](01_discounted_return.ipynb#The-episode-end-card) (01's table of episode ends):
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
@@ -96,9 +96,10 @@ print(G)
 #
 # * $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
-#   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in:
-#   $b_t$'s [end form](GLOSSARY.md#end-form), the card's $b_t + a_t\hat y_{t+1}$ with
-#   $\hat y_{t+1} = V'_t$.
+#   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in.
+#   That is $b_t$'s [end form](GLOSSARY.md#end-form) ($b_t$ as it is at a step that resets): the
+#   card's $b_t + a_t\hat y_{t+1}$, where $\hat y_{t+1} = V'_t$ is the critic's estimate of the
+#   $G_{t+1}$ that the reset cuts off.
 #
 # The window's last step needs that end form. The ordinary form would give $G_2 = 0.5 \cdot 30 = 15$
 # in section 1's example, not 30.
@@ -430,7 +431,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **Contract** ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)'s `X` and `P`).
 #
 # * **Reset form:** a flag in the triple $(a_t, b_t, \text{reset}_t)$, [the card](01_discounted_return.ipynb#The-episode-end-card)'s
-#   Triton form; $a_t$ is unread where it is set.
+#   Triton form (the reset as a flag, not as $a_t = 0$); $a_t$ is unread where it is set.
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
 # * **Shift:** none to make: entry $t$ of `next_q` and `next_action` already belongs to step $t+1$.

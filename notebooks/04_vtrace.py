@@ -31,8 +31,9 @@
 # $u_t$, each *truncated* (clipped at a ceiling):
 #
 # * $\rho_t$ decides which value the target converges to: once clipped, not always $V^\pi$.
-# * $c_t$ decides how far back a TD error travels. A TD error $k$ steps later reaches step $t$
-#   through the product $c_t c_{t+1} \cdots c_{t+k-1}$, the trace.
+# * $c_t$ decides how far back a TD error travels. With a constant $\gamma$, the TD error
+#   $\delta_{t+k}$, $k$ steps later, reaches step $t$ with the weight
+#   $\gamma^k c_t c_{t+1} \cdots c_{t+k-1}\,\rho_{t+k}$. The product of $c$'s is the trace.
 #
 # <details><summary>Details: the paper, and where the trace shrinks (optional)</summary>
 #
@@ -54,8 +55,8 @@
 #
 # </details>
 #
-# Written backwards, with [the card](01_discounted_return.ipynb#The-episode-end-card)'s flags and
-# $V'_t = V(s_{t+1})$, V-trace is a first-order recurrence:
+# Written backwards, with the flags of [the card](01_discounted_return.ipynb#The-episode-end-card)
+# (01's table of episode ends) and $V'_t = V(s_{t+1})$, V-trace is a first-order recurrence:
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
@@ -92,6 +93,17 @@ KERNEL = "triton"
 rng = np.random.default_rng(4)
 torch.manual_seed(4)  # the printed figures repeat from run to run
 to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
+
+# %% jupyter={"source_hidden": true}
+# Checks: the introduction's weight of a TD error, from the formulas above (CI runs them; skip when reading)
+_T, _g, _lam = 6, 0.9, 0.8
+_lr, _r, _v = np.random.default_rng(40).normal(size=(3, _T))  # its own generator: rng's draws below stay as they were
+_vs, _ = reference.vtrace(_lr, _r, _v, gamma=_g, lambda_=_lam, rho_bar=1.2, c_bar=0.9, bootstrap_value=0.7)
+_rho, _c = np.minimum(1.2, np.exp(_lr)), _lam * np.minimum(0.9, np.exp(_lr))
+_delta = _r + _g * np.append(_v[1:], 0.7) - _v  # δ_t = r_t + γ V'_t − V_t, no episode end
+for _t in range(_T):  # v_t − V_t = Σ_k γ^k c_t⋯c_{t+k−1} ρ_{t+k} δ_{t+k}
+    _w = [_g**k * np.prod(_c[_t:_t + k]) * _rho[_t + k] for k in range(_T - _t)]
+    np.testing.assert_allclose(_vs[_t] - _v[_t], np.dot(_w, _delta[_t:]), rtol=1e-12, atol=1e-12)
 
 # %% [markdown]
 # ## 1. The loop
@@ -160,10 +172,11 @@ np.testing.assert_allclose(vs3, [1.5, 1.0, 2.0])
 np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 
 # %% [markdown]
-# **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form). There is no
-# $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so $[\lnot\text{done}_t]$ drops it:
-# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary form would give
-# $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. The reset itself: [the card](01_discounted_return.ipynb#The-episode-end-card).
+# **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form) ($b_t$ as it is
+# at a step that resets). There is no $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so
+# $[\lnot\text{done}_t]$ drops it: $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's
+# example the ordinary form would give $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. The reset
+# itself: [the card](01_discounted_return.ipynb#The-episode-end-card).
 #
 # In NumPy:
 
@@ -479,13 +492,13 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # **Contract.**
 #
 # * **Reset form:** a flag in the triple $(a_t, b_t, \text{reset}_t)$, [the card](01_discounted_return.ipynb#The-episode-end-card)'s
-#   Triton form; $a_t$ is unread where it is set.
+#   Triton form (the reset as a flag, not as $a_t = 0$); $a_t$ is unread where it is set.
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
 #   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`.
 # * **Shift:** none to make: `next_log_ratio[t]`, like every `next_*` entry $t$, already belongs to step $t+1$.
 # * **Returns:** the triple whose reverse scan is $G_t$. No truncation input.
-# * **End form:** $c = 0$ at the window's last step gives $b$ its end form (the card's rule, with $\hat y_{t+1} = Q_{t+1}$).
+# * **End form:** $c = 0$ at the window's last step gives $b$ its end form (the card's rule, with $\hat y_{t+1} = Q_{t+1}$, the estimate of the $G_{t+1}$ the reset cuts off).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -586,6 +599,8 @@ exercises.attempt("retrace", retrace)
 # * **Returns:** $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. At a termination `y_in` is
 #   the next episode's: select it away, as the card selects away `next_values`. No truncation input.
+# * **One clip:** $\bar\rho$ (`P[1]`) serves both $\rho_t$ and $\rho^{pg}_t$ here, unlike section 2's own clip
+#   $\bar\rho_{pg}$ (`pg_rho_bar`). So does the IMPALA paper, and so do the package's defaults $\bar\rho_{pg} = \bar\rho = 1$.
 #
 # The given prologue:
 
@@ -593,10 +608,6 @@ exercises.attempt("retrace", retrace)
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
 
 # %% [markdown]
-# **One clip.** Section 2 gave the advantage its own clip $\bar\rho_{pg}$. Here one clip, $\bar\rho$
-# (`P[1]`), serves both $\rho_t$ and $\rho^{pg}_t$, as in the IMPALA paper and at the package's
-# defaults $\bar\rho_{pg} = \bar\rho = 1$.
-#
 # The advantage needs $v_{t+1}$, the *next* step's target. `scan_hook`'s `epilogue`
 # ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)),
 # `(X, P, offs, t, m, T, y, y_in) -> out`, gets it as `y_in`.
@@ -693,7 +704,7 @@ vtrace_pg = None
 exercises.attempt("vtrace_pg", vtrace_pg)
 
 # %% jupyter={"source_hidden": true}
-# Checks: "One clip" above (CI runs them; skip when reading)
+# Checks: the contract's "One clip" (CI runs them; skip when reading)
 _vtrace_args = inspect.signature(rl.vtrace).parameters
 assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 1.0  # "the package's defaults"
 

@@ -109,7 +109,8 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #   chunk just done, starting at 0.
 # * **Part 2, the triple.** Split the recurrence as above, with
 #   [the card](01_discounted_return.ipynb#The-episode-end-card)'s resets and selects. Padding
-#   lanes, past the row's end, get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
+#   lanes, past the row's end, get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$
+#   (not tested by the checker: padding lanes lie only past a row's last step, which resets).
 # * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
 #   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
 #   ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
@@ -122,11 +123,36 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #   `vtrace_pg`, with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every
 #   real element.
 
+# %% jupyter={"source_hidden": true}
+# Checks: part 2's "not tested by the checker", and the fold's "a row with no reset at its end" (CI runs them; skip when reading)
+@triton.jit
+def _padded_scan(A, B, K, OUT, N: tl.constexpr):  # one chunk: 3 real steps, then one padding lane
+    i = tl.arange(0, N)
+    a_s, b_s, k_s = tl.associative_scan((tl.load(A + i), tl.load(B + i), tl.load(K + i) != 0), 0, reset_combine,
+                                        reverse=True)
+    tl.store(OUT + i, tl.where(k_s, b_s, b_s + a_s * 0.0))  # carry 0: nothing comes after the row
+
+
+def _vs_of(pad, last_resets):
+    a = torch.tensor([0.5, 0.5, 0.5, pad[0]], device=DEVICE)
+    b = torch.tensor([1.0, 2.0, 3.0, pad[1]], device=DEVICE)
+    k = torch.tensor([False, False, last_resets, False], device=DEVICE)
+    out = torch.empty(4, device=DEVICE)
+    _padded_scan[(1,)](a, b, k, out, N=4)
+    return out[:3]  # the real steps
+
+
+identity, junk = (1.0, 0.0), (float("nan"), float("nan"))
+assert torch.equal(_vs_of(junk, True), _vs_of(identity, True))  # the last step resets: the padding never shows
+assert _vs_of(identity, False).isfinite().all() and _vs_of(junk, False).isnan().all()  # no reset: it does
+
 # %% [markdown]
 # <details><summary>Hint 1: where to start</summary>
 #
-# Copy your `reset_scan` from 00c. Its loop, combine, carry and store are the checklist's parts
-# 1, 3 and 4 already: only the triple it builds (part 2) changes.
+# Copy your `reset_scan` from
+# [00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset). Its loop,
+# combine, carry and store are the checklist's parts 1, 3 and 4 already: only the triple it builds
+# (part 2) changes.
 # For `pg`, start from your `vtrace_pg`. The formula is the same, with `y_in` replaced by a load of
 # `vs` one element on.
 #

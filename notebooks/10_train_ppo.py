@@ -455,6 +455,9 @@ assert all(profile.result_row(_res, "ppo", *s, impl="pytorch_eager", pass_="fwd+
            > profile.result_row(_res, "ppo", *s, pass_="fwd+bwd")["kernel_ms"] for s in _eager_shapes)  # less GPU time
 _paired = profile.read_loss_wall()  # the paired rounds: (µs, ratio's median, lowest, highest)
 assert all(_paired["ppo", s, "fwd+bwd", "pytorch_eager"][2] > 1 for s in _eager_shapes)  # faster in every round
+_gpu = profile.read_loss_gpu()  # the same rounds' card: its GPU µs, as notebook 09, section 4 reads them
+assert all(_gpu["ppo", s, "fwd+bwd", "pytorch_eager"] > _gpu["ppo", s, "fwd+bwd", profile.OURS_IMPL]
+           for s in _eager_shapes)  # less GPU time on that card too
 
 # %% [markdown]
 # **Reading the timings.** On a CPU the two pieces go opposite ways:

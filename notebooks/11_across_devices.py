@@ -43,9 +43,9 @@
 # one-device call to rounding. GAE run on each rank's steps alone would not: it would end every
 # episode that crosses a rank's boundary there.
 #
-# The simple alternative is to gather the rows onto every rank and make one local call: two
-# float32 numbers per token are about 1 MB for a row of 128K tokens. Section 7 says when to use
-# which.
+# The simple alternative is to gather the rows onto every rank and make one local call. The values
+# and rewards alone, two float32 numbers per token, are 1 MB for a row of 128K tokens; the done
+# flags add one byte per token. Section 7 says when to use which.
 #
 # The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank
 # after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
@@ -395,7 +395,8 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # $g = 1,\ 1.5,\ 1.75,\ 1.875,\ 1.9375,\ 1.96875$.
 #
 # Two directions meet here. The forward carry $c$ travels from later steps into earlier ones; the
-# gradients $g$, $s$ and $x$ travel from earlier steps into later ones:
+# gradients travel from earlier steps into later ones. In the drawing, $g_t$ is the gradient at
+# step $t$, $s_r$ is what rank $r$ sends, and $x_r$ is what enters rank $r$ from the ranks before it:
 #
 # ```text
 #              rank 0: steps 0 1 2          rank 1: steps 3 4 5
@@ -409,7 +410,8 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 #    $y_2 = b_2 + a_2 c_0$, so it is $s_0 = a_2 g_2 = 0.5 \cdot 1.75 = 0.875$.
 # 2. **Exchange 1, then compose:** the ranks gather their $s_r$, one number per row. What enters
 #    rank 1 is $x_1 = s_0 = 0.875$, since nothing enters rank 0. With more ranks,
-#    $x_{r+1} = s_r + A_r\,x_r$, with the forward map's $A_r$.
+#    $x_{r+1} = s_r + A_r\,x_r$, with the forward map's $A_r$. The reason: rank $r$'s first output is
+#    $B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
 # 3. **Pass 2:** rank 1 reruns its backward with $x_1$ added at its first step:
 #    $1 + 0.875 = 1.875$, then $1.9375$ and $1.96875$. These are the one-process gradients.
 #
@@ -446,6 +448,12 @@ assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b6.grad)
 assert b6.grad[0].tolist() == [1.0, 1.5, 1.75, 1.875, 1.9375, 1.96875]  # one process
 assert g_rank0[0].tolist() == g_rank1_alone[0].tolist() == [1.0, 1.5, 1.75] and s0.item() == 0.875  # pass 1
 assert g_rank1[0].tolist() == [1.875, 1.9375, 1.96875]  # pass 2 on rank 1
+# "with more ranks, x_{r+1} = s_r + A_r x_r": three ranks of two steps, A_1 the product of rank 1's a
+(_g0, _s0), (_, _s1) = rank_backward(0, 2, 0.0), rank_backward(2, 4, 0.0)  # pass 1
+_x1 = _s0
+_x2 = _s1 + a6[0, 2:4].prod() * _x1  # the forward map's A_1 = a_2 a_3
+_g1, _g2 = rank_backward(2, 4, _x1)[0], rank_backward(4, 6, _x2)[0]  # pass 2
+assert torch.equal(torch.cat([_g0, _g1, _g2], -1), b6.grad)
 _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
 _y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_3, from the later steps
 assert torch.allclose(rl.linear_scan(a6[:, :3], _b6[:, :3], initial=_y6[:, 3]), _y6[:, :3])
@@ -457,10 +465,17 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # %% [markdown]
 # ## 7. What it costs
 #
-# **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. The ranks
-# exchange small tables in three `all_gather`s: **a few numbers per row per rank, independent of
-# $T$**. **Backwards**, two passes and two exchanges of one number per row per rank (section 6).
-# What each table holds is in notebook 13c, section 7.
+# **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. In between,
+# the ranks exchange three small tables, each in one `all_gather`:
+#
+# 1. **the header:** a description of the call, which every rank checks against the others';
+# 2. **the ends:** section 5's first values, with a flag and the row's `bootstrap_value` and
+#    `initial`;
+# 3. **the maps:** section 3's triples $(A, B, \text{reset})$, with an error flag.
+#
+# That is **a few numbers per row per rank, independent of $T$**. **Backwards**, two passes and two
+# exchanges of one number per row per rank (section 6). Notebook 13c, section 7, counts each
+# table's numbers.
 #
 # **In time, the split is not a speedup.** On an H200, a call with `time_group=` took milliseconds
 # where one device took tens to hundreds of µs, mostly host work, not the wire.
@@ -504,9 +519,10 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # %% [markdown]
 # **Which to use.**
 #
-# * **Gather, then one local call,** if every rank can hold the whole row (1 MB per 128K tokens),
-#   as section 5's workers also did: simpler code and the same advantages. It was not timed, so no
-#   figure here says it is faster, though the split's milliseconds are mostly host work.
+# * **Gather, then one local call,** if every rank can hold the whole row (1 MB per 128K tokens
+#   for the values and rewards alone, plus the done flags), as section 5's workers also did:
+#   simpler code and the same advantages. It was not timed, so no figure here says it is faster,
+#   though the split's milliseconds are mostly host work.
 # * **`time_group=`** when no rank may hold the whole row, or when the gradients must come back
 #   to each rank's own values without gathering them too (`dist.all_gather` carries no gradient;
 #   `torch.distributed.nn.functional.all_gather` does, and its backward sends every rank's whole
@@ -547,10 +563,16 @@ assert (min(split_gpus), max(split_gpus)) == (64.1, 144.5)  # "64.1 to 144.5 µs
 assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
 assert os.path.basename(COST_FILE)[5:15] < profile.COMMITTED_RUN[5:15]  # older code than the run that 09 reads
 head_src = inspect.getsource(distributed._TimeSharded.forward)
-assert head_src.count(" = gather(") == 3  # section 7's "three all_gathers" (13c, section 7: what each carries)
+assert head_src.count(" = gather(") == 3  # section 7's "three small tables" (13c, section 7: what each carries)
+_order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
+                                      "maps = gather(maps)")]
+assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
+assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
 assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
 assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's and section 7's "1 MB per row of 128K tokens": 2 float32 per token
+# ... for the values and rewards alone: section 5's gather also sends the done flags, one byte each as booleans
+assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
 
 # %% [markdown]
 # ## Exercises

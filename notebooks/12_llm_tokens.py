@@ -453,29 +453,29 @@ plt.show()
 
 # %% [markdown]
 # Left, the two lines are one. Right, they separate at the token before the hole, and every earlier
-# token keeps a difference, because GAE carries it backwards. OpenRLHF bootstraps the token before
-# the hole from the hole's zeroed value, $V = 0$ instead of $V(s_{30})$. The hole's last position
-# gets a TD error of its own, $\gamma V(s_{30})$, so at token 19 verl's advantage minus OpenRLHF's
-# is $\gamma\,(1 - (\gamma\lambda)^{10})\,\big(V(s_{30}) + \lambda\hat A_{30}\big)$ (details below).
-# For a state in the middle of an episode, 0 is simply wrong. Here the answer was correct, yet every token before the tool
-# call gets a lower advantage than it earned, as if calling the tool had cost something.
+# token keeps a difference, because GAE carries it backwards.
+#
+# Why, at token 19? Write $V_t$ for $V(s_t)$ and $\hat A_{30}$ for the advantage at token 30, the same
+# in both. OpenRLHF zeroes the hole's values and rewards. So token 19 bootstraps from $V = 0$,
+# positions 20–28 have $\delta_t = 0$, and position 29 has $\delta_{29} = \gamma V_{30}$, which
+# reaches token 19 discounted by $(\gamma\lambda)^{10}$. verl deletes the hole, so token 19
+# bootstraps from $V_{30}$:
+#
+# $$\text{verl: } \hat A_{19} = r_{19} - V_{19} + \gamma\,(V_{30} + \lambda\hat A_{30}), \qquad
+# \text{OpenRLHF: } \hat A_{19} = r_{19} - V_{19} + (\gamma\lambda)^{10}\,\gamma\,(V_{30} + \lambda\hat A_{30}).$$
+#
+# Their difference is $\gamma\,(1 - (\gamma\lambda)^{10})\,(V_{30} + \lambda\hat A_{30})$. Since
+# $\gamma\lambda < 1$, its sign is that of $V_{30} + \lambda\hat A_{30}$, not of the value alone.
+# Here that is above 0, so OpenRLHF's advantages before the hole are lower; where it is below 0,
+# they are higher.
+#
+# For a state in the middle of an episode, $V = 0$ is simply wrong. Here the answer was correct, yet
+# every token before the tool call gets a lower advantage than it earned, as if calling the tool had
+# cost something.
 #
 # Which to use? verl's treats the tool output as part of the transition, as section 2's MDP says.
 # But if your trainer's other code (its loss, its value targets) was written for OpenRLHF's, keep
 # the two consistent.
-#
-# <details><summary>Details: the three differences at the hole, and the gap's sign</summary>
-#
-# * OpenRLHF bootstraps from the hole's zeroed value: $V = 0$ instead of $V(s_{30})$.
-# * The hole's last position gets a TD error of its own, $\gamma V(s_{30})$.
-# * The advantage from after the hole reaches token 19 discounted by $(\gamma\lambda)^{10}$ more
-#   than in verl's.
-#
-# Together they give the gap above. Its sign is that of
-# $V(s_{30}) + \lambda\hat A_{30}$, not of the value alone: OpenRLHF's advantages before the hole are
-# lower where that is above 0 (here), higher where it is below.
-#
-# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, after and before the hole (CI runs them; skip when reading)
@@ -484,6 +484,12 @@ assert torch.allclose(a_v[30:], a_o[30:], rtol=0, atol=1e-12)  # after the hole:
 assert (a_v[:20] - a_o[:20]).min() > 1e-3  # before it: every token lower in OpenRLHF's
 gl = GAMMA * LAM  # the gap at token 19, as the text's formula says
 assert torch.isclose(a_v[19] - a_o[19], GAMMA * (1 - gl ** 10) * (v1[0, 30] + LAM * a_v[30]), rtol=1e-9, atol=0)
+_tail = GAMMA * (v1[0, 30] + LAM * a_v[30])  # γ (V_30 + λ Â_30), Â_30 the same in both
+assert torch.isclose(a_v[19], r1[0, 19] - v1[0, 19] + _tail, rtol=1e-9, atol=0)  # verl's line
+assert torch.isclose(a_o[19], r1[0, 19] - v1[0, 19] + gl ** 10 * _tail, rtol=1e-9, atol=0)  # OpenRLHF's line
+_zeroed = openrlhf.get_advantages_and_returns(v1, r1, m.double(), GAMMA, LAM)[0][0]  # δ_29 = γ V_30: Â_29 = γ V_30 + γλ Â_30
+assert torch.isclose(_zeroed[29], _tail, rtol=1e-9, atol=0) and gl < 1
+assert v1[0, 30] + LAM * a_v[30] > 0  # "here that is above 0": OpenRLHF's lower
 m0, a_v0, a_o0 = curves["no hole"]
 assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
 
@@ -492,8 +498,10 @@ assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
 #
 # What does $\gamma = \lambda = 1$ buy? GAE's returns become the rewards summed from each token to
 # the end: a reversed cumulative sum, one PyTorch call. The advantages are the returns minus the
-# values. The masks cost nothing: masked rewards are 0, and a sum does not care where its zeros
-# sit. The harness calls it the "cumsum shortcut":
+# values. The masks cost one product: `rewards * mask` zeroes the masked rewards, and a sum does not
+# care where its zeros sit. That product is section 3's pattern: a NaN reward at a masked token
+# would poison every earlier token of its row (0 · NaN = NaN). Like verl's loop, the shortcut is a
+# yardstick here, not NaN-safe. The harness calls it the "cumsum shortcut":
 
 # %%
 print(inspect.getsource(bench.token_cumsum))
@@ -504,8 +512,11 @@ print(f"cumsum shortcut against rl.gae(gamma=1, lambda_=1, mask=) at the policy 
 assert err < 1e-12
 
 # %% jupyter={"source_hidden": true}
-# Checks: "it computes something else whenever γλ ≠ 1" (CI runs them; skip when reading)
+# Checks: "it computes something else whenever γλ ≠ 1", and "not NaN-safe" (CI runs them; skip when reading)
 assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # not GAE with λ = 0.95
+_adv_nan, _ = bench.token_cumsum(torch.tensor([[1.0, 2.0, float("nan"), 3.0]]), torch.zeros(1, 4),
+                                 torch.tensor([[1.0, 1.0, 0.0, 1.0]]))  # a NaN reward at a masked token
+assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every earlier token poisoned
 
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan

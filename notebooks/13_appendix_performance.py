@@ -35,9 +35,10 @@
 # These kernels do a few flops per byte moved, so they are **memory-bound**: their *floor*
 # (notebook 08) is the time to read each input once and write each output once at the GPU's copy
 # bandwidth. Section 0.4 sums up in one page how the package's kernel follows the rules, and
-# section 0.5 tests the rules' model against three measured cases;
-# [notebook 13c](13c_inside_the_package.ipynb), an appendix for maintainers, shows its code. New
-# words are in [`GLOSSARY.md`](GLOSSARY.md).
+# section 0.5 tests the rules' model against three measured cases. That model predicts a launch's
+# speed from the SMs it keeps busy and the bytes each has in flight; it gets the three cases' order
+# right, but misses the few-programs case by almost 4×. [Notebook 13c](13c_inside_the_package.ipynb),
+# an appendix for maintainers, shows the package's code. New words are in [`GLOSSARY.md`](GLOSSARY.md).
 #
 # <details><summary>Sources</summary>
 #
@@ -538,7 +539,7 @@ assert round(100 - big_m["measured % of floor"]) == 17  # "the last 17 %"
 assert (wide_m["programs"], wide_m["SMs with work"], H200_SMS - wide_m["SMs with work"]) == (64, 64, 68)  # "68 SMs"
 assert wide_m["resident per SM"] == 1 and round(wide_m["KB in flight per SM"], 1) == 18.4  # "its 18.4 KB"
 assert round(wide_m["predicted % of floor"]) == 48 and round(wide_m["measured % of floor"]) == 13  # "48 %", "13 %"
-assert 3.5 < wide_m["predicted % of floor"] / wide_m["measured % of floor"] < 4  # "misses ... by almost 4×"
+assert 3.5 < wide_m["predicted % of floor"] / wide_m["measured % of floor"] < 4  # "misses ... by almost 4×" (and the introduction)
 # without the cap of one share per SM: every program's bytes against the whole GPU's need, as 13c section 4 ("87 %")
 assert round(100 * wide_m["programs"] * wide_m["B in flight per program"] / in_flight_gpu) == 87
 assert (wide["block"], wide["warps"], wide["stages"]) == (1024, 4, 2)  # "chunks of 1024 steps on 4 warps"
@@ -569,7 +570,7 @@ assert order("predicted % of floor") == order("measured % of floor")  # "the ord
 # | the anchor's warps | 4 | Triton's default: its launch names none |
 # | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |
 # | the model's % of the floor for the same three | 1.4, 100, 48 % | derived: the model of section 0.5 |
-# | split against walked (0.3): GAE at 64×32768, at 64×16384 | 43.3 / 54.5 and 49.2 / 70.0 µs | measured, but in [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) on older code than the committed run: compare the two figures of a pair only |
+# | GAE split / walked (0.3): at 64×32768, at 64×16384 | 43.3 / 54.5 and 70.0 / 49.2 µs | measured, but in [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) on older code than the committed run: compare the two figures of a pair only |
 # | GAE at 16384×1024 on an earlier tile (4 rows, 4 warps, 1 stage) and on 0.4's | 123 / 81 µs | the same (`docs/DESIGN.md`, "The scan's tile"); the change moved rows, warps and stages at once, so it does not single out the warp |
 # | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | the same (`docs/DESIGN.md`, "The time split") |
 
@@ -589,6 +590,14 @@ assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851
        "0.0814 ms at 2 × 128 × 1 × 2" in design and [round(1e3 * ms) for ms in (0.1226, 0.0814)] == [123, 81]
 assert "0.033 ms. (2026-11-29, results" in design  # before and after the split
 assert "hence 32. (2026-12-01, `benchmarks/results/checks/H200-2026-12-01g-token-probe.txt`.)" in design  # 0.3's pairs
+import re  # noqa: E402
+
+# the pairs' order, split / walked: docs/DESIGN.md names the faster first (split at 32768 steps, walked at 16384)
+_split_32k, _walk_32k = map(float, re.search(r"split faster than they walk \(GAE 64×32768: ([\d.]+) µs against ([\d.]+)",
+                                             design).groups())
+_walk_16k, _split_16k = map(float, re.search(r"16 still walk faster \(64×16384: ([\d.]+) against ([\d.]+)", design).groups())
+assert (_split_32k, _walk_32k, _split_16k, _walk_16k) == (43.3, 54.5, 70.0, 49.2)  # the table's "43.3 / 54.5 and 70.0 / 49.2"
+assert _split_32k < _walk_32k and _split_16k > _walk_16k  # 0.3: 32 wide chunks ran faster split, 16 faster walked
 assert max("2026-11-29", "2026-12-01") < RES["date"] == "2026-12-06"
 
 

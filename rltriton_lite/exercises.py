@@ -3343,6 +3343,10 @@ def _combine_arrays_hint(args, i, bad, got, expected):
                  "in the second operand drops the first map, while a reset in the first drops only what lay "
                  "before it, and the second map still applies" + _fix(": select on k2, b = np.where(k2, b2, "
                                                                        "b2 + a2 * b1)"): np.where(k1, b2, b2 + a2 * b1),
+                 "where the first operand resets, your b is b1 alone: a reset in the first operand cuts what lay "
+                 "before it, but the second map still applies to its output" + _fix(": b = np.where(k2, b2, b2 + a2 * "
+                                                                                     "b1), with no select on k1"):
+                     np.where(k2, b2, np.where(k1, b1, b2 + a2 * b1)),
                  "the operands' order is swapped (b1 + a1 * b2: the second map applied first). \"first\" is the "
                  "map applied first, so its output goes through the second" + _fix(": b = b2 + a2 * b1 where k2 "
                                                                                   "is clear"):
@@ -6533,9 +6537,9 @@ def _resident_hint(regs, num_warps, shared_bytes, got):
         # registers counted per program (65536 // regs) or per warp, where that leaves them no limit at all
         (min(v for k, v in limits.items() if k != "registers") if limits["registers"] < min(
             v for k, v in limits.items() if k != "registers") else None,
-         f"your count is more than the registers allow: it counts registers per program or per warp, not per "
-         f"thread. A program of num_warps warps holds regs registers in each of its 32 * num_warps threads, so "
-         f"the registers allow {limits['registers']:,} programs here." + _fix(
+         "your count is more than the registers allow: it counts registers per program or per warp, not per "
+         "thread. A program of num_warps warps holds regs registers in each of its 32 * num_warps threads, all "
+         "out of the SM's 65,536." + _fix(
              " registers: 65536 // (regs * 32 * num_warps).")),
         (min(SM_PROGRAMS, SM_WARPS // num_warps, SM_REGISTERS // (regs * num_warps), limits["shared"]),
          "your register limit counts one register per warp, not per thread: a program of num_warps warps "

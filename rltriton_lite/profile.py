@@ -748,6 +748,27 @@ def read_loss_wall(path=None) -> dict:
     return out
 
 
+def read_loss_gpu(path=None) -> dict:
+    """The GPU time of each call in ``tools/wall_probe.py --losses``'s output (default:
+    ``COMMITTED_LOSS_WALL`` in ``results_folder()``), measured in the same process on the same card as
+    its wall time: ``{(loss, (B, T), pass, impl): GPU µs per call, or None}``, the keys of
+    ``read_loss_wall``. Each figure is the line's trailing ``gpu X us`` field (``bench.kernel_ms``, the
+    median of CUDA-graph replays); ``gpu n/a us`` (no graph captured the call) reads None."""
+    import os
+
+    path = path or os.path.join(results_folder(), COMMITTED_LOSS_WALL)
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("loss "):
+                words = line.split()
+                _, loss, shape, pass_, impl = words[:5]
+                gpu = words[words.index("gpu") + 1]
+                B, T = map(int, shape.split("x"))
+                out[loss, (B, T), pass_, impl] = None if gpu == "n/a" else float(gpu)
+    return out
+
+
 def read_wall_probe(path) -> list[dict]:
     """The sections of a committed wall-time probe (``tools/wall_probe.py``'s output, e.g.
     ``benchmarks/results/`` + ``COMMITTED_WALL``) that time one shape: a list of dicts with
@@ -865,7 +886,7 @@ COMMITTED_RUN = "H200-2026-12-06"     # float32 at the shapes RL code uses: note
 COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: notebooks 08, 09, 14
 COMMITTED_WALL = "H200-2026-12-06-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 08, 09, 14
 COMMITTED_REPLAY = "checks/H200-2026-12-06-graph-replay.txt"  # tools/graph_replay_probe.py's output: notebook 08
-COMMITTED_LOSS_WALL = "checks/H100-2026-12-06-loss-wall.txt"  # wall_probe.py --losses (read_loss_wall): 08, 09
+COMMITTED_LOSS_WALL = "checks/H100-2026-12-07-loss-wall.txt"  # wall_probe.py --losses (read_loss_wall, read_loss_gpu): 07-10, 14
 
 
 def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]:

@@ -615,6 +615,9 @@ def wrong_answers(name: str):
             ("the first operand's reset wins (a select on k1)",
              lambda f, g: (np.where(f[2], g[0], g[0] * f[0]), np.where(f[2], g[1], g[1] + g[0] * f[1]), f[2] | g[2])),
             ("the operands swapped (second applied first)", lambda f, g: s(g, f)),
+            ("b1 alone where the first operand resets (rounds 52 and 54's case, no hint then)",
+             lambda f, g: (np.where(g[2], g[0], g[0] * f[0]), np.where(g[2], g[1], np.where(f[2], f[1], g[1] + g[0] * f[1])),
+                           f[2] | g[2])),
             ("the second operand's flag alone", lambda f, g: s(f, g)[:2] + (g[2],)),
             ("and for or", lambda f, g: s(f, g)[:2] + (f[2] & g[2],)),
         ],
@@ -1046,6 +1049,8 @@ W_SAYS = {
     ("tiled_scan", "the carry taken at the chunk's last step (a round-37 review's case)"):
         ("Your carry is G at the chunk's last step", "t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."),
     ("resident_programs", "registers counted per warp, not per thread"): "not per thread",
+    ("combine_arrays", "b1 alone where the first operand resets (rounds 52 and 54's case, no hint then)"):
+        ("where the first operand resets, your b is b1 alone", "with no select on k1"),
     ("warp_sectors", "range(first, last): each load's last sector left out (a round-52 review's case, no hint then)"):
         ("leaves out each load's last sector", "range(first, last + 1)"),
     ("tiled_scan", "the scan along axis 0, the tile's rows (rounds 51 and 52's case)"):

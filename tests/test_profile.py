@@ -76,8 +76,23 @@ def test_read_loss_wall():
     round, and the values of one line as the file writes them."""
     got = profile.read_loss_wall()
     assert len(got) == 3 * 3 * 2 * 3 + 3 * 2  # 3 losses, 3 shapes, 2 passes, 3 calls; PPO's anchor too
-    assert got["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"] == (366.2, 1.712, 1.584, 2.292)
+    assert got["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"] == (922.8, 1.588, 1.093, 1.956)
     assert all(v[1:] == (1.0, 1.0, 1.0) for k, v in got.items() if k[3] == "rltriton_lite")
+
+
+def test_read_loss_gpu(tmp_path):
+    """The committed --losses probe's GPU times, measured on the same card as its wall times: one per key
+    of read_loss_wall, ours' all positive, the values of one line as the file writes them, and "n/a" as None."""
+    wall, gpu = profile.read_loss_wall(), profile.read_loss_gpu()
+    assert set(gpu) == set(wall)  # every key of read_loss_wall, and no other
+    assert all(gpu[k] is not None and gpu[k] > 0 for k in gpu if k[3] == profile.OURS_IMPL)
+    assert gpu["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"] == 62.5
+    assert gpu["ppo", (4096, 128), "fwd+bwd", profile.OURS_IMPL] == 8.1
+    probe = tmp_path / "loss-wall.txt"
+    probe.write_text("# a header\nloss crr 16x128 fwd rltriton_lite 37.7 us ratio 1.000 1.000 1.000 gpu n/a us\n",
+                     encoding="utf-8")
+    assert profile.read_loss_gpu(probe) == {("crr", (16, 128), "fwd", "rltriton_lite"): None}  # no graph captured it
+    assert profile.read_loss_wall(probe) == {("crr", (16, 128), "fwd", "rltriton_lite"): (37.7, 1.0, 1.0, 1.0)}
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="the interpreter's rows")
@@ -118,11 +133,24 @@ def test_the_readme_states_the_loss_probe_as_it_reads():
     for text in (f"PPO's fused call is faster in every round, {span('ppo', 'fwd')} forward and {span('ppo', 'fwd+bwd')} "
                  "with the backward", f"SAC's one-step target {span('sac', 'fwd')} forward in every round, "
                  f"{span('sac', 'fwd+bwd')} with the backward (in every round only at 16×128)", f"CRR's {span('crr', 'fwd')} "
-                 f"forward", f"ours taking {span('crr', 'fwd+bwd', invert=True)} its time"):
+                 f"forward (not in every round at 4096×128)", f"ours taking {span('crr', 'fwd+bwd', invert=True)} its time"):
         assert text in line, (text, line)
     every = {(a, p): min(got[a, s, p, "pytorch_eager"][2] for s in shapes) > 1
              for a in ("ppo", "sac", "crr") for p in ("fwd", "fwd+bwd")}
     assert [got["sac", s, "fwd+bwd", "pytorch_eager"][2] > 1 for s in shapes] == [True, False, False]  # "only at 16×128"
+    assert [got["crr", s, "fwd", "pytorch_eager"][2] > 1 for s in shapes] == [True, False, True]  # "not ... at 4096×128"
+    # "our fused call takes 270–640 µs ..., at most what the minimal `autograd.Function` takes (620–720 µs) and more
+    # than autograd spends on CRR's few eager ops (220–260 µs)": µs to 10, rounded outwards, with the backward
+    us = {name: [got[loss, s, "fwd+bwd", impl][0] for loss in losses for s in shapes] for name, losses, impl in
+          (("ours", ("ppo", "sac", "crr"), "rltriton_lite"), ("anchor", ("ppo",), "minimal_autograd_fn"),
+           ("crr eager", ("crr",), "pytorch_eager"))}
+    tens = {k: f"{10 * math.floor(min(v) / 10)}–{10 * math.ceil(max(v) / 10)} µs" for k, v in us.items()}
+    for text in (f"fused call takes {tens['ours']} on that host", f"`autograd.Function` takes ({tens['anchor']})",
+                 f"CRR's few eager ops ({tens['crr eager']})"):
+        assert text in line, (text, line)
+    assert all(got[a, s, "fwd+bwd", "rltriton_lite"][0] <= got["ppo", s, "fwd+bwd", "minimal_autograd_fn"][0]
+               for a in ("ppo", "sac", "crr") for s in shapes)  # "at most what ... takes", shape by shape
+    assert max(us["crr eager"]) < min(us["ours"])  # "more than autograd spends on CRR's few eager ops"
     assert every == {("ppo", "fwd"): True, ("ppo", "fwd+bwd"): True, ("sac", "fwd"): True, ("sac", "fwd+bwd"): False,
                      ("crr", "fwd"): False, ("crr", "fwd+bwd"): False}
 
