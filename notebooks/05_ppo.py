@@ -534,7 +534,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # ## 6. Optional: profile it
 #
 # On the committed H200 run, the eager PyTorch formula with its backward keeps the GPU busy 7.5 to
-# 9.8 times as long as the fused loss. The measurements are in
+# 9.8 times as long as the fused loss. (That is an H200; notebook 07's loss timings come from an
+# H100 probe.) The measurements are in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %% jupyter={"source_hidden": true}
@@ -546,6 +547,8 @@ x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
 assert not h200 or len(fused) == 3 and int(10 * min(x_gpu)) / 10 == 7.5  # "7.5 to ...", 3 shapes, rounded down
 assert not h200 or np.ceil(10 * max(x_gpu)) / 10 == 9.8  # "... to 9.8 times as long", rounded up
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
+_head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
+assert "H100" in _head and "H200" not in _head  # "07's loss timings come from an H100 probe"
 
 # %% [markdown]
 # ## Exercises
@@ -724,10 +727,16 @@ assert _dual(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1) != _capped(_rho
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 3 has the plan, `two_stage_sum` in NumPy, and (in its optional box) a trimmed listing of
-# the package's two kernels, `_partials_kernel` and `_finish_kernel`.
-# Write two launches of your own kernels, and use no atomics: an atomic add runs in the order the
-# programs finish, so its bits vary.
+# Write two `@triton.jit` kernels and launch each once, in this shape:
+#
+# ```text
+# launch 1, one program per block of x:
+#     load the block with a mask (other=0.0), sum it, store that one partial at the program's index
+# launch 2, one program:
+#     total = 0; add the partials in the order 0, 1, 2, ...; store total / n
+# ```
+#
+# Use no atomics: an atomic add runs in the order the programs finish, so its bits vary.
 # Think about how many partials there are. There may be more than one block of them.
 #
 # </details>

@@ -181,7 +181,7 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # only at done steps, and a done step resets, so the scan never reads its $a_t$.
 #
 # **The select matters with γℓ too.** With $a_t = \gamma\ell_t$, a done step has $a_t = 0$
-# already. But the value behind the step may be NaN or infinite, and $0 \cdot \text{NaN}$ is NaN.
+# already. But the value carried in from step $t + 1$ may be NaN or infinite, and $0 \cdot \text{NaN}$ is NaN.
 # The select keeps it out.
 #
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
@@ -591,7 +591,8 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # The benchmark times SAC's λ = 0 target, section 3's elementwise kernel, not the scan. On the
 # committed H200 run, the eager PyTorch formula with its backward keeps the GPU busy 5.2 to 7.5
-# times as long as the fused call. The measurements are in
+# times as long as the fused call. (That is an H200; notebook 07's loss timings come from an H100
+# probe.) The measurements are in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %% jupyter={"source_hidden": true}
@@ -605,6 +606,8 @@ _x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in _fused.values()]
 assert not h200 or len(_fused) == 3 and int(10 * min(_x_gpu)) / 10 == 5.2  # "5.2 to ...", 3 shapes, rounded down
 assert not h200 or np.ceil(10 * max(_x_gpu)) / 10 == 7.5  # "... to 7.5 times as long", rounded up
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
+_head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
+assert "H100" in _head and "H200" not in _head  # "07's loss timings come from an H100 probe"
 
 # %% [markdown]
 # ## Exercises

@@ -24,6 +24,8 @@
 #
 # * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, section 0 (the three rules;
 #   the tile). A GPU for the timing. Without one, every cell still runs, in the Triton interpreter.
+#   On a CPU the working parts are section 1's check, the exercise `resident_programs` and
+#   `compile_for_h100`; sections 2 to 4 time and profile only on a GPU.
 #
 # **What you do:** take `reset_scan`, the chunked Triton kernel you wrote in notebook 00c; time it
 # beside the package; turn one launch knob at a time; and explain what moved, in notebook
