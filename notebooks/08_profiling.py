@@ -32,32 +32,10 @@
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 #
-# <details><summary>Where the numbers come from: files, cards, noise and rounding (optional)</summary>
-#
-# * **Each printout starts with a tag** naming the committed file it reads:
-#   * `[H200 run]`: the benchmark run (`profile.COMMITTED_RUN`), each call timed once, wall time and
-#     GPU time. Every figure not tagged otherwise.
-#   * `[H200 wall probe]`: our calls timed a second time in the same session
-#     (`profile.COMMITTED_WALL`), to see how far one timing drifts.
-#   * `[H100 loss probe]`: two calls timed in the same rounds, wall time and GPU time, on one H100
-#     (`profile.COMMITTED_LOSS_WALL`): section 3's paired ratio.
-#   * `[H200 replay probe]`: GAE's call at 4096×128 replayed as CUDA graphs
-#     (`profile.COMMITTED_REPLAY`): section 4.
-#   * `[this machine]`: counted or timed here, live (section 5).
-# * **Compare µs only within one file.** The same call's µs differ from host to host: section 4's
-#   GAE call took 28 µs in the run and 26 µs in the replay probe.
-# * **Paired rounds are the real test** of which call is faster: both calls timed in the same
-#   rounds, the host's load shared (section 3).
-# * **Without them, the noise rule, a rule of thumb** from this run's own drift: one of our calls,
-#   timed twice in the H200 session, moved by up to 2.24×, written 2.3×. So two unpaired timings say
-#   which call is faster only when they are more than 2.3× apart: a smaller gap could be that drift
-#   alone.
-# * **Rounding.** The text gives ratios and percentages to about two significant figures. A range's
-#   low end is rounded down and its high end up, so that it holds every value.
-# * [Notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from) says how far to trust each
-#   file.
-#
-# </details>
+# **Where the numbers come from.** Figures come from the committed H200 run, unless a printout's tag
+# says otherwise. A single timing drifts by up to 2.24×; paired rounds decide which call is faster.
+# The files, the rounding and the noise rule are in the
+# [appendix at the end](#Appendix:-where-the-numbers-come-from).
 
 # %%
 import math
@@ -101,11 +79,11 @@ def first_line(name):
     return open(os.path.join(RESULTS, name), encoding="utf-8").readline()
 
 
-# the tags that start each printout, each with the card its file names (the box at the top says what each file is)
+# the tags that start each printout, each with the card its file names (the appendix at the end says what each file is)
 SOURCE = {"run": f"{card(RES['gpu'])} run", "wall": f"{card(first_line(profile.COMMITTED_WALL))} wall probe",
           "loss": f"{card(first_line(profile.COMMITTED_LOSS_WALL))} loss probe",
           "replay": f"{card(first_line(profile.COMMITTED_REPLAY))} replay probe", "here": "this machine"}
-assert [card(SOURCE[k]) for k in ("run", "wall", "loss", "replay")] == ["H200", "H200", "H100", "H200"]  # the box
+assert [card(SOURCE[k]) for k in ("run", "wall", "loss", "replay")] == ["H200", "H200", "H100", "H200"]  # the appendix's tags
 print(f"{RES['gpu']}, {RES['date']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}: "
       f"copy bandwidth {BW / 1e12:.3f} TB/s, {len(RES['rows'])} rows")
 print(f"installed here: torch {torch.__version__}, triton {triton.__version__}")
@@ -145,7 +123,7 @@ def against(prediction, measured, what, model=None, how="measured"):
           + ("" if prediction is None else f", you predicted {prediction:.3g}"))
 
 # %% jupyter={"source_hidden": true}
-# Checks: the box at the top, on the committed files (CI runs them; skip when reading)
+# Checks: the top lines and the appendix at the end, on the committed files (CI runs them; skip when reading)
 probe = profile.wall_probe_us(os.path.join(RESULTS, profile.COMMITTED_WALL))  # the wall probe: {(B, T): {(pass, name): µs}}
 assert f"beside results {profile.COMMITTED_RUN}" in first_line(profile.COMMITTED_WALL)  # "in the same session"
 assert all(("fwd", a) in sec for sec in probe.values() for a in list(profile.ops()) + ["linear_scan"])  # "our calls"
@@ -463,7 +441,7 @@ against(my_lowest_x, lowest_x, "the lowest round's ratio, the eager formula ÷ o
 # the median round. Paired rounds are the real test of which call is faster.
 #
 # **Without paired rounds**, a rule of thumb, the **noise rule**, applies: two timings say which
-# call is faster only when they are more than 2.3× apart (this run's own drift: the box at the top).
+# call is faster only when they are more than 2.3× apart (this run's own drift: the [appendix](#Appendix:-where-the-numbers-come-from)).
 # A smaller gap is **within the noise**: it says neither which call is faster nor that they are
 # equal.
 #
@@ -476,12 +454,12 @@ against(my_lowest_x, lowest_x, "the lowest round's ratio, the eager formula ÷ o
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
 _loss_text = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").read()
-assert _loss_text.startswith("# NVIDIA H100") and "H100" in SOURCE["loss"]  # the box's "[H100 loss probe]"
+assert _loss_text.startswith("# NVIDIA H100") and "H100" in SOURCE["loss"]  # the appendix's "[H100 loss probe]"
 assert "the order reversed every other round" in _loss_text.splitlines()[0]  # "the order reversed every other round"
 assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds"
 assert 1.09 < lowest_x < median_x < highest_x  # "over 1.09× in every round"
 assert round(median_x, 1) == 1.6  # "about 1.6× in the median round"
-assert NOISE_X == 2.3  # "more than 2.3× apart" (the box's Checks derive it)
+assert NOISE_X == 2.3  # "more than 2.3× apart" (the Checks after the imports derive it)
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
@@ -1039,3 +1017,29 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # > **Further reading:** [notebook 09](09_benchmarks.ipynb), the same run against every peer, scan
 # > by scan, and the fused losses; [notebook 14](14_appendix_data.ipynb), the data's sources,
 # > rounding and noise; notebook 13c, sections 4 and 5, few long rows.
+
+# %% [markdown]
+# ## Appendix: where the numbers come from
+#
+# * **Each printout starts with a tag** naming the committed file it reads:
+#   * `[H200 run]`: the benchmark run (`profile.COMMITTED_RUN`), each call timed once, wall time and
+#     GPU time. Every figure not tagged otherwise.
+#   * `[H200 wall probe]`: our calls timed a second time in the same session
+#     (`profile.COMMITTED_WALL`), to see how far one timing drifts.
+#   * `[H100 loss probe]`: two calls timed in the same rounds, wall time and GPU time, on one H100
+#     (`profile.COMMITTED_LOSS_WALL`): section 3's paired ratio.
+#   * `[H200 replay probe]`: GAE's call at 4096×128 replayed as CUDA graphs
+#     (`profile.COMMITTED_REPLAY`): section 4.
+#   * `[this machine]`: counted or timed here, live (section 5).
+# * **Compare µs only within one file.** The same call's µs differ from host to host: section 4's
+#   GAE call took 28 µs in the run and 26 µs in the replay probe.
+# * **Paired rounds are the real test** of which call is faster: both calls timed in the same
+#   rounds, the host's load shared (section 3).
+# * **Without them, the noise rule, a rule of thumb** from this run's own drift: one of our calls,
+#   timed twice in the H200 session, moved by up to 2.24×, written 2.3×. So two unpaired timings say
+#   which call is faster only when they are more than 2.3× apart: a smaller gap could be that drift
+#   alone.
+# * **Rounding.** The text gives ratios and percentages to about two significant figures. A range's
+#   low end is rounded down and its high end up, so that it holds every value.
+# * [Notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from) says how far to trust each
+#   file.

@@ -33,32 +33,10 @@
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 #
-# <details><summary>Where the numbers come from: files, cards, noise and rounding (optional)</summary>
-#
-# * **Each printout starts with a tag** naming the committed file it reads:
-#   * `[H200 run]`: the benchmark run (`profile.COMMITTED_RUN`), each call timed once, wall time and,
-#     where a graph captured it, GPU time. Every table and chart not tagged otherwise, sections
-#     2.1–2.4's included.
-#   * `[H200 wall probe]`: our calls timed a second time in the same session
-#     (`profile.COMMITTED_WALL`); only optional folds quote it.
-#   * `[H100 loss probe]`: the losses and their rivals timed in the same 15 rounds, wall time and
-#     GPU time, on one H100 (`profile.COMMITTED_LOSS_WALL`): section 3's last tables and section 4.
-# * **Compare µs only within one file.** The same call's µs differ from host to host: PPO's loss
-#   with its backward at 4096×128 took 424 µs in the H200 run and 591 µs on the H100 probe. Ratios
-#   within one file travel better.
-# * **Paired rounds are the real test** of which call is faster: both calls timed in the same
-#   rounds, the host's load shared (section 4's wall times).
-# * **Without them, the noise rule, a rule of thumb** from this run's own drift (notebook 08,
-#   section 3): two unpaired timings say which call is faster only when they are more than 2.3×
-#   apart. Our own calls, unchanged, moved by up to 2.24× between their two timings in the H200
-#   session, so a smaller gap could be that drift alone. Single wall timings, and ratios of them,
-#   are therefore rough.
-# * **Rounding.** The text gives ratios and percentages to about two significant figures. A range's
-#   low end is rounded down and its high end up, so that it holds every value.
-# * [Notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from) lists the files and says how
-#   far to trust each.
-#
-# </details>
+# **Where the numbers come from.** Figures come from the committed H200 run, unless a printout's tag
+# says otherwise. A single timing drifts by up to 2.24×; paired rounds decide which call is faster.
+# The files, the rounding and the noise rule are in the
+# [appendix at the end](#Appendix:-where-the-numbers-come-from).
 
 # %%
 import inspect
@@ -124,10 +102,10 @@ LOSS_CARD = card(open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encodi
 WALL_CARD = card(open(os.path.join(RESULTS, profile.COMMITTED_WALL), encoding="utf-8").readline())
 SOURCE = {"run": f"{card(res['gpu'])} run", "wall": f"{WALL_CARD} wall probe", "loss": f"{LOSS_CARD} loss probe",
           "here": "this machine"}
-assert [card(res["gpu"]), WALL_CARD, LOSS_CARD] == ["H200", "H200", "H100"]  # the box's cards
+assert [card(res["gpu"]), WALL_CARD, LOSS_CARD] == ["H200", "H200", "H100"]  # the appendix's cards
 
 # %% jupyter={"source_hidden": true}
-# Checks: the box at the top, on the committed files (CI runs them; skip when reading)
+# Checks: the top lines and the appendix at the end, on the committed files (CI runs them; skip when reading)
 _first = {f: open(os.path.join(RESULTS, f), encoding="utf-8").readline()
           for f in (profile.COMMITTED_WALL, profile.COMMITTED_LOSS_WALL)}
 assert f"beside results {RUN}" in _first[profile.COMMITTED_WALL]  # "in the same session"
@@ -415,7 +393,7 @@ assert round(_trl["torchrl_gae", (64, 16384)] / _trl["torchrl_vec_gae", (64, 163
 assert [round(_trl[i, (4096, 128)]) for i in ("torchrl_vec_gae", "torchrl_gae")] == [4762, 4051]  # "no faster"
 _trl.update({(i, (16, 128)): row("gae", 16, 128, impl=i)["full_call_us"] for i in ("torchrl_gae", "torchrl_vec_gae")})
 assert round(_trl["torchrl_gae", (16, 128)] / _trl["torchrl_vec_gae", (16, 128)]) == 6  # "about 6× faster at 16×128"
-assert up(_drift) == NOISE_X == 2.3  # "moved by up to 2.3×" (the box's Checks derive it)
+assert up(_drift) == NOISE_X == 2.3  # "moved by up to 2.3×" (the Checks after the imports derive it)
 assert f"beside results {RUN}" in open(os.path.join(RESULTS, profile.COMMITTED_WALL), encoding="utf-8").readline()  # "right after it"
 _ahead = [s for s in speedups if s["x"] < 1]  # the 8, by the noise rule on each call's wall range (ours: two timings)
 _ranges = [(profile.wall_range(res, probe, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, *_c),
@@ -718,7 +696,7 @@ _g = {p: (r["full_call_us"], 1e3 * r["kernel_ms"]) for p, r in gae_pair.items()}
 assert [round(w / g) for w, g in _g.values()] == [8, 41]  # "about 8×", "41×"
 assert bwd["bytes"] == 2 * gae_pair["fwd"]["bytes"] and 1.9 < _g["fwd+bwd"][1] / _g["fwd"][1] < 2.2  # "doubled, as its bytes did"
 assert _g["fwd+bwd"][0] - _g["fwd"][0] > 10 * (_g["fwd+bwd"][1] - _g["fwd"][1])  # "far more wall time than GPU time"
-assert wall_gpu["ppo", (4096, 128), "fwd+bwd"][0] == _ppo_two[0]  # the box's 424 µs is this chart's PPO call
+assert wall_gpu["ppo", (4096, 128), "fwd+bwd"][0] == _ppo_two[0]  # the appendix's 424 µs is this chart's PPO call
 assert {k[:2] for k in paired} == {(a, s) for a in ("ppo", "sac", "crr") for s in LOSS_SHAPES}  # the shapes it timed
 first_line = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "median of 15 interleaved rounds" in first_line  # "each the median of 15 rounds"
@@ -1230,3 +1208,29 @@ for _by_size in _ours.values():
 # > **Further reading:** [notebook 14](14_appendix_data.ipynb), the data's sources, rounding and
 # > noise rule, case by case, and why SAC passes 100 %; few long rows:
 # > [notebook 13, section 0.3](13_appendix_performance.ipynb#0.3-Enough-programs:-why-a-few-long-rows-leave-the-GPU-idle).
+
+# %% [markdown]
+# ## Appendix: where the numbers come from
+#
+# * **Each printout starts with a tag** naming the committed file it reads:
+#   * `[H200 run]`: the benchmark run (`profile.COMMITTED_RUN`), each call timed once, wall time and,
+#     where a graph captured it, GPU time. Every table and chart not tagged otherwise, sections
+#     2.1–2.4's included.
+#   * `[H200 wall probe]`: our calls timed a second time in the same session
+#     (`profile.COMMITTED_WALL`); only optional folds quote it.
+#   * `[H100 loss probe]`: the losses and their rivals timed in the same 15 rounds, wall time and
+#     GPU time, on one H100 (`profile.COMMITTED_LOSS_WALL`): section 3's last tables and section 4.
+# * **Compare µs only within one file.** The same call's µs differ from host to host: PPO's loss
+#   with its backward at 4096×128 took 424 µs in the H200 run and 591 µs on the H100 probe. Ratios
+#   within one file travel better.
+# * **Paired rounds are the real test** of which call is faster: both calls timed in the same
+#   rounds, the host's load shared (section 4's wall times).
+# * **Without them, the noise rule, a rule of thumb** from this run's own drift (notebook 08,
+#   section 3): two unpaired timings say which call is faster only when they are more than 2.3×
+#   apart. Our own calls, unchanged, moved by up to 2.24× between their two timings in the H200
+#   session, so a smaller gap could be that drift alone. Single wall timings, and ratios of them,
+#   are therefore rough.
+# * **Rounding.** The text gives ratios and percentages to about two significant figures. A range's
+#   low end is rounded down and its high end up, so that it holds every value.
+# * [Notebook 14](14_appendix_data.ipynb#1.-Where-the-figures-come-from) lists the files and says how
+#   far to trust each.
