@@ -6533,10 +6533,10 @@ def _resident_reference(regs, num_warps, shared_bytes):
 def _resident_hint(regs, num_warps, shared_bytes, got):
     """What a wrong count of resident_programs left out, where it is one of the usual slips."""
     limits = _resident_limits(regs, num_warps, shared_bytes)
+    without_registers = min(v for k, v in limits.items() if k != "registers")
     slips = (
         # registers counted per program (65536 // regs) or per warp, where that leaves them no limit at all
-        (min(v for k, v in limits.items() if k != "registers") if limits["registers"] < min(
-            v for k, v in limits.items() if k != "registers") else None,
+        (without_registers if limits["registers"] < without_registers else None,
          "your count is more than the registers allow: it counts registers per program or per warp, not per "
          "thread. A program of num_warps warps holds regs registers in each of its 32 * num_warps threads, all "
          "out of the SM's 65,536." + _fix(

@@ -731,20 +731,27 @@ def noise_verdict(ours, other, x) -> str:
     return "ours faster" if other[0] > x * ours[1] else "peer faster" if ours[0] > x * other[1] else "within the noise"
 
 
+def _loss_lines(path):
+    """(key, the line's words) for each timed call in ``tools/wall_probe.py --losses``'s output (default:
+    ``COMMITTED_LOSS_WALL`` in ``results_folder()``), key = (loss, (B, T), pass, impl)."""
+    import os
+
+    with open(path or os.path.join(results_folder(), COMMITTED_LOSS_WALL), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("loss "):
+                words = line.split()
+                _, loss, shape, pass_, impl = words[:5]
+                yield (loss, tuple(map(int, shape.split("x"))), pass_, impl), words
+
+
 def read_loss_wall(path=None) -> dict:
     """``tools/wall_probe.py --losses``'s output (default: ``COMMITTED_LOSS_WALL`` in ``results_folder()``):
     ``{(loss, (B, T), pass, impl): (µs per call, ratio's median, lowest, highest)}``, each ratio that
     impl's wall time ÷ ours within one round of the interleaved rounds."""
-    import os
-
-    path = path or os.path.join(results_folder(), COMMITTED_LOSS_WALL)
     out = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("loss "):
-                _, loss, shape, pass_, impl, us, _us, _ratio, med, lo, hi = line.split()[:11]  # (then "gpu X us")
-                B, T = map(int, shape.split("x"))
-                out[loss, (B, T), pass_, impl] = (float(us), float(med), float(lo), float(hi))
+    for key, words in _loss_lines(path):
+        us, _us, _ratio, med, lo, hi = words[5:11]  # (then "gpu X us")
+        out[key] = (float(us), float(med), float(lo), float(hi))
     return out
 
 
@@ -754,18 +761,10 @@ def read_loss_gpu(path=None) -> dict:
     its wall time: ``{(loss, (B, T), pass, impl): GPU µs per call, or None}``, the keys of
     ``read_loss_wall``. Each figure is the line's trailing ``gpu X us`` field (``bench.kernel_ms``, the
     median of CUDA-graph replays); ``gpu n/a us`` (no graph captured the call) reads None."""
-    import os
-
-    path = path or os.path.join(results_folder(), COMMITTED_LOSS_WALL)
     out = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("loss "):
-                words = line.split()
-                _, loss, shape, pass_, impl = words[:5]
-                gpu = words[words.index("gpu") + 1]
-                B, T = map(int, shape.split("x"))
-                out[loss, (B, T), pass_, impl] = None if gpu == "n/a" else float(gpu)
+    for key, words in _loss_lines(path):
+        gpu = words[words.index("gpu") + 1]
+        out[key] = None if gpu == "n/a" else float(gpu)
     return out
 
 
