@@ -19,7 +19,6 @@ import inspect
 import re
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -43,16 +42,9 @@ from rltriton_lite import gae as package_gae
 from rltriton_lite.episode import REWARDS, step, values_now_and_next
 from rltriton_lite.integrations.verl import compute_gae_advantage_return as verl_gae
 from rltriton_lite.tile import load as tile_load
+from solution_files import SOLUTIONS, solution, source, with_edits
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
 _PACKAGE_GAE_PROLOGUE = rl_returns._gae_prologue
-
-
-def solution(name: str):
-    spec = importlib.util.spec_from_file_location(f"solution_{name}", SOLUTIONS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.solution
 
 
 def shift_left(x):
@@ -2711,13 +2703,9 @@ def test_the_operators_reminder_follows_only_an_error_about_operators(tmp_path):
     """A round-50 review: a combine called with 6 arguments where it takes 5 (a TypeError) was followed by
     the reminder of &, |, ~ rather than and, or: off the topic. That error gets a hint of its own; an error
     about an operator (~ on a float) keeps the reminder."""
-    def fewer(text):
-        old = "def _reset_combine(a1, b1, k1, a2, b2, k2):"
-        assert text.count(old) == 1
-        return text.replace(old, "def _reset_combine(a1, b1, k1, a2, b2):").replace("k2", "k1")
-
+    fewer = [("def _reset_combine(a1, b1, k1, a2, b2, k2):", "def _reset_combine(a1, b1, k1, a2, b2):"), ("k2", "k1")]
     with pytest.raises(RuntimeError, match="failed to compile or run") as e:
-        exercises.check("reset_scan", _solution_with("reset_scan", fewer, tmp_path))
+        exercises.check("reset_scan", with_edits("reset_scan", fewer, tmp_path))
     assert "rather than and, or" not in str(e.value) and "tl.minimum" not in str(e.value), e.value
     if exercises.INTERPRET:  # (compiled, the compiler words the error its own way)
         assert "positional arguments but 6 were given" in str(e.value), e.value
@@ -4592,13 +4580,9 @@ def test_rows_past_b_are_told_as_the_row_mask_not_a_load_shifted_on(tmp_path):
     read outside the tensors) was told "a load shifted on, offs + 1 at the last row's last step". Where
     every stray lane lies in a row at or past B, the message says to mask the rows; a tile's load shifted on
     still gets the shift's words."""
-    def no_row_mask(text):
-        old = "m = (rows < B)[:, None] & (t < T)[None, :]"
-        assert text.count(old) == 1
-        return text.replace(old, "m = (t < T)[None, :] & (rows >= 0)[:, None]")
-
+    no_row_mask = [("m = (rows < B)[:, None] & (t < T)[None, :]", "m = (t < T)[None, :] & (rows >= 0)[:, None]")]
     with pytest.raises(AssertionError) as e:
-        exercises.check("tiled_scan", _solution_with("tiled_scan", no_row_mask, tmp_path))
+        exercises.check("tiled_scan", with_edits("tiled_scan", no_row_mask, tmp_path))
     said = str(e.value)
     assert "a mask that lets rows past the last through: here the stray lanes lie in the tile's rows 1 to 3, " \
            "rows at or past B" in said and "offs + 1" not in said, said
@@ -4782,11 +4766,9 @@ def test_segment_carries_speaks_of_segments_and_names_the_next_segment_s_reset(t
     assert "Hint: that segment is the segment before one that resets (the carry into it is that segment's B alone" \
         in msg and "step" not in msg.split("Hint:")[1].split(". A NaN")[0], msg
 
-    def next_reset(text):
-        assert text.count("np.where(reset[:, s],") == 1
-        return text.replace("np.where(reset[:, s],", "np.where(reset[:, s + 1],")
+    next_reset = [("np.where(reset[:, s],", "np.where(reset[:, s + 1],")]
     with pytest.raises(IndexError) as e:
-        exercises.check("segment_carries", _solution_with("segment_carries", next_reset, tmp_path))
+        exercises.check("segment_carries", with_edits("segment_carries", next_reset, tmp_path))
     assert "Your line reads reset[:, s + 1], the next segment's flag: at the last segment there is none. Segment " \
            "s's map selects on its own flag, reset[:, s]" in "\n".join(e.value.__notes__), e.value.__notes__
 
@@ -5119,15 +5101,12 @@ def test_key_lines_prints_the_kept_lines_under_their_headers_and_names_a_missing
         exercises.key_lines(_nested, {"total = 1": "absent"})
 
 
-def _solution_with(name, edit, tmp_path):
-    """Exercise ``name``'s solution with its source changed by ``edit`` (text -> text), loaded from a file of
-    its own (a @triton.jit function reads its source from one)."""
-    path = tmp_path / f"{name}_slip.py"
-    path.write_text(edit((Path(__file__).parent.parent / "notebooks" / "solutions" / f"{name}.py").read_text()))
-    spec = importlib.util.spec_from_file_location(f"{name}_slip", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.solution
+def _carry_from_b_s(name):
+    """The carry handed on taken from the scanned b_s at the chunk's first step, not from y (or g)."""
+    (line,) = [ln.strip() for ln in source(name).splitlines() if ln.strip().startswith("carry = tl.sum(")]
+    slip = line.replace(", y,", ", b_s,").replace(", g,", ", b_s,")
+    assert slip != line
+    return [(line, slip)]
 
 
 @pytest.mark.parametrize("name", ["gae_kernel", "hooked_scan", "reset_scan"])
@@ -5136,14 +5115,8 @@ def test_a_carry_taken_from_the_scanned_b_fails(name, tmp_path):
     by A_t * carry). gae_kernel and hooked_scan passed it, their carries too small to show (gamma * lam =
     0.72 over chunks of 64) or cut by an episode end in every chunk: a case with gamma * lam near 1 and
     chunks of 16 without an end fails it."""
-    def carry_from_b_s(text):
-        (line,) = [ln for ln in text.splitlines() if ln.strip().startswith("carry = tl.sum(")]
-        slip = line.replace(", y,", ", b_s,").replace(", g,", ", b_s,")
-        assert slip != line
-        return text.replace(line, slip)
-
     with pytest.raises(AssertionError, match="expected") as e:
-        exercises.check(name, _solution_with(name, carry_from_b_s, tmp_path))
+        exercises.check(name, with_edits(name, _carry_from_b_s(name), tmp_path))
     # (reset_scan's first wrong element is where the carry enters: once blamed on the row's offset)
     assert "row's offset" not in str(e.value) and "chunk" in str(e.value), str(e.value)
 
@@ -5153,20 +5126,14 @@ def test_a_carry_from_the_scanned_b_is_named(name, tmp_path):
     """A cold review of 00-00d: chunked_scan's carry taken from the scanned B (carry = b_s at the chunk's first
     step, not b_s + a_s * carry_in) got only the chunk's-last-step mark. The values recomputed with that slip
     match, and the hint says the carry leaves out the carry that entered the chunk."""
-    def carry_from_b_s(text):
-        (line,) = [ln for ln in text.splitlines() if ln.strip().startswith("carry = tl.sum(")]
-        slip = line.replace(", y,", ", b_s,").replace(", g,", ", b_s,")
-        assert slip != line
-        return text.replace(line, slip)
-
     with pytest.raises(AssertionError) as e:
-        exercises.check(name, _solution_with(name, carry_from_b_s, tmp_path))
+        exercises.check(name, with_edits(name, _carry_from_b_s(name), tmp_path))
     hint = str(e.value).split("Hint: ")[1]
     assert "Your carry leaves out the carry that entered this chunk" in hint, hint
     assert "not b_s" in e.value.fix, e.value.fix
     with pytest.raises(AssertionError) as e:  # another carry slip: not this hint
-        exercises.check("chunked_scan", _solution_with("chunked_scan", lambda t: t.replace(
-            "carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)", "carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0) * 0.5"),
+        exercises.check("chunked_scan", with_edits("chunked_scan", [(
+            "carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)", "carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0) * 0.5")],
             tmp_path))
     assert "leaves out the carry that entered" not in str(e.value), str(e.value)
 
@@ -5195,15 +5162,12 @@ def test_chunked_reset_scan_says_what_is_graded():
 def test_a_swapped_combine_is_named_in_vtrace_kernel(tmp_path):
     """A round-35 review: the capstone's likeliest slip, the combine's operands swapped, got the generic
     ordinary-step hint; any kernel's combine seen applying the maps in the wrong order is now named."""
-    def swapped(text):
-        line = "return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2"
-        assert line in text
-        return text.replace(line, "return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2")
-
+    swapped = [("return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2",
+                "return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2")]
     if not exercises.INTERPRET:
         pytest.skip("the student's combine is tried on two maps by the interpreter (compiled, it runs only in the scan)")
     with pytest.raises(AssertionError, match="Your combine applies the two maps in the wrong order") as e:
-        exercises.check("vtrace_kernel", _solution_with("vtrace_kernel", swapped, tmp_path))
+        exercises.check("vtrace_kernel", with_edits("vtrace_kernel", swapped, tmp_path))
     assert "tl.where(k2, a2, a2 * a1)" in e.value.fix
 
 
@@ -5211,15 +5175,12 @@ def test_a_swapped_max_combine_is_named_in_discounted_max(tmp_path):
     """A cold review of 00-00d: discounted_max's combine with its maps swapped, c = max(c1, g1 * c2), got the
     generic ordinary-step hint. Under the interpreter its combine is tried on two max-maps (MAX_MAPS), as an
     affine combine is on TWO_MAPS, and the order slip is named with the order rule."""
-    def swapped(text):
-        line = 'c = tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1))'
-        assert line in text
-        return text.replace(line, 'c = tl.where(c1 == float("-inf"), c2, tl.maximum(c1, g1 * c2))')
-
+    swapped = [('c = tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1))',
+                'c = tl.where(c1 == float("-inf"), c2, tl.maximum(c1, g1 * c2))')]
     if not exercises.INTERPRET:
         pytest.skip("the student's combine is tried on two maps by the interpreter (compiled, it runs only in the scan)")
     with pytest.raises(AssertionError) as e:
-        exercises.check("discounted_max", _solution_with("discounted_max", swapped, tmp_path))
+        exercises.check("discounted_max", with_edits("discounted_max", swapped, tmp_path))
     hint = str(e.value).split("Hint: ")[1]
     assert hint.startswith("Your combine applies the two maps in the wrong order: its c is max(c1, g1 * c2)"), hint
     assert "the order rule, notebook 00, section 3" in hint and "An ordinary step" not in hint, hint
@@ -5237,15 +5198,10 @@ def test_a_missing_inf_guard_in_discounted_max_is_named(guard, tmp_path):
              "carry": ('tl.where(carry == float("-inf"), c_s, tl.maximum(c_s, g_s * carry))',
                        'tl.maximum(c_s, g_s * carry)')}
 
-    def unguarded(text):
-        old, new = lines[guard]
-        assert text.count(old) == 1
-        return text.replace(old, new)
-
     if not exercises.INTERPRET:
         pytest.skip("the checker's max lets a NaN win, and tries the student's combine, under the interpreter only")
     with pytest.raises(AssertionError) as e:
-        exercises.check("discounted_max", _solution_with("discounted_max", unguarded, tmp_path))
+        exercises.check("discounted_max", with_edits("discounted_max", [lines[guard]], tmp_path))
     hint = str(e.value).split("Hint: ")[1]
     assert hint.startswith("A NaN where the answer is finite, with a gamma whose powers underflow"), hint
     if guard == "combine":
@@ -5261,14 +5217,10 @@ def test_a_block_narrower_than_the_row_is_named_in_block_scan(tmp_path):
     """A cold review of 00-00d: block_scan launched with a fixed BLOCK = 64 on a row of T = 1000 got a right
     "First:" line (elements never stored) under a hint that blamed the padding lanes, and advice to loop over
     the chunks, which block_scan's task forbids (one program, one block). Now the block is named."""
-    def fixed_block(text):
-        assert "BLOCK=triton.next_power_of_2(T)" in text
-        return text.replace("BLOCK=triton.next_power_of_2(T)", "BLOCK=64")
-
     if not exercises.INTERPRET:
         pytest.skip("which elements a kernel stored, and how wide its scan ran, are seen by the interpreter")
     with pytest.raises(AssertionError) as e:
-        exercises.check("block_scan", _solution_with("block_scan", fixed_block, tmp_path))
+        exercises.check("block_scan", with_edits("block_scan", [("BLOCK=triton.next_power_of_2(T)", "BLOCK=64")], tmp_path))
     said = str(e.value)
     assert "T=1000" in said and "wrote only 64 of the 1000 elements" in said, said
     hint = said.split("\nHint: ")[1]
@@ -5282,12 +5234,11 @@ def test_a_kernel_named_like_its_wrapper_is_named(name, tmp_path):
     """A cold review of 00-00d: a @triton.jit kernel named like the Python function that launches it (00b's rule:
     give it another name) got only "TypeError: 'function' object is not subscriptable". The launch line's name
     is a plain function: the rule is said back."""
-    def same_name(text):
-        kernel = re.search(r"(\w+)\[\(", text[text.index(f"def {name}("):]).group(1)  # the one it launches
-        return re.sub(rf"\b{kernel}\b", name, text)  # @triton.jit def name(...), then def name(...) launching it
-
+    text = source(name)
+    kernel = re.search(r"(\w+)\[\(", text[text.index(f"def {name}("):]).group(1)  # the one it launches
+    same_name = [(f"def {kernel}(", f"def {name}("), (f"{kernel}[(", f"{name}[(")]  # @triton.jit def name, launched
     with pytest.raises(TypeError, match="'function' object is not subscriptable") as e:
-        exercises.check(name, _solution_with(name, same_name, tmp_path))
+        exercises.check(name, with_edits(name, same_name, tmp_path))
     notes = "\n".join(e.value.__notes__)
     assert "your function raised it at line" in notes and f"{name}[(" in notes, notes
     assert (f"Your @triton.jit kernel and the function that launches it share the name {name}: the second definition "
@@ -5381,9 +5332,8 @@ def test_transposed_scan_checks_its_step_0_reset():
     exercises.check("transposed_scan", solution("transposed_scan"))
 
 
-def _reset_scan_inf_times_0(text):
-    """reset_scan with r + 0.0 * r: an inf reward made NaN (a cold review's case); its loads have the row's offset."""
-    return text.replace("        term = (tl.load(D", "        r = r + 0.0 * r  # 0 * inf = NaN\n        term = (tl.load(D", 1)
+# reset_scan with r + 0.0 * r: an inf reward made NaN (a cold review's case); its loads have the row's offset
+_RESET_SCAN_INF_TIMES_0 = [("        term = (tl.load(D", "        r = r + 0.0 * r  # 0 * inf = NaN\n        term = (tl.load(D")]
 
 
 def test_the_row_0_hint_is_said_only_where_row_0_s_inputs_give_the_wrong_rows(tmp_path):
@@ -5391,7 +5341,7 @@ def test_the_row_0_hint_is_said_only_where_row_0_s_inputs_give_the_wrong_rows(tm
     had it: reset_scan's 0.0 * r made row 1's inf NaN, and row 0's NaN stayed NaN, so row 0 alone was right. The
     hint is said now only where the reference on row 0's inputs, in every row, gives the wrong elements; there the
     input is named. Here the inf made NaN is."""
-    msg = _failure("reset_scan", _solution_with("reset_scan", _reset_scan_inf_times_0, tmp_path))
+    msg = _failure("reset_scan", with_edits("reset_scan", _RESET_SCAN_INF_TIMES_0, tmp_path))
     assert "expected inf, got nan" in msg, msg
     assert "row's offset" not in msg and "Row 0 is right" not in msg and "An ordinary step" not in msg, msg
     assert "Hint: The answer there is inf (an inf among the case's inputs reaches that step), and yours is NaN: the " \
@@ -5400,18 +5350,9 @@ def test_the_row_0_hint_is_said_only_where_row_0_s_inputs_give_the_wrong_rows(tm
     assert "Every wrong element here is what the answer would be with row 0's terminated in every row" in msg, msg
 
 
-def _vtrace_kernel_pg_grid(block, floor=True, fill=None):
-    """vtrace_kernel's solution with its pg kernel launched on B * T // block programs (at least one), not a cdiv;
-    ``fill``: pg allocated full of it, not torch.empty."""
-    def edit(text):
-        text = text.replace("block = 1024", f"block = {block}")
-        if floor:
-            text = text.replace("_pg_kernel[(triton.cdiv(B * T, block),)]", "_pg_kernel[(max(1, B * T // block),)]")
-        if fill is not None:
-            text = text.replace("vs, pg = torch.empty_like(x[1]), torch.empty_like(x[1])",
-                                f"vs, pg = torch.empty_like(x[1]), torch.full_like(x[1], {fill!r})")
-        return text
-    return edit
+# vtrace_kernel's pg kernel with blocks of 32 launched on B * T // 32 programs (at least one), not a cdiv
+_PG_GRID_FLOORED = [("block = 1024", "block = 32"),
+                    ("_pg_kernel[(triton.cdiv(B * T, block),)]", "_pg_kernel[(max(1, B * T // block),)]")]
 
 
 def test_a_grid_short_of_the_tensor_is_named_from_the_flat_index_on(tmp_path):
@@ -5420,15 +5361,15 @@ def test_a_grid_short_of_the_tensor_is_named_from_the_flat_index_on(tmp_path):
     named as such: the grid, a cdiv, not a floor division; the "First:" note is not said besides."""
     if not exercises.INTERPRET:
         pytest.skip("which elements a kernel stored is seen by the interpreter")
-    msg = _failure("vtrace_kernel", _solution_with("vtrace_kernel", _vtrace_kernel_pg_grid(32), tmp_path))
+    msg = _failure("vtrace_kernel", with_edits("vtrace_kernel", _PG_GRID_FLOORED, tmp_path))
     assert "shape (2, 100), off-policy, chunk 64, result 1 (pg_advantages)" in msg, msg
     assert "\nHint: From flat index 192 on (index (1, 92)), nothing was stored: your kernel's tl.store calls wrote " \
            "the first 192 of the 200 elements of the tensor you returned (pg_advantages) and none after them" in msg, msg
     assert msg.endswith("Does your grid cover all B·T = 200 elements (a cdiv, not a floor division)?"), msg
     assert "row's offset" not in msg and "First:" not in msg, msg
     # a grid of 0 programs on the first case: none of pg stored, said of that result
-    msg = _failure("vtrace_kernel", _solution_with("vtrace_kernel", lambda text: text.replace(
-        "_pg_kernel[(triton.cdiv(B * T, block),)]", "_pg_kernel[(B * T // block,)]"), tmp_path))
+    msg = _failure("vtrace_kernel", with_edits("vtrace_kernel", [(
+        "_pg_kernel[(triton.cdiv(B * T, block),)]", "_pg_kernel[(B * T // block,)]")], tmp_path))
     assert "Hint: Your kernel's tl.store calls wrote none of the 5 elements of the tensor you returned " \
            "(pg_advantages)" in msg and "First:" not in msg, msg
 
@@ -5455,17 +5396,16 @@ def test_elements_never_stored_are_not_counted_as_the_student_s_nan(monkeypatch)
     assert "104 of them NaN or inf where the answer is finite" in str(e.value), str(e.value)
 
 
-def _soft_window_end_by_a_0(text):
-    """soft_lambda_targets with no reset at the window's last step, a = 0 there instead (a cold review's case)."""
-    return text.replace("return gamma * lam, r + tl.where(term, 0.0, gamma * soft_next), ~going_on",
-                        "return tl.where(going_on, gamma * lam, 0.0), r + tl.where(term, 0.0, gamma * soft_next), term")
+# soft_lambda_targets with no reset at the window's last step, a = 0 there instead (a cold review's case)
+_SOFT_WINDOW_END_BY_A_0 = [("return gamma * lam, r + tl.where(term, 0.0, gamma * soft_next), ~going_on",
+                            "return tl.where(going_on, gamma * lam, 0.0), r + tl.where(term, 0.0, gamma * soft_next), term")]
 
 
 def test_a_cut_at_the_window_s_last_step_may_be_a_0_multiplier(tmp_path):
     """A cold review: soft_lambda_targets's task said "only the window's last step's reset keeps it out" (the
     value past the window), and a prologue with a = 0 there and no reset passes (0 * 100 = 0). The shared rule
     says what is true: a cut there, its reset or a multiplier of 0."""
-    edited = _solution_with("soft_lambda_targets", _soft_window_end_by_a_0, tmp_path)
+    edited = with_edits("soft_lambda_targets", _SOFT_WINDOW_END_BY_A_0, tmp_path)
     assert exercises.check("soft_lambda_targets", edited) is None
     for name in ("soft_lambda_targets", "q_lambda", "retrace"):
         task = exercises.task(name)
@@ -5475,18 +5415,16 @@ def test_a_cut_at_the_window_s_last_step_may_be_a_0_multiplier(tmp_path):
     assert "a reset too, zeroes" not in task and "A\ntermination zeroes the bracket, G_t = r_t" in task, task
 
 
-def _q_lambda_cuts_by_a_0(text):
-    """q_lambda with no reset at a non-greedy next action or the window's last step, a = gamma lam_t = 0 there
-    instead; a termination still resets (a cold review's case)."""
-    assert text.count("return gamma * lam, b_t, term | cut") == 1
-    return text.replace("return gamma * lam, b_t, term | cut", "return gamma * lam_t, b_t, term")
+# q_lambda with no reset at a non-greedy next action or the window's last step, a = gamma lam_t = 0 there
+# instead; a termination still resets (a cold review's case)
+_Q_LAMBDA_CUTS_BY_A_0 = [("return gamma * lam, b_t, term | cut", "return gamma * lam_t, b_t, term")]
 
 
 def test_q_lambda_s_cut_may_be_a_0_multiplier(tmp_path):
     """A cold review: q_lambda's task said each cut of the trace is a reset, and a prologue that cuts with
     a = gamma lam_t = 0 and no reset passes (G_{t+1}, what 0 multiplies, is finite in every case, as
     retrace's and soft_lambda_targets's a = 0 at the window's last step pass). The task says so."""
-    edited = _solution_with("q_lambda", _q_lambda_cuts_by_a_0, tmp_path)
+    edited = with_edits("q_lambda", _Q_LAMBDA_CUTS_BY_A_0, tmp_path)
     assert exercises.check("q_lambda", edited) is None
     assert "A multiplier\na_t = 0 at a cut passes too: what it multiplies, G_{t+1}, is finite in every case" in \
         exercises.task("q_lambda")
@@ -5500,12 +5438,10 @@ def test_awr_s_clip_in_the_exponent_at_the_log_passes():
 
 def test_vtrace_kernel_names_rho_times_vs_minus_v(tmp_path):
     """04's section 4 shows pg0 == vs0 - v on-policy; a pg kernel that stores rho (vs_t - V_t) is named."""
-    def vs_minus_v(text):
-        return text.replace("pg = rho * (tl.load(R + i, mask=m, other=0.0) + gamma * v_next - tl.load(V + i, mask=m, "
-                            "other=0.0))", "pg = rho * (tl.load(VS + i, mask=m, other=0.0) - tl.load(V + i, mask=m, "
-                            "other=0.0))")
+    vs_minus_v = [("pg = rho * (tl.load(R + i, mask=m, other=0.0) + gamma * v_next - tl.load(V + i, mask=m, other=0.0))",
+                   "pg = rho * (tl.load(VS + i, mask=m, other=0.0) - tl.load(V + i, mask=m, other=0.0))")]
     with pytest.raises(AssertionError) as e:
-        exercises.check("vtrace_kernel", _solution_with("vtrace_kernel", vs_minus_v, tmp_path))
+        exercises.check("vtrace_kernel", with_edits("vtrace_kernel", vs_minus_v, tmp_path))
     assert "result 1 (pg_advantages)" in str(e.value) and "Hint: These are the policy-gradient advantages with a " \
         "slip: your pg is rho_t (vs_t - V_t). That is the advantage only where no clip bites" in str(e.value), e.value
     assert e.value.fix.startswith("In the second kernel, pg = rho * (r + gamma * v_next - V)"), e.value.fix

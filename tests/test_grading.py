@@ -18,6 +18,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from rltriton_lite import exercises
+from solution_files import solution
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -208,7 +209,7 @@ def test_graded_source_reaches_the_student_s_helpers_and_kernels():
     text = grade.graded_source(ns["f"], 7, "the cell's text")
     assert "the cell's text" in text and "cell 7" in text  # <cell 7> is no file: the defining cell instead
     assert "(from " not in text  # a notebook's own code: no file named
-    text = grade.graded_source(solution_fn("returns_autograd"))
+    text = grade.graded_source(solution("returns_autograd"))
     for part in ("def returns_autograd(", "class Returns(", "def forward(ctx", "def backward(ctx",
                  "def _returns_prologue(", "def _transposed_prologue("):
         assert text.count(part) == 1, (part, text)
@@ -303,13 +304,6 @@ def test_the_keys_values_recorded_where_the_keys_are_grade_where_they_are_not(tm
     assert "holds the cases of seed 5, not of --seed 6" in _usage_error(
         monkeypatch, capsys, "--keys", str(keys), "--seed", "6", "--out", str(out), "-q", str(nb))
     assert "--record-keys takes --seed S" in _usage_error(monkeypatch, capsys, "--record-keys", str(keys), str(nb))
-
-
-def solution_fn(name):
-    spec = importlib.util.spec_from_file_location(f"solution_{name}", NOTEBOOKS / "solutions" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.solution
 
 
 def test_summary_counts(graded):

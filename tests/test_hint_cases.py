@@ -2,7 +2,6 @@
 and prints what the hint says it "must print": the hand cases the notebooks give students are
 pinned here, as the checkers are by tests/test_exercises.py."""
 import contextlib
-import importlib.util
 import io
 import re
 from pathlib import Path
@@ -14,6 +13,7 @@ import torch
 
 import rltriton_lite as rl
 from rltriton_lite import exercises, profile
+from solution_files import solution, with_edits
 
 ROOT = Path(__file__).parent.parent
 # their hand cases read the notebook's own variables (08's rollouts, 10's cleanrl_gae): the
@@ -46,13 +46,6 @@ def expected(code: str) -> list[str]:
     return said
 
 
-def _solution(name):
-    spec = importlib.util.spec_from_file_location(f"solution_{name}", ROOT / "notebooks" / "solutions" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.solution
-
-
 CASES = [(name, nb) for name, nb, _ in exercises.catalog() if name not in NEEDS_THE_NOTEBOOK]
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -70,7 +63,7 @@ def _run(name, notebook):
     blocks = hint3_blocks(notebook, name)
     # the notebooks' DEVICE: compiled kernels on a GPU take CUDA tensors only
     namespace = {"torch": torch, "np": np, "rl": rl, "exercises": exercises, "DEVICE": DEVICE, "KERNEL": "triton",
-                 "rows": profile.committed_results()[1]["rows"], name: _solution(name)}
+                 "rows": profile.committed_results()[1]["rows"], name: solution(name)}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         for code in blocks:
@@ -90,34 +83,14 @@ def test_hint_3_prints_what_it_promises(name, notebook):
 
 def test_vtrace_kernel_s_hint_3_names_what_a_swapped_combine_prints(tmp_path):
     """04c's Hint 3: vs = (1.5, 1.5, 2) on its first case (chunk 2) means the combine's operands are swapped."""
-    src = (ROOT / "notebooks" / "solutions" / "vtrace_kernel.py").read_text()
-    swapped = src.replace("return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2",
-                          "return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2")
-    assert swapped != src
-    path = tmp_path / "vtrace_kernel_swapped.py"  # (triton.jit reads its source from a file)
-    path.write_text(swapped)
-    spec = importlib.util.spec_from_file_location("vtrace_kernel_swapped", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    swapped = with_edits("vtrace_kernel", [("return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2",
+                                            "return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2")],
+                         tmp_path)
     one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731
-    vs, _ = module.solution(torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0),
+    vs, _ = swapped(torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0),
                             one_row(1.0, 1.0, 2.0), one_row(False, False, False), 0.5, 1.0, 1.0, 2)
     torch.testing.assert_close(vs.cpu(), torch.tensor([[1.5, 1.5, 2.0]]))
     assert "(1.5, 1.5, 2)" in (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
-
-
-def _edited_solution(name, edits, tmp_path):
-    """Exercise ``name``'s solution with each (old, new) of ``edits`` replaced once, from a file of its own."""
-    src = (ROOT / "notebooks" / "solutions" / f"{name}.py").read_text()
-    for old, new in edits:
-        assert src.count(old) == 1, old
-        src = src.replace(old, new)
-    path = tmp_path / f"{name}_edited_{abs(hash(tuple(edits)))}.py"  # (triton.jit reads its source from a file)
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.solution
 
 
 def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
@@ -129,10 +102,10 @@ def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
             one_row(False, False, False), 0.5, 1.0, 1.0, 2)
     flag = ("tl.associative_scan((a, b, reset)", "tl.associative_scan((a, b, term)")  # no flag at t = T - 1
     b_kept = ("tl.where(reset, 0.0, gamma * cs * v_next)", "tl.where(term, 0.0, gamma * cs * v_next)")
-    vs, _ = _edited_solution("vtrace_kernel", [flag], tmp_path)(*args)
+    vs, _ = with_edits("vtrace_kernel", [flag], tmp_path)(*args)
     np.testing.assert_allclose(vs.cpu().numpy(), [[1.75, 1.5, 2.0]], rtol=1e-6)
     for edits in ([b_kept], [flag, b_kept]):
-        vs, _ = _edited_solution("vtrace_kernel", edits, tmp_path)(*args)
+        vs, _ = with_edits("vtrace_kernel", edits, tmp_path)(*args)
         np.testing.assert_allclose(vs.cpu().numpy(), [[1.625, 1.25, 1.0]], rtol=1e-6)
     text = (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
     assert "$v_2 = 1$ means $b$ at the window's last step is not in its end form" in text
@@ -148,12 +121,12 @@ def test_vtrace_pg_s_hint_3_shows_rho_times_vs_minus_v(tmp_path):
     X = (*lr_r_v, torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE), torch.tensor([[False, False, False]], device=DEVICE))
     X_term = (*lr_r_v, torch.tensor([[1.0, float("nan"), 2.0]], device=DEVICE),
               torch.tensor([[False, True, False]], device=DEVICE))
-    wrong = _edited_solution("vtrace_pg", [
+    wrong = with_edits("vtrace_pg", [
         ("(r + tl.where(term, 0.0, gamma * v_next) - v)", "(y - v)")], tmp_path)
-    for fn, want in ((_solution("vtrace_pg"), [[0.75, 0.5, 1.0]]), (wrong, [[0.75, 0.25, 1.0]])):
+    for fn, want in ((solution("vtrace_pg"), [[0.75, 0.5, 1.0]]), (wrong, [[0.75, 0.25, 1.0]])):
         got = exercises.scan_hook(exercises.vtrace_prologue, X, (0.5, 1.0, 1.0), epilogue=fn)
         np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
-    unclipped = _edited_solution("vtrace_pg", [("tl.minimum(rho, rho_bar) * ", "rho * ")], tmp_path)
+    unclipped = with_edits("vtrace_pg", [("tl.minimum(rho, rho_bar) * ", "rho * ")], tmp_path)
     for x, want in ((X, [[1.5, 0.5, 1.0]]), (X_term, [[1.0, 0.0, 1.0]])):
         got = exercises.scan_hook(exercises.vtrace_prologue, x, (0.5, 1.0, 1.0), epilogue=unclipped)
         np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
