@@ -52,9 +52,8 @@
 #
 # </details>
 #
-# Without a GPU, the next cell turns on Triton's *interpreter*. It runs the kernels on the CPU, with
-# NumPy. Import `rltriton_lite` before running a Triton kernel under the interpreter
-# ([GPU note 3](#GPU-notes) says why).
+# Without a GPU, the next cell turns on Triton's *interpreter*, which runs the kernels on the CPU
+# with NumPy.
 
 # %%
 import os
@@ -88,9 +87,8 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 #
 # A loop takes $n - 1$ rounds, one after another. The *Hillis–Steele* scan takes only
 # $\lceil \log_2 n \rceil$ rounds, which is $\log_2 n$ rounded up: 4 for the 13 numbers below. In
-# round $k = 1, 2, 4, \dots$, every element combines with the one $k$ places before it. All the
-# elements do this at once. On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives
-# $(3, 4, 8, 9)$.
+# round $k = 1, 2, 4, \dots$, every element combines with the one $k$ places before it, all at
+# once. On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives $(3, 4, 8, 9)$.
 #
 # This regroups the operations: $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$ instead of
 # $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. The result is the same when $\oplus$ is
@@ -210,7 +208,7 @@ print(prefixes[-1])
 #
 # The subscripts 1 and 2 name the operands, not time steps. Put $(a_{t+1}, b_{t+1})$ for operand 1
 # and $(a_t, b_t)$ for operand 2, and this is the line above. The identity is $(1, 0)$. The
-# operator does not commute, but it is associative. That is all a scan needs:
+# operator does not commute, but it is associative, and that is all a scan needs:
 
 # %%
 def combine(first, second):  # the first operand is the map applied first (the order rule, section 3)
@@ -439,16 +437,10 @@ for i, step in enumerate(four):
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# The select drops steps 3 and 2, NaN included, and ends at $B = 4 + 0.5 \cdot 3 = 5.5$. The
-# product gives NaN from $t = 1$ on. The running $A$ is 0.25 though the run resets: once the flag
-# is set, $A$ is never read.
-#
-# <details><summary>Details: why the running A is 0.25 though the run resets</summary>
-#
-# Once $\kappa$ is set, the composed map ignores its input: it is $y \mapsto B$. So its $A$ holds
-# whatever the products left.
-#
-# </details>
+# The select drops steps 3 and 2, NaN included, and ends at $B = 4 + 0.5 \cdot 3 = 5.5$, while the
+# product gives NaN from $t = 1$ on. The running $A$ is 0.25 though the run resets, and that is
+# harmless. Once the flag is set, the composed map ignores its input: it is $y \mapsto B$, so its
+# $A$ holds whatever the products left and is never read.
 
 # %% jupyter={"source_hidden": true}
 # Checks: once the flag is set, A is never read (CI runs them; skip when reading)
@@ -484,32 +476,12 @@ assert second == combine_np(first, second) == (0.125, 3.0, True)
 
 # %% [markdown]
 # The combine is still associative: a triple is a map ($y \mapsto b$ if $\kappa$ is set, else
-# $y \mapsto a y + b$), and composing maps is associative (section 2).
-#
-# <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
-#
-# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$, as `tl.where` does.
-# Write $x_i$ for the triple $(a_i, b_i, \kappa_i)$. The first operand $x_1$ combined with the
-# second, $x_2$, gives $\kappa = \kappa_1 \lor \kappa_2$, $a = \mathrm{sel}(\kappa_2, a_2, a_2 a_1)$
-# and $b = \mathrm{sel}(\kappa_2, b_2, b_2 + a_2 b_1)$. The $\kappa$ part is an OR, which is
-# associative. For $a$ and $b$, take three triples $x_1$, $x_2$, $x_3$, applied in that order. There
-# are three cases. In each, both groupings, $(x_1 \oplus x_2) \oplus x_3$ and
-# $x_1 \oplus (x_2 \oplus x_3)$, give the pair in the table:
-#
-# | case | $a$ | $b$ |
-# | --- | --- | --- |
-# | $\kappa_3$ set | $a_3$ | $b_3$ |
-# | $\kappa_3$ clear, $\kappa_2$ set | $a_3 a_2$ | $b_3 + a_3 b_2$ |
-# | neither set ($\kappa_1$ does not matter) | $a_3 a_2 a_1$ | $b_3 + a_3 b_2 + a_3 a_2 b_1$ |
-#
-# The reset applied last wins. The last row, without a reset, is section 2's affine combine. So
-# both groupings give the same triple, not only the same map. The checkers test this stronger
-# property.
-#
-# </details>
+# $y \mapsto a y + b$), and composing maps is associative (section 2). The
+# [appendix](#Appendix:-behind-the-scenes) shows that both groupings give the same triple, which
+# the checkers compare.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the combine with resets is associative; the forward row; the fold's table; a set flag's a (CI runs them; skip when reading)
+# Checks: the combine with resets is associative; the forward row; a set flag's a (CI runs them; skip when reading)
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
 for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
     np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
@@ -518,12 +490,6 @@ for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
 # the direction card's forward column: combine(steps 0-3, steps 4-7), and a reset in the second operand wins
 fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
 assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
-# the fold's table of three cases: both groupings give the row's (a, b), whatever the other flags
-table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0] * q[1]) if q[2]  # noqa: E731
-                             else (w[0] * q[0] * p[0], w[1] + w[0] * q[1] + w[0] * q[0] * p[1]))
-for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
-    p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
-    assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
 # combine_arrays' text: where the flag is set, a reaches no output (y_t = B_t, selected), so any value passes
 row3 = [(0.5, 1.0, False), (0.5, 2.0, True), (0.5, 3.0, False)]  # t = 0, 1, 2: step 1 resets
 row3_nan_a = [row3[0], (np.nan, 2.0, True), row3[2]]  # the same row, step 1's a a NaN
@@ -735,19 +701,12 @@ plt.show()
 #   chunk's length.
 # * **Returns:** `y` and `carry_in`, float64 arrays of $T$ steps. `y` is the reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
-#   the carry that entered step $t$'s chunk, 0 for the last chunk. The checker compares both.
+#   the carry that entered step $t$'s chunk, 0 for the last chunk. The checker compares both
+#   ([why](#Appendix:-behind-the-scenes)).
 # * **How:** `chunked`'s walk, with each chunk composed by `combine_np` into $(A_t, B_t, K_t)$. Then
 #   $y_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
 # * **Edge cases:** a NaN or `inf` in `b` behind a reset, inside a chunk and across a chunk's
 #   boundary; a reset at a chunk's last step.
-#
-# <details><summary>Details: why the checker asks for carry_in</summary>
-#
-# A chunk's `y` follows from its own steps and the carry that entered it. So where `y[t]` is wrong
-# and `carry_in[t]` is right, the error is in the scan inside the chunk, not in the carry. Hint 3
-# gives both arrays on a small case.
-#
-# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -814,20 +773,6 @@ def chunked_reset_scan(a, b, reset, chunk):
 
 # %%
 exercises.attempt("chunked_reset_scan", chunked_reset_scan)
-
-# %% jupyter={"source_hidden": true}
-# Checks: why carry_in, on the checker's own cases (CI runs them; skip when reading)
-# each case: its arguments, and the two arrays the checker compares, y and carry_in
-for _case, (_a, _b, _reset, _chunk), _, (_y, _carry_in), _ in exercises.cases("chunked_reset_scan"):
-    for _start in range(0, len(_a), _chunk):
-        _end = min(_start + _chunk, len(_a))
-        np.testing.assert_array_equal(_carry_in[_start:_end], _carry_in[_start])  # one carry enters each chunk
-        # a chunk's y: its own steps (a reset as a = 0, the bare scan's reset form) and that carry, nothing else
-        with np.errstate(invalid="ignore"):
-            _alone = reference.linear_scan(np.where(_reset, 0.0, _a)[_start:_end], _b[_start:_end],
-                                           initial=_carry_in[_start])
-        np.testing.assert_allclose(_alone, _y[_start:_end], rtol=1e-12)  # (NaN where y has NaN)
-    assert _carry_in[-1] == 0.0  # the last chunk's carry
 
 # %% [markdown]
 # ## 7. The kernel
@@ -952,28 +897,6 @@ for gk, gt in zip(g_kernel, g_torch):
 print("kernel gradients match autograd")
 
 # %% [markdown]
-# <details><summary>Details: resets in the gradient</summary>
-#
-# The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$. It is a reset where $a_{t-1} = 0$.
-# There $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly. The kernel selects there, so an
-# `inf` or NaN in $g_{t-1}$ stays out of $g_t$. The folded check below tries this. One gradient still
-# reads across an episode end. $\partial L/\partial a_t = g_t\,y_{t+1}$ reads the next episode's
-# $y_{t+1}$, so a NaN there makes that one gradient NaN. The earlier episode's $y$ and
-# $\partial L/\partial b$ stay clean.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the transposed scan selects at a reset (CI runs them; skip when reading)
-a_r = torch.tensor([[0.5, 0.0, 0.5, 0.5]], dtype=torch.float64, device=DEVICE, requires_grad=True)  # step 1 resets
-b_r = torch.ones(1, 4, dtype=torch.float64, device=DEVICE, requires_grad=True)
-dy_r = torch.tensor([[float("inf"), float("nan"), 1.0, 1.0]], dtype=torch.float64, device=DEVICE)  # g[0] = inf, g[1] = NaN
-_, g_r = torch.autograd.grad((rl.linear_scan(a_r, b_r, backend=KERNEL) * dy_r).sum(), (a_r, b_r))
-assert torch.isinf(g_r[0, 0]) and torch.isnan(g_r[0, 1])
-assert g_r[0, 2].item() == 1.0 == dy_r[0, 2].item()  # g[2] = dy[2]: the pair (a[1], dy[2]) = (0, 1) is a reset, not 1 + 0 * NaN
-assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] = dy[3] + a[2] g[2]
-
-# %% [markdown]
 # ## Exercises
 #
 # The three checked exercises follow sections 3, 4 and 6 ([how they work](#How-the-exercises-work)).
@@ -1025,9 +948,82 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 # * The gradient is the transposed scan, a forward scan of $(a_{t-1}, dy_t)$.
 
 # %% [markdown]
-# ## GPU notes
+# ## Appendix: behind the scenes
 #
-# <details><summary>On a GPU, in the interpreter, and Triton's versions</summary>
+# Nothing here is needed for the exercises. It covers how the checkers read your answers, one
+# property of the gradient, and what differs between Triton's interpreter, its versions and a GPU.
+#
+# ### Whole triples, not only maps (section 4)
+#
+# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$, as `tl.where` does.
+# Write $x_i$ for the triple $(a_i, b_i, \kappa_i)$. The first operand $x_1$ combined with the
+# second, $x_2$, gives $\kappa = \kappa_1 \lor \kappa_2$, $a = \mathrm{sel}(\kappa_2, a_2, a_2 a_1)$
+# and $b = \mathrm{sel}(\kappa_2, b_2, b_2 + a_2 b_1)$. The $\kappa$ part is an OR, which is
+# associative. For $a$ and $b$, take three triples $x_1$, $x_2$, $x_3$, applied in that order. There
+# are three cases. In each, both groupings, $(x_1 \oplus x_2) \oplus x_3$ and
+# $x_1 \oplus (x_2 \oplus x_3)$, give the pair in the table:
+#
+# | case | $a$ | $b$ |
+# | --- | --- | --- |
+# | $\kappa_3$ set | $a_3$ | $b_3$ |
+# | $\kappa_3$ clear, $\kappa_2$ set | $a_3 a_2$ | $b_3 + a_3 b_2$ |
+# | neither set ($\kappa_1$ does not matter) | $a_3 a_2 a_1$ | $b_3 + a_3 b_2 + a_3 a_2 b_1$ |
+#
+# The reset applied last wins. The last row, without a reset, is section 2's affine combine. So
+# both groupings give the same triple, not only the same map. The checkers test this stronger
+# property.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the table of three cases, both groupings giving the row's (a, b) whatever the other flags (CI runs them; skip when reading)
+table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0] * q[1]) if q[2]  # noqa: E731
+                             else (w[0] * q[0] * p[0], w[1] + w[0] * q[1] + w[0] * q[0] * p[1]))
+for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
+    p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
+    assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
+
+# %% [markdown]
+# ### Why the checker asks for carry_in (section 6)
+#
+# A chunk's `y` follows from its own steps and the carry that entered it. So where `y[t]` is wrong
+# and `carry_in[t]` is right, the error is in the scan inside the chunk, not in the carry. Hint 3
+# gives both arrays on a small case.
+
+# %% jupyter={"source_hidden": true}
+# Checks: why carry_in, on the checker's own cases (CI runs them; skip when reading)
+# each case: its arguments, and the two arrays the checker compares, y and carry_in
+for _case, (_a, _b, _reset, _chunk), _, (_y, _carry_in), _ in exercises.cases("chunked_reset_scan"):
+    for _start in range(0, len(_a), _chunk):
+        _end = min(_start + _chunk, len(_a))
+        np.testing.assert_array_equal(_carry_in[_start:_end], _carry_in[_start])  # one carry enters each chunk
+        # a chunk's y: its own steps (a reset as a = 0, the bare scan's reset form) and that carry, nothing else
+        with np.errstate(invalid="ignore"):
+            _alone = reference.linear_scan(np.where(_reset, 0.0, _a)[_start:_end], _b[_start:_end],
+                                           initial=_carry_in[_start])
+        np.testing.assert_allclose(_alone, _y[_start:_end], rtol=1e-12)  # (NaN where y has NaN)
+    assert _carry_in[-1] == 0.0  # the last chunk's carry
+
+# %% [markdown]
+# ### Resets in the gradient (section 8)
+#
+# The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$. It is a reset where $a_{t-1} = 0$.
+# There $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly. The kernel selects there, so an
+# `inf` or NaN in $g_{t-1}$ stays out of $g_t$. The folded check below tries this. One gradient still
+# reads across an episode end. $\partial L/\partial a_t = g_t\,y_{t+1}$ reads the next episode's
+# $y_{t+1}$, so a NaN there makes that one gradient NaN. The earlier episode's $y$ and
+# $\partial L/\partial b$ stay clean.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the transposed scan selects at a reset (CI runs them; skip when reading)
+a_r = torch.tensor([[0.5, 0.0, 0.5, 0.5]], dtype=torch.float64, device=DEVICE, requires_grad=True)  # step 1 resets
+b_r = torch.ones(1, 4, dtype=torch.float64, device=DEVICE, requires_grad=True)
+dy_r = torch.tensor([[float("inf"), float("nan"), 1.0, 1.0]], dtype=torch.float64, device=DEVICE)  # g[0] = inf, g[1] = NaN
+_, g_r = torch.autograd.grad((rl.linear_scan(a_r, b_r, backend=KERNEL) * dy_r).sum(), (a_r, b_r))
+assert torch.isinf(g_r[0, 0]) and torch.isnan(g_r[0, 1])
+assert g_r[0, 2].item() == 1.0 == dy_r[0, 2].item()  # g[2] = dy[2]: the pair (a[1], dy[2]) = (0, 1) is a reset, not 1 + 0 * NaN
+assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] = dy[3] + a[2] g[2]
+
+# %% [markdown]
+# ### GPU notes
 #
 # 1. **Two versions of Triton.** The CPU install pins Triton 3.9.0 (`requirements.txt`), and its
 #    interpreter runs every check in these notebooks. What 00b–00d say about the compiler on a GPU
@@ -1035,21 +1031,14 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #    CUDA build of torch (see the README).
 # 2. **The `backend` argument** (section 5). Each of the package's functions takes one. Its
 #    default, `"auto"`, runs the Triton kernel on a GPU but plain PyTorch code on a CPU. These
-#    notebooks pass `backend=KERNEL`, which the first cell sets to `"triton"`. So the kernel runs
+#    notebooks pass `backend=KERNEL`, which the first cell sets to `"triton"`, so the kernel runs
 #    on both, in Triton's interpreter on a CPU.
-# 3. **Import `rltriton_lite` before you run a scan in the interpreter.** It makes
-#    `tl.associative_scan` a tree, so a combine that is not associative gives wrong numbers there.
-#
-# </details>
-#
-# <details><summary>Details: GPU note 3, the loop, the tree and a GPU</summary>
-#
-# Stock Triton's interpreter runs `tl.associative_scan` as section 1's sequential loop, which can
-# hide a combine that is not associative. The package makes it section 1's Hillis–Steele tree. A
-# GPU groups the steps differently again ([00b, GPU note 4](00b_triton_from_zero.ipynb#GPU-notes)).
-# The folded check below runs a combine that is not associative both ways.
-#
-# </details>
+# 3. **Import `rltriton_lite` before you run a scan in the interpreter.** Stock Triton's
+#    interpreter runs `tl.associative_scan` as section 1's sequential loop, which can hide a combine
+#    that is not associative. Importing the package makes it section 1's Hillis–Steele tree, so such
+#    a combine gives wrong numbers there. A GPU groups the steps differently again
+#    ([00b, GPU note 4](00b_triton_from_zero.ipynb#GPU-notes)). The folded check below runs a
+#    combine that is not associative both ways.
 
 # %% jupyter={"source_hidden": true}
 # Checks: GPU note 3, a combine that is not associative, under stock Triton's loop and the package's tree (CI runs them; skip when reading)

@@ -24,9 +24,9 @@
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
 #   `block_scan`, `chunked_scan`). There are no open questions.
 #
-# Here you write notebook 00's reverse scan as a GPU kernel. The rows have no episode ends yet.
+# Here you write notebook 00's reverse scan as a GPU kernel, on rows without episode ends yet.
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
-# [GPU notes](#GPU-notes).
+# [GPU notes](#GPU-notes), in the appendix at the end.
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work)
 # says. Every kernel you write follows the card below. Read it before your first kernel, and come
@@ -42,7 +42,7 @@
 # | Mask every load and store that can run past a tensor's end. | [§1, masks](#1.-A-first-kernel) |
 # | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | [§1, programs and blocks](#1.-A-first-kernel) |
 # | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | [§1's table](#1.-A-first-kernel), [GPU note 1](#GPU-notes) |
-# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | §1's table, the fold after the [GPU notes](#GPU-notes) |
+# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | §1's table, [the appendix](#Arithmetic-on-loaded-bool-flags) |
 # | Start a float carry as `0.0`, not `0`. | §1's table, [GPU note 2](#GPU-notes) |
 # | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | [00 §4](00_associative_scan.ipynb#4.-Episode-ends-are-resets), [00c §1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset) |
 # | Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 1](00c_episodes_and_hooks.ipynb#GPU-notes) |
@@ -76,15 +76,15 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %% [markdown]
 # ## 1. A first kernel
 #
-# **Programs and blocks.** A Triton kernel runs as many copies at once. Each copy is a
+# **Programs and blocks.** A Triton kernel runs as many copies at once, and each copy is a
 # **program**. Each program works on its own **block**, a short vector of elements handled
 # together.
 #
 # * The programs of one launch form a *grid*. `kernel[(n_programs,)](args...)` launches a grid of
 #   `n_programs`. Inside, `tl.program_id(0)` says which program this is: 0, 1, 2, ...
 # * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK must be a power of
-#   two. It must also be a `tl.constexpr`, a value fixed at compile time. Each new value compiles a
-#   new kernel.
+#   two and a `tl.constexpr`, a value fixed at compile time, so each new value compiles a new
+#   kernel.
 # * So a program owns the indices `offs = pid * BLOCK + tl.arange(0, BLOCK)`. With `BLOCK = 64`,
 #   program 1 owns 64–127.
 #
@@ -94,9 +94,9 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 #
 # **Masks.** With 100 elements, program 1 owns indices 64–127, but only 64–99 exist. A *lane* is
 # one position of a block. A **mask** is a bool block that says which lanes hold real elements,
-# here `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off.
-# A masked store writes nothing there. Without a mask, the kernel reads and writes memory that is
-# not yours.
+# here `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off,
+# and a masked store writes nothing there. Without a mask, the kernel reads and writes memory that
+# is not yours.
 #
 # This kernel multiplies each reward $r_t$ by $\gamma^t$, computed as $e^{t \log\gamma}$ (so
 # $\gamma > 0$):
@@ -138,21 +138,8 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `term + trunc`, two loaded bool flags | `term \| trunc` |
 # | `carry = 0` before a loop that makes it a float | `carry = 0.0` |
 #
-# <details><summary>Details: what the wrong forms do, in the interpreter and on a GPU</summary>
-#
-# The interpreter treats a whole block as one value, with no warning. `max(x, y)` returns one of
-# the two blocks whole. An `if` on a block **always takes its `if` branch**, for every lane, even
-# when the condition is false in every lane. So if a kernel seems to ignore an `else`, look for an
-# `if` on a block. (The folded check after the GPU notes shows both.) A GPU compile instead makes
-# `min`, `max`, `and` and `or` elementwise and refuses the `if` ([GPU note 1](#GPU-notes)).
-#
-# The last row: a loop variable whose type changes, from int32 to float32, runs in the interpreter
-# but fails on a GPU ([GPU note 2](#GPU-notes)).
-#
-# </details>
-#
-# Why `term + trunc` is wrong, with other arithmetic on loaded bool flags, is in a fold after the
-# [GPU notes](#GPU-notes). Notebook 01 is the first to need it.
+# The [appendix](#Appendix:-behind-the-scenes) shows what the wrong forms do in the interpreter and
+# on a GPU, and why `term + trunc` is wrong (notebook 01 is the first to need it).
 
 # %%
 @triton.jit
@@ -315,14 +302,6 @@ assert error > 0.1  # the wrong order gives wrong values
 # %% [markdown]
 # It does not match: the maps are composed in the wrong order. Such a slip shows only on inputs
 # where the order changes the result, so test a combine on random values.
-#
-# <details><summary>Details: why to test with rltriton_lite imported</summary>
-#
-# Stock Triton's interpreter runs `tl.associative_scan` as a loop, where a combine that is not
-# associative can still look right. Importing `rltriton_lite` makes it a tree, as on a GPU
-# ([GPU note 4](#GPU-notes)).
-#
-# </details>
 #
 # Now the reverse scan, on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$ (`a_s`,
 # `b_s` in code, `s` for scanned), the map of the steps from $t$ to the block's end:
@@ -510,7 +489,7 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # $G_t = B_t + A_t \cdot \text{carry}$. The cell below does this walk in NumPy, as one program
 # does it, on the discounted sum $y_t = x_t + \gamma\,y_{t+1}$ with $y_T = 0$.
 #
-# <details><summary>Details: the running sum and the discounted sum side by side</summary>
+# <details><summary>Details: the running sum and the discounted sum side by side, and the walk drawn</summary>
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -520,11 +499,8 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # | finishing step $t$ | $s_t + \text{carry}$ | $B_t + A_t \cdot \text{carry}$ |
 #
 # $B_t$ is the discounted sum over the steps from $t$ to the chunk's end, as if nothing came after
-# them. $A_t = \gamma^{n_t}$, where $n_t$ counts those steps.
-#
-# </details>
-#
-# <details><summary>Details: the walk drawn on 10 steps in chunks of 4</summary>
+# them. $A_t = \gamma^{n_t}$, where $n_t$ counts those steps. Here is the walk drawn on 10 steps
+# in chunks of 4:
 #
 # ```text
 #   t:       0  1  2  3 │ 4  5  6  7 │ 8  9
@@ -674,35 +650,33 @@ exercises.attempt("chunked_scan", chunked_scan)
 # Then it introduces hooks and the package's kernel.
 
 # %% [markdown]
-# ## GPU notes
+# ## Appendix: behind the scenes
 #
-# <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
+# Nothing here is needed for the exercises. It covers what differs between Triton's interpreter
+# and a GPU, and why arithmetic on loaded bool flags goes wrong.
 #
-# The GPU halves of these notes were checked with Triton 3.6's compiler. No cell can check them on
-# a CPU. Notebook 00's GPU notes say why the version matters.
+# ### GPU notes
 #
-# 1. **Python operators on blocks** (section 1). Always use the table's forms, in combines too. A
-#    GPU compile turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
-#    refuses `if` on a block. The interpreter silently takes the `if` branch for the whole block,
-#    even when the condition is false in every lane. So Python's forms can be right on a GPU and
-#    wrong in the interpreter.
-# 2. **A loop variable whose type changes**, such as a carry started as `0`. A GPU compile refuses
-#    it, but the interpreter runs it. The checks compile your kernel for a GPU too, and say so.
+# The GPU halves of these notes were checked with Triton 3.6's compiler, and no cell can check them
+# on a CPU. Notebook 00's GPU notes say why the version matters.
+#
+# 1. **Python operators on blocks** (section 1). Always use the table's forms, in combines too. The
+#    interpreter treats a whole block as one value, with no warning: `max(x, y)` returns one of the
+#    two blocks whole, and an `if` on a block **always takes its `if` branch**, for every lane, even
+#    when the condition is false in every lane. So if a kernel seems to ignore an `else`, look for
+#    an `if` on a block. A GPU compile instead turns `min`, `max`, `and` and `or` on blocks into the
+#    elementwise forms and refuses the `if`. So Python's forms can be right on a GPU and wrong in
+#    the interpreter. The folded check below shows the interpreter's half.
+# 2. **A loop variable whose type changes**, such as a carry started as `0`, from int32 to float32
+#    (the table's last row). A GPU compile refuses it, but the interpreter runs it. The checks
+#    compile your kernel for a GPU too, and say so.
 # 3. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
-# 4. **Import `rltriton_lite` before you test a scan** (section 2). It makes the interpreter's
-#    `tl.associative_scan` a tree, as on a GPU.
-#
-# </details>
-#
-# <details><summary>Details: GPU note 4, the scan in the interpreter, on a GPU and in the checkers</summary>
-#
-# Without the package, the interpreter runs `tl.associative_scan` as a loop, where a combine that
-# is not associative can look right. The package makes it a tree on whole blocks, so a `print` in
-# your combine shows blocks. A GPU groups the steps another way, so a wrong combine can give other
-# wrong numbers there. The checkers try your combine grouped both ways, and say so if it is not
-# associative.
-#
-# </details>
+# 4. **Import `rltriton_lite` before you test a scan** (section 2). Without the package, the
+#    interpreter runs `tl.associative_scan` as a loop, where a combine that is not associative can
+#    look right. The package makes it a tree on whole blocks, as on a GPU, so a `print` in your
+#    combine shows blocks. A GPU groups the steps another way, so a wrong combine can give other
+#    wrong numbers there. The checkers try your combine grouped both ways, and say so if it is not
+#    associative.
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 1's claims on Python's max and if, and GPU note 1's interpreter half (CI runs them; skip when reading)
@@ -733,11 +707,11 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
         assert o_if.tolist() == x_if != [abs(v) for v in x_if]  # the if branch for the whole block, even all below 0
 
 # %% [markdown]
-# <details><summary>Details: arithmetic on loaded bool flags, and `~` (section 1's `term + trunc` row)</summary>
+# ### Arithmetic on loaded bool flags
 #
-# Two flags end an episode. `term` (*terminated*) says the episode ended. `trunc` (*truncated*)
-# says a time limit cut it off. Loaded from bool tensors, they are `int1` blocks, one bit each. So
-# arithmetic on them wraps around. Below, `d` is such a flag, and `d8` the same flag stored as
+# Two flags end an episode, as in section 1's `term + trunc` row: `term` (*terminated*) says the
+# episode ended, and `trunc` (*truncated*) says a time limit cut it off. Loaded from bool tensors,
+# they are `int1` blocks, one bit each, so arithmetic on them wraps around. Below, `d` is such a flag, and `d8` the same flag stored as
 # `int8`:
 #
 # | expression | value on False / True | fine or not |
@@ -750,11 +724,9 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
 # | `~d` | 1 / 0 | fine: a logical not, on a bool block |
 # | `~d8` | −1 / −2 | wrong: on `int8`, `~` flips every bit |
 # | `~(d8 != 0)` | 1 / 0 | fine: so always compare a loaded flag with 0 |
-#
-# </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the fold's claims on bool flags (CI runs them; skip when reading)
+# Checks: the claims on bool flags above (CI runs them; skip when reading)
 @triton.jit
 def _bool_arith(D, D8, OUT, BLOCK: tl.constexpr):
     i = tl.arange(0, BLOCK)

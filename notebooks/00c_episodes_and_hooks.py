@@ -29,7 +29,7 @@
 #   [Notebook 00d](00d_more_scans.ipynb) has two optional exercises.
 #
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
-# [GPU notes](#GPU-notes) at the end. The exercises work as
+# [GPU notes](#GPU-notes), in the appendix at the end. The exercises work as
 # [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says, and your kernels
 # follow [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules).
 
@@ -112,7 +112,7 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64 == the loop")
 # ## 1. Episode ends as a select: the reset
 #
 # Now an episode may end inside a row. Where it ends at step $t$, $\text{term}_t$ is true, and
-# nothing after step $t$ may reach $G_t$. So $G_t = r_t$. The obvious pair sets
+# nothing after step $t$ may reach $G_t$, so $G_t = r_t$. The obvious pair sets
 # $a_t = \gamma(1 - \text{term}_t)$, which is 0 at the end. But $0 \cdot \text{NaN} = \text{NaN}$,
 # so one bad reward leaks into every earlier episode. Here are four steps, an end at $t = 1$, and
 # a NaN in the second episode:
@@ -133,7 +133,7 @@ assert np.isnan(by_product[:2]).all() and right[:2].tolist() == [2.0, 2.0]  # th
 # [reset](GLOSSARY.md#reset) flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$. The
 # combine then **selects** instead of multiplying. Where its second operand resets, it returns that
 # operand alone, and the first never enters. So $a_t$ stays $\gamma$ at a reset. In Triton,
-# `combine_arrays`'s `np.where` becomes `tl.where`. It passes on only the chosen branch, so a NaN
+# `combine_arrays`'s `np.where` becomes `tl.where`, which passes on only the chosen branch, so a NaN
 # in the other branch never gets through:
 
 # %%
@@ -144,7 +144,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 
 # %% [markdown]
 # The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from $t$ to the chunk's end.
-# $K_t$ is set when an episode ends at step $t$ or later in the chunk. Then nothing from later
+# $K_t$ is set when an episode ends at step $t$ or later in the chunk, and then nothing from later
 # chunks may reach step $t$. So two more things change in the chunk loop:
 #
 # * The carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
@@ -218,8 +218,8 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
-# Every algorithm of the course runs the same chunk loop. Only the arithmetic before and after the
-# scan differs. Call the scanned value $y_t = b_t + a_t\,y_{t+1}$. For the discounted return, the
+# Every algorithm of the course runs the same chunk loop, and only the arithmetic before and after
+# the scan differs. Call the scanned value $y_t = b_t + a_t\,y_{t+1}$. For the discounted return, the
 # steps are $(\gamma, r_t)$ and $y_t$ is the output. For GAE, the steps are
 # $(\gamma\lambda, \delta_t)$, and $\delta_t$ must first be computed from the rewards and values.
 #
@@ -347,18 +347,8 @@ exercises.attempt("gae_kernel", gae_kernel)
 #   the body for each `i`, so `i` is a constant in each copy. `n` must be known at compile time,
 #   as `len(X)` is.
 #
-# <details><summary>Details: the fine print of the four pieces</summary>
-#
-# * `if FLAG:` is not the trap of notebook 00b, section 1, where `if` tests a *block* of run-time
-#   values. Triton's GPU compiler refuses that, and the interpreter silently takes the `if` branch
-#   for the whole block (00b's GPU note 1). A constexpr is one value, known before the kernel runs.
-# * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
-#   compiled for.
-#
-# </details>
-#
-# Here is a ten-line kernel that uses all four. It passes each input through the hook and weights
-# it by its number in `P`. It sums the results, and caps the sum at 1 when `CAP` is set.
+# Here is a ten-line kernel that uses all four. It passes each input through the hook, weights it
+# by its number in `P`, sums the results, and caps the sum at 1 when `CAP` is set.
 
 # %%
 @triton.jit
@@ -503,16 +493,107 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | `tl.store(Y + offs, y, mask=m)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
 # | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
 #
-# Names you may read past: `STAGES` (speed), `k_start`, `k_end` (the chunks this program walks),
-# `SX`, `SO` (strides), `O` (the outputs), `ROWS`, `NV`, `V` (a chunk's tile shape), `y_in` (the
-# value entering a step), `c_a`, `c_b`, `c_r` (the chunk's composed map, for long rows). The next
-# cell explains the others.
-#
-# The right-hand lines are copied whole from the package's source, which the folded check below
-# confirms. The other lines of `_walk` serve speed, long rows and the features of later notebooks.
+# The right-hand lines are copied whole from the package's source. The other lines of `_walk` serve
+# speed, long rows and the features of later notebooks. The
+# [appendix](#Appendix:-behind-the-scenes) names each variable of the right-hand column.
 
 # %% [markdown]
-# The names in the package's lines:
+# One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
+# along a dimension is the distance, in elements, between neighbours along it. The package's
+# prologues read their inputs with `load`, from `rltriton_lite.tile`, which builds each address
+# from the tensor's strides. So `load` reads time-major and batch-major buffers alike, without a
+# copy. Notebook 02's appendix reads one such prologue line by line.
+#
+# **`rl.gae`** computes what your `gae_kernel` computes. The cell below checks it on rows of 600
+# steps with episode ends:
+
+# %%
+rng = np.random.default_rng(0)
+r_, v_, nv_ = rng.normal(size=(3, 2, 600))
+d_ = rng.random((2, 600)) < 0.05
+as_t = lambda x: torch.tensor(x, dtype=torch.float32, device=DEVICE)  # noqa: E731
+adv = rl.gae(as_t(r_), as_t(v_), next_values=as_t(nv_), terminated=torch.tensor(d_, device=DEVICE),
+             gamma=0.9, lambda_=0.8, backend=KERNEL).advantages
+expected, _ = reference.gae(r_, v_, next_values=nv_, terminated=d_, gamma=0.9, lambda_=0.8)
+np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
+print("rl.gae == the loop on 2 x 600")
+
+# %% [markdown]
+# **Try it.** CleanRL and SB3 store a rollout time-major, as `(T, B)`, and `load` reads it in
+# place. Call `rl.gae` with `time_dim=0` on the transposed views `as_t(r_).T`, and so on, of shape
+# `(600, 2)`. Set `adv_tm` to its advantages, and the cell checks them against the loop.
+
+# %%
+adv_tm = None  # your call: rl.gae(..., time_dim=0, backend=KERNEL).advantages
+
+if adv_tm is None:
+    print("not attempted yet")
+elif tuple(adv_tm.shape) != (600, 2):
+    print(f"WRONG: advantages of shape {tuple(adv_tm.shape)}: expected (T, B) = (600, 2)")
+elif not np.allclose(adv_tm.T.cpu().numpy(), expected, rtol=1e-4, atol=1e-5):
+    batch_major = rl.gae(as_t(r_).T, as_t(v_).T, next_values=as_t(nv_).T, terminated=torch.tensor(d_, device=DEVICE).T,
+                         gamma=0.9, lambda_=0.8, backend=KERNEL).advantages  # the views read as 600 rows of 2 steps
+    if np.allclose(adv_tm.cpu().numpy(), batch_major.cpu().numpy(), rtol=1e-4, atol=1e-5):
+        print("WRONG: these are the advantages of 600 rows of 2 steps each: the scan ran along the axis of "
+              "length 2, the batch, not along time")
+    else:
+        print(f"WRONG: right shape, but up to {np.abs(adv_tm.T.cpu().numpy() - expected).max():.3g} away from the loop")
+else:
+    print("correct: time-major rl.gae == the loop")
+
+# %% [markdown]
+# ## Exercises
+#
+# The checked exercises of this notebook are in sections 1 and 2.
+#
+# Without a checker:
+#
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
+#
+# 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
+#    8 rows × 100,000 steps. Why do the best chunk sizes differ? Start from the number of
+#    programs at each shape, and whether it depends on `CHUNK`: an H200 has 132 streaming
+#    multiprocessors, each running a few programs at once. *Without a GPU:* for each shape and
+#    each `CHUNK`, count the programs, the chunks each program walks one after another, and the
+#    padding lanes of its last chunk. Predict the faster `CHUNK` at each shape, and say why.
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * An episode end is a reset flag, selected with `tl.where` in the combine and on the carry.
+#   Never multiply by 0: a select keeps a NaN or `inf` in its own episode.
+# * Hooks, a prologue and an epilogue, are `@triton.jit` functions passed to one chunk loop as
+#   `tl.constexpr` arguments. Tuples of pointers and `tl.static_range` let one loop take any
+#   number of inputs.
+# * The package's `load` builds every address from a tensor's strides. So it reads a time-major,
+#   transposed or sliced buffer in place.
+# * `scan.py` is this kernel plus speed: `scan._walk` is the chunk loop and `scan.combine` is your
+#   `reset_combine`.
+
+# %% [markdown]
+# ## Appendix: behind the scenes
+#
+# Nothing here is needed for the exercises. It covers the fine print of section 2's Triton, the
+# names in the package's kernel, the harness's source, and what differs on a GPU.
+#
+# ### The fine print of section 2's four pieces
+#
+# * `if FLAG:` is not the trap of notebook 00b, section 1, where `if` tests a *block* of run-time
+#   values. Triton's GPU compiler refuses that, and the interpreter silently takes the `if` branch
+#   for the whole block (00b's GPU note 1). A constexpr is one value, known before the kernel runs.
+# * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
+#   compiled for.
+#
+# ### The names in the package's lines (section 3)
+#
+# Names you may read past in section 3's table are `STAGES` (speed), `k_start`, `k_end` (the chunks
+# this program walks), `SX`, `SO` (strides), `O` (the outputs), `ROWS`, `NV`, `V` (a chunk's tile
+# shape), `y_in` (the value entering a step) and `c_a`, `c_b`, `c_r` (the chunk's composed map, for
+# long rows). The others:
 #
 # * `k` counts the chunks in the order the loop walks them. `tl.range` is Triton's `range`. A
 #   reverse scan walks chunk `n_chunks - 1 - k`, from the row's end, as your loop does.
@@ -582,77 +663,11 @@ assert "tl.where(r, b, b + a * c_in)" in source_of(scan._value)
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 
 # %% [markdown]
-# One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
-# along a dimension is the distance, in elements, between neighbours along it. The package's
-# prologues read their inputs with `load`, from `rltriton_lite.tile`, which builds each address
-# from the tensor's strides. So `load` reads time-major and batch-major buffers alike, without a
-# copy. Notebook 02's appendix reads one such prologue line by line.
-#
-# **`rl.gae`** computes what your `gae_kernel` computes. The cell below checks it on rows of 600
-# steps with episode ends:
-
-# %%
-rng = np.random.default_rng(0)
-r_, v_, nv_ = rng.normal(size=(3, 2, 600))
-d_ = rng.random((2, 600)) < 0.05
-as_t = lambda x: torch.tensor(x, dtype=torch.float32, device=DEVICE)  # noqa: E731
-adv = rl.gae(as_t(r_), as_t(v_), next_values=as_t(nv_), terminated=torch.tensor(d_, device=DEVICE),
-             gamma=0.9, lambda_=0.8, backend=KERNEL).advantages
-expected, _ = reference.gae(r_, v_, next_values=nv_, terminated=d_, gamma=0.9, lambda_=0.8)
-np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
-print("rl.gae == the loop on 2 x 600")
-
-# %% [markdown]
-# **Try it.** CleanRL and SB3 store a rollout time-major, as `(T, B)`, and `load` reads it in
-# place. Call `rl.gae` with `time_dim=0` on the transposed views `as_t(r_).T`, and so on, of shape
-# `(600, 2)`. Set `adv_tm` to its advantages, and the cell checks them against the loop.
-
-# %%
-adv_tm = None  # your call: rl.gae(..., time_dim=0, backend=KERNEL).advantages
-
-if adv_tm is None:
-    print("not attempted yet")
-elif tuple(adv_tm.shape) != (600, 2):
-    print(f"WRONG: advantages of shape {tuple(adv_tm.shape)}: expected (T, B) = (600, 2)")
-elif not np.allclose(adv_tm.T.cpu().numpy(), expected, rtol=1e-4, atol=1e-5):
-    batch_major = rl.gae(as_t(r_).T, as_t(v_).T, next_values=as_t(nv_).T, terminated=torch.tensor(d_, device=DEVICE).T,
-                         gamma=0.9, lambda_=0.8, backend=KERNEL).advantages  # the views read as 600 rows of 2 steps
-    if np.allclose(adv_tm.cpu().numpy(), batch_major.cpu().numpy(), rtol=1e-4, atol=1e-5):
-        print("WRONG: these are the advantages of 600 rows of 2 steps each: the scan ran along the axis of "
-              "length 2, the batch, not along time")
-    else:
-        print(f"WRONG: right shape, but up to {np.abs(adv_tm.T.cpu().numpy() - expected).max():.3g} away from the loop")
-else:
-    print("correct: time-major rl.gae == the loop")
-
-# %% [markdown]
-# ## Exercises
-#
-# The checked exercises of this notebook are in sections 1 and 2.
-#
-# Without a checker:
-#
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
-#
-# 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
-#    8 rows × 100,000 steps. Why do the best chunk sizes differ? Start from the number of
-#    programs at each shape, and whether it depends on `CHUNK`: an H200 has 132 streaming
-#    multiprocessors, each running a few programs at once. *Without a GPU:* for each shape and
-#    each `CHUNK`, count the programs, the chunks each program walks one after another, and the
-#    padding lanes of its last chunk. Predict the faster `CHUNK` at each shape, and say why.
-
-# %% [markdown] tags=["answer-1"]
-# **Answer 1.** *Your answer here (code for it: in cells under this one).*
-
-# %% [markdown]
-# ## After the exercises: the harness's source
+# ### The harness's source
 #
 # The cell below prints `exercises._scan_hook_kernel`, the kernel behind `exercises.scan_hook`,
 # to compare with your `hooked_scan`. Its output is folded because it answers `reset_scan` and
-# `hooked_scan`. Open it once yours pass.
-#
-# <details><summary>Details: what to look for in it</summary>
+# `hooked_scan`, so open it once yours pass. What to look for in it:
 #
 # * It is your `hooked_scan` plus `if REVERSE:`, the chunk order, and `if EPILOGUE is not None:`,
 #   an epilogue compiled in only when one is passed.
@@ -660,8 +675,6 @@ else:
 #   identity, and it selects in the combine and on the carry.
 # * Its epilogue also gets `y_in`, the value that entered each step: $y_{t+1}$ in a return.
 #   Notebook 04 uses it.
-#
-# </details>
 
 # %% jupyter={"outputs_hidden": true}
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -683,25 +696,10 @@ assert reference.linear_scan([0.5], [3.0], initial=10.0).tolist() == [8.0]
 assert reference.linear_scan([0.5, 0.0], [3.0, 0.0], initial=10.0)[0] == 3.0
 
 # %% [markdown]
-# ## What you now know
+# ### GPU notes
 #
-# * An episode end is a reset flag, selected with `tl.where` in the combine and on the carry.
-#   Never multiply by 0: a select keeps a NaN or `inf` in its own episode.
-# * Hooks, a prologue and an epilogue, are `@triton.jit` functions passed to one chunk loop as
-#   `tl.constexpr` arguments. Tuples of pointers and `tl.static_range` let one loop take any
-#   number of inputs.
-# * The package's `load` builds every address from a tensor's strides. So it reads a time-major,
-#   transposed or sliced buffer in place.
-# * `scan.py` is this kernel plus speed: `scan._walk` is the chunk loop and `scan.combine` is your
-#   `reset_combine`.
-
-# %% [markdown]
-# ## GPU notes
-#
-# <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
-#
-# The interpreter accepts both forms below, so no cell here can show these errors. Both are
-# [Triton rules](00b_triton_from_zero.ipynb#Triton-rules).
+# The interpreter accepts both forms below, so no cell here can show these errors, which the GPU
+# compiler of Triton 3.6 gives. Both are [Triton rules](00b_triton_from_zero.ipynb#Triton-rules).
 #
 # 1. **A combine passed as an argument** (section 2). The compiler accepts a hook passed as a
 #    `tl.constexpr` argument, but it refuses a `tl.associative_scan` combine passed this way. So
@@ -709,5 +707,3 @@ assert reference.linear_scan([0.5, 0.0], [3.0, 0.0], initial=10.0)[0] == 3.0
 # 2. **A tuple's index** (section 2). A plain `range` loop's `i` is a run-time value, and the
 #    compiler refuses it as a tuple's index. Use a literal such as `X[0]`, or the variable of a
 #    `tl.static_range` loop.
-#
-# </details>
