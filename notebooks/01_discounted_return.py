@@ -141,9 +141,8 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ### The episode-end card
 #
-# Every estimator of the course splits as the return just did. This card is the one place where
-# the course writes down how episode ends enter a scan; the later notebooks link here. The flags
-# are those of the top of this notebook.
+# Every estimator of the course splits as the return just did. This card is the course's one
+# statement of how episode ends enter a scan, and the later notebooks link here.
 #
 # | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
 # | --- | --- | --- | --- | --- |
@@ -152,87 +151,26 @@ print("prologue + scan + epilogue == the loop")
 # | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$, not read; reset true |
 # | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$, not read; reset true |
 #
-# * **An end does two things.** It **cuts** the [carry](GLOSSARY.md#carry): that is the reset. And
-#   it gives $b_t$ its [**end form**](GLOSSARY.md#end-form).
-# * **One rule makes every end form:** end form $= b_t + a_t\,\hat y_{t+1}$. Take the ordinary
-#   $b_t$, and add back the term $a_t y_{t+1}$ that the cut removed, with the critic's estimate
-#   $\hat y_{t+1}$ in place of $y_{t+1}$. For the return $\hat y_{t+1} = V'_t$, so the end form is
-#   $r_t + \gamma_t V'_t$: the bootstrap. A termination has no next state, so no bootstrap.
-#   [04's end-form card](04_vtrace.ipynb#The-end-form-card) applies the rule to every estimator of 01–04.
+# * **An end does two things.** It **cuts** the [carry](GLOSSARY.md#carry), the value carried in
+#   from step $t+1$ (that is the reset), and it gives $b_t$ its [**end form**](GLOSSARY.md#end-form).
+#   For the return the end form is the bootstrap, $r_t + \gamma_t V'_t$, or $r_t$ at a termination.
 # * **The reset's two forms** (the last two columns). Tensor code such as `rl.linear_scan` has no
-#   flag argument, so it writes a reset as $a_t = 0$. Triton code returns a flag with each step:
-#   the triple $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`. There $a_t$ is not read where
-#   the flag is set. Either way the scan *selects* $y_t = b_t$.
+#   flag argument, so it writes a reset as $a_t = 0$. Triton code returns a flag beside the pair,
+#   the triple $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`, and either way the scan takes
+#   $y_t = b_t$ there.
 # * **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and
-#   so may a next value behind a termination. $0 \times \text{NaN}$ is NaN. So the reset and the
+#   so may a next value behind a termination. Since $0 \times \text{NaN}$ is NaN, the reset and the
 #   dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`), and a factor
 #   $(1-\text{term}_t)$ in a formula is a select in the code. The reset keeps out a NaN behind the
-#   step. A NaN in the step's own $b_t$ needs a select that you write.
+#   step, but a NaN in the step's own $b_t$ needs a select that you write.
 # * **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
-#   after the window. A scan may still bring in a value from past the window: its start value $y_T$
-#   (`initial` in `rl.linear_scan`, 0 by default). Only the reset keeps that value out. The
-#   checkers start the scan past the window from 100, so a last step that does not reset shows up.
-#
-# <details><summary>Details: which exercise writes which form (optional)</summary>
-#
-# * $a_t = 0$, in tensor code: `n_step_returns` (below) and 02's `gae_pairs`.
-# * The triple: every prologue for [section 5's harness](#5.-The-harness-for-Triton-prologues),
-#   `(X, P, offs, t, m, T) -> (a, b, reset)`, and the kernel you write whole in 04c, `vtrace_kernel`.
-# * The package's own hooks append two outputs to the triple, `valid` and `keep`
-#   ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)).
-#
-# </details>
-#
-# <details><summary>Details: two windows of one rollout, and <code>initial</code> (optional)</summary>
-#
-# Every reward is 1 and $\gamma = 0.5$. Window A holds steps 0 and 1 and bootstraps from
-# $V(s_2) = 10$, so $b = (1, 1 + 0.5 \cdot 10) = (1, 6)$. Window B holds steps 2 and 3 and
-# bootstraps from $V(s_4) = 4$, so $b = (1, 3)$ and $G = (2.5, 3)$. Both windows have the same
-# multipliers, `a_win` $= (0.5, 0)$: their last step resets. Scan window B, then pass its
-# $G_2 = 2.5$ into window A as `initial`:
-#
-# ```python
-# a_win = torch.tensor([[0.5, 0.0]])  # either window: its last step resets (a = 0)
-# G_B = rl.linear_scan(a_win, torch.tensor([[1.0, 3.0]]))  # window B alone: (2.5, 3)
-# rl.linear_scan(a_win, torch.tensor([[1.0, 6.0]]), initial=G_B[:, 0])  # window A: (4, 6), as alone
-# ```
-#
-# | window A's step 1 | $G_1$ | $G_0$ |
-# | --- | --- | --- |
-# | resets ($a_1 = 0$) | $b_1 = 6$, whatever comes in | $1 + 0.5 \cdot 6 = 4$, as window A alone |
-# | does not reset ($a_1 = 0.5$) | $6 + 0.5 \cdot 2.5 = 7.25$ | $1 + 0.5 \cdot 7.25 = 4.625$ |
-#
-# Without the reset, the steps after step 1 are counted twice: once as the bootstrap
-# $0.5 \cdot V(s_2) = 5$, and once more as $0.5 \cdot G_2 = 1.25$.
-#
-# So hand a window what lies after it in one way only: as the bootstrap in its $b_{T-1}$, with a
-# reset at its last step, or as `initial`, with no bootstrap and no reset. Drop window A's
-# bootstrap and its reset, and the same `initial` gives the returns of one window of all four
-# steps. Notebook 11 scans a row in pieces this way, one piece per GPU.
-#
-# </details>
+#   after the window, so only the reset keeps out a value that a scan brings in from past the window
+#   (its start value, `initial` in `rl.linear_scan`). The checkers start the scan past the window
+#   from 100, so a last step that does not reset shows up.
+#   [The appendix](#Appendix:-two-windows-of-one-rollout) works this out on two windows of one rollout.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the two windows above, the checkers' 100, and the card's reset forms (CI runs them; skip when reading)
-a_win = torch.tensor([[0.5, 0.0]], device=DEVICE)  # either window: its last step resets (a = 0)
-b_A = torch.tensor([[1.0, 1.0 + 0.5 * 10.0]], device=DEVICE)  # window A: the bootstrap gamma * V(s_2) in b_1
-b_B = torch.tensor([[1.0, 1.0 + 0.5 * 4.0]], device=DEVICE)  # window B, bootstrapping from V(s_4) = 4
-G_B = rl.linear_scan(a_win, b_B, backend=KERNEL)  # window B alone: (2.5, 3)
-G_2 = G_B[:, 0]  # the value past window A
-alone = rl.linear_scan(a_win, b_A, backend=KERNEL)  # window A alone, from y_2 = 0
-with_reset = rl.linear_scan(a_win, b_A, initial=G_2, backend=KERNEL)
-no_reset = rl.linear_scan(torch.tensor([[0.5, 0.5]], device=DEVICE), b_A, initial=G_2, backend=KERNEL)  # a_1 = gamma
-torch.testing.assert_close(with_reset, alone)  # the reset keeps G_2 out: "(4, 6), as alone"
-torch.testing.assert_close(no_reset, torch.tensor([[4.625, 7.25]], device=DEVICE))  # G_1 = 6 + 0.5 * 2.5
-torch.testing.assert_close(G_B, torch.tensor([[2.5, 3.0]], device=DEVICE))  # window B's G = (2.5, 3)
-torch.testing.assert_close(alone, torch.tensor([[4.0, 6.0]], device=DEVICE))  # the table's first row
-np.testing.assert_allclose(reference.discounted_returns([1.0, 1.0], gamma=0.5, bootstrap_value=10.0), [4.0, 6.0])
-torch.testing.assert_close(rl.linear_scan(torch.tensor([[0.5, 0.5]], device=DEVICE), b_A, backend=KERNEL), alone)  # from 0: no difference
-piece = rl.linear_scan(torch.full((1, 2), 0.5, device=DEVICE), torch.ones(1, 2, device=DEVICE), initial=G_2,
-                       backend=KERNEL)  # window A as a piece: no bootstrap, no reset, G_2 passed in
-one_window = reference.discounted_returns([1.0] * 4, gamma=0.5, bootstrap_value=4.0)  # all four steps, one window
-np.testing.assert_allclose(to_numpy(piece)[0], one_window[:2])  # "the returns of one window of all four steps"
-np.testing.assert_allclose(to_numpy(G_B)[0], one_window[2:])
+# Checks: the checkers' 100, and the card's two reset forms in each scan exercise's task (CI runs them; skip when reading)
 said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
 assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
 assert exercises.PAST_WINDOW == 100.0  # "the checkers start the scan past the window from 100"
@@ -821,10 +759,62 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   bootstrap $\gamma_t V'_t$ at a truncation or the window's end that does not terminate.
 #   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
 # * [The card](#The-episode-end-card) states the episode-end rules once, for every estimator. A step
-#   that resets takes the end form $b_t + a_t\hat y_{t+1}$.
+#   that resets takes its end form: for the return, the bootstrap $r_t + \gamma_t V'_t$.
 # * The gradient is a forward scan, with the reset one step later: $g_t = dG_t +
 #   \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$ (term$_{t-1}$ in `returns_autograd`, which has
 #   terminations only). Both scans fit in one `torch.autograd.Function`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
 
+# %% [markdown]
+# ## Appendix: two windows of one rollout
+#
+# Optional: why [the card](#The-episode-end-card)'s last bullet resets the window's last step, and
+# how `initial` chains windows.
+#
+# Every reward is 1 and $\gamma = 0.5$. Window A holds steps 0 and 1 and bootstraps from
+# $V(s_2) = 10$, so $b = (1, 1 + 0.5 \cdot 10) = (1, 6)$. Window B holds steps 2 and 3 and
+# bootstraps from $V(s_4) = 4$, so $b = (1, 3)$ and $G = (2.5, 3)$. Both windows have the same
+# multipliers, `a_win` $= (0.5, 0)$: their last step resets. Scan window B, then pass its
+# $G_2 = 2.5$ into window A as `initial`:
+#
+# ```python
+# a_win = torch.tensor([[0.5, 0.0]])  # either window: its last step resets (a = 0)
+# G_B = rl.linear_scan(a_win, torch.tensor([[1.0, 3.0]]))  # window B alone: (2.5, 3)
+# rl.linear_scan(a_win, torch.tensor([[1.0, 6.0]]), initial=G_B[:, 0])  # window A: (4, 6), as alone
+# ```
+#
+# | window A's step 1 | $G_1$ | $G_0$ |
+# | --- | --- | --- |
+# | resets ($a_1 = 0$) | $b_1 = 6$, whatever comes in | $1 + 0.5 \cdot 6 = 4$, as window A alone |
+# | does not reset ($a_1 = 0.5$) | $6 + 0.5 \cdot 2.5 = 7.25$ | $1 + 0.5 \cdot 7.25 = 4.625$ |
+#
+# Without the reset, the steps after step 1 are counted twice: once as the bootstrap
+# $0.5 \cdot V(s_2) = 5$, and once more as $0.5 \cdot G_2 = 1.25$.
+#
+# So hand a window what lies after it in one way only: as the bootstrap in its $b_{T-1}$, with a
+# reset at its last step, or as `initial`, with no bootstrap and no reset. Drop window A's
+# bootstrap and its reset, and the same `initial` gives the returns of one window of all four
+# steps. Notebook 11 scans a row in pieces this way, one piece per GPU.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the two windows above (CI runs them; skip when reading)
+a_win = torch.tensor([[0.5, 0.0]], device=DEVICE)  # either window: its last step resets (a = 0)
+b_A = torch.tensor([[1.0, 1.0 + 0.5 * 10.0]], device=DEVICE)  # window A: the bootstrap gamma * V(s_2) in b_1
+b_B = torch.tensor([[1.0, 1.0 + 0.5 * 4.0]], device=DEVICE)  # window B, bootstrapping from V(s_4) = 4
+G_B = rl.linear_scan(a_win, b_B, backend=KERNEL)  # window B alone: (2.5, 3)
+G_2 = G_B[:, 0]  # the value past window A
+alone = rl.linear_scan(a_win, b_A, backend=KERNEL)  # window A alone, from y_2 = 0
+with_reset = rl.linear_scan(a_win, b_A, initial=G_2, backend=KERNEL)
+no_reset = rl.linear_scan(torch.tensor([[0.5, 0.5]], device=DEVICE), b_A, initial=G_2, backend=KERNEL)  # a_1 = gamma
+torch.testing.assert_close(with_reset, alone)  # the reset keeps G_2 out: "(4, 6), as alone"
+torch.testing.assert_close(no_reset, torch.tensor([[4.625, 7.25]], device=DEVICE))  # G_1 = 6 + 0.5 * 2.5
+torch.testing.assert_close(G_B, torch.tensor([[2.5, 3.0]], device=DEVICE))  # window B's G = (2.5, 3)
+torch.testing.assert_close(alone, torch.tensor([[4.0, 6.0]], device=DEVICE))  # the table's first row
+np.testing.assert_allclose(reference.discounted_returns([1.0, 1.0], gamma=0.5, bootstrap_value=10.0), [4.0, 6.0])
+torch.testing.assert_close(rl.linear_scan(torch.tensor([[0.5, 0.5]], device=DEVICE), b_A, backend=KERNEL), alone)  # from 0: no difference
+piece = rl.linear_scan(torch.full((1, 2), 0.5, device=DEVICE), torch.ones(1, 2, device=DEVICE), initial=G_2,
+                       backend=KERNEL)  # window A as a piece: no bootstrap, no reset, G_2 passed in
+one_window = reference.discounted_returns([1.0] * 4, gamma=0.5, bootstrap_value=4.0)  # all four steps, one window
+np.testing.assert_allclose(to_numpy(piece)[0], one_window[:2])  # "the returns of one window of all four steps"
+np.testing.assert_allclose(to_numpy(G_B)[0], one_window[2:])

@@ -20,8 +20,9 @@
 #   tensor ops. An optional appendix reads the package's own hook form.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
-#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card),
+#   its table of how each kind of step ends an episode; names follow the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–3 and the checked exercise `gae_pairs`. Sections 4–5, the open
 #   questions and the optional appendix (with its exercise `gae_prologue`) can wait.
 #
@@ -29,7 +30,8 @@
 # better the return after the action was than the critic expected. Generalized advantage estimation
 # (GAE) averages the $n$-step advantages with weights $(1-\lambda)\lambda^{n-1}$. The average is
 # $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$, a discounted return of the TD errors
-# $\delta$ with discount $\gamma\lambda$. So it is one reverse scan. With episode ends:
+# $\delta$ with discount $\gamma\lambda$, so it is one reverse scan. With episode ends, over a
+# window of $T$ steps (the part of the rollout that one call sees):
 #
 # $$\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t, \qquad
 #   \hat A_t = \delta_t + \gamma_t\lambda_t (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
@@ -46,7 +48,9 @@
 #
 #   At a truncation `values[t+1]` belongs to the next episode, so a call that passes `truncated`
 #   without `next_values` raises a ValueError.
-# * Flags, resets and selects: as on [the card](01_discounted_return.ipynb#The-episode-end-card).
+# * Flags, resets and selects follow [the card](01_discounted_return.ipynb#The-episode-end-card). A
+#   reset is a step where the scan takes $\hat A_t = b_t$, with nothing carried in from step $t+1$. A
+#   select is a `where`, never a product with 0, so a NaN it does not take is never read.
 #
 # <details><summary>Details: why the average is a scan, and the source (optional)</summary>
 #
@@ -112,10 +116,12 @@ np.testing.assert_allclose(ret, adv + v)
 #
 # The split of notebook 01, with $\hat A_t = b_t + a_t \hat A_{t+1}$:
 #
-# * **[prologue](GLOSSARY.md#prologue)**: $b_t = \delta_t$ and $a_t = \gamma_t\lambda_t$, with a
-#   [reset](GLOSSARY.md#reset) where done$_t$. The episode ends live here, and you write it next;
+# * **[prologue](GLOSSARY.md#prologue)**, per step before the scan: $b_t = \delta_t$ and
+#   $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$. The episode ends
+#   live here, and you write it next;
 # * **scan**: the reverse scan, whose output $y_t$ is $\hat A_t$;
-# * **[epilogue](GLOSSARY.md#epilogue)**: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
+# * **[epilogue](GLOSSARY.md#epilogue)**, per step after the scan: advantages $= y_t$, returns
+#   $= y_t + V_t$, 0 where padded.
 #
 # In NumPy, against the loop:
 
@@ -143,8 +149,7 @@ print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
 # **`gae_pairs`** (tensor ops; checked exercises work as in
-# [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue in tensor code, with
-# [the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor form of the reset, $a_t = 0$.
+# [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue in tensor code.
 #
 # **Contract.**
 #
@@ -153,13 +158,13 @@ print("prologue + scan + epilogue == the loop")
 #   flags `terminated[t]`, `truncated[t]`, all (B, T); `gamma`, `lam` numbers. No shift: step $t$ reads entry $t$.
 # * **Returns:** `(a, b)`, shaped like `rewards`, whose reverse scan is $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$; done is any episode end or the window's last step.
-# * **End form:** $\delta_t$ itself, since it already holds the bootstrap. NaNs as on the card.
+# * **End form** ($b_t$ at a step that resets): $\delta_t$ itself, since it already holds the bootstrap. NaNs as on the card.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 2's `gae_as_scan` builds these pairs in NumPy: its `b` and `a` lines.
-# Yours is the same in torch, with two kinds of episode end.
-# Which factor multiplies $\hat A_{t+1}$, and at which kinds of step is it cut?
+# Section 2's `gae_as_scan` builds these pairs in NumPy, in its `b` and `a` lines, and yours is the
+# same in torch with two kinds of episode end. Which factor multiplies $\hat A_{t+1}$, and at which
+# kinds of step is it cut?
 #
 # </details>
 #
@@ -399,9 +404,10 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # * `SX`, after `X`, holds each input's (row, time) strides. With `row`, they let one hook read
 #   batch-major and time-major buffers alike.
 # * `ACC`, at the end, is the dtype to compute in.
-# * Two outputs follow the triple of
-#   [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
-#   `valid` is false on padding. `keep` is a tuple handed on to the epilogue.
+# * Two outputs follow the triple `(a, b, reset)` (the pair, with the reset as a flag) of
+#   [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues), the
+#   small scan in which the exercises run a prologue. `valid` is false on padding, and `keep` is a
+#   tuple handed on to the epilogue.
 #
 # You do not load the inputs yourself: the exercise's template calls three helpers for you. The
 # one to read is `step`, printed below. Its `return` line gives the step's γ and λ, then three
@@ -482,10 +488,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# This is your `gae_pairs` again, in the package's slots.
-# `_returns_prologue` above has the same shape: read its `b` line and its `return` line.
-# The starter's template already makes the three helper calls.
-# What is left: $\delta_t$, and the five values to return.
+# This is your `gae_pairs` again, in the package's slots, and `_returns_prologue` above has the same
+# shape: read its `b` line and its `return` line. The starter's template already makes the three
+# helper calls, so what is left is $\delta_t$ and the five values to return.
 #
 # </details>
 #
@@ -571,9 +576,9 @@ exercises.attempt("gae_prologue", gae_prologue)
 # %% [markdown]
 # ### The epilogue
 #
-# Chunks, carries and threads are the shared kernel's job, which is why every estimator is about
-# 20 lines. GAE's epilogue, below, stores two outputs: the advantages $y_t$, and the returns
-# $y_t + V_t$, with $V_t$ taken from `keep`.
+# Chunks, carries (the value handed from one chunk to the next) and threads are the shared kernel's
+# job, which is why every estimator is about 20 lines. GAE's epilogue, below, stores two outputs:
+# the advantages $y_t$, and the returns $y_t + V_t$, with $V_t$ taken from `keep`.
 #
 # <details><summary>Details: the epilogue's arguments (optional)</summary>
 #

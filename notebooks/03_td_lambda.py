@@ -20,8 +20,9 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and `q_lambda`.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
-#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card),
+#   its table of how each kind of step ends an episode; names follow the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the worked prologue and `q_lambda`. Section 5 (bias and
 #   variance), 6 and the open questions can wait.
 #
@@ -38,13 +39,14 @@
 # </details>
 #
 # Its backward form, as in rlax's `lambda_returns`, with $V'_t = V(s_{t+1})$ and the flags of
-# [the card](01_discounted_return.ipynb#The-episode-end-card) (01's table of episode ends):
+# [the card](01_discounted_return.ipynb#The-episode-end-card):
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
 #
 # * $\lambda = 0$ is the one-step TD target $r_t + \gamma V'_t$.
-# * $\lambda = 1$ is the discounted return of 01, bootstrapped at truncations and the window's end.
+# * $\lambda = 1$ is the discounted return of 01, bootstrapped at truncations and at the end of the
+#   window (the $T$ steps that one call sees).
 
 # %%
 import inspect
@@ -91,18 +93,22 @@ print(G)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# The loop mixes $V'_t$ and $G_{t+1}$, but only $G_{t+1}$ is carried from step to step. So what
-# multiplies it is $a_t$, and the rest, the bootstrap from $V'_t$ included, is $b_t$:
+# The loop mixes $V'_t$ and $G_{t+1}$, but only $G_{t+1}$ is carried from step to step. So the
+# [prologue](GLOSSARY.md#prologue), which builds each step's pair before the scan, takes what
+# multiplies $G_{t+1}$ as $a_t$ and the rest, the bootstrap from $V'_t$ included, as $b_t$:
 #
-# * $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$;
+# * $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$ (the scan takes
+#   $G_t = b_t$ there, and nothing comes in from step $t+1$);
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
 #   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in.
-#   That is $b_t$'s [end form](GLOSSARY.md#end-form) ($b_t$ as it is at a step that resets): the
-#   card's $b_t + a_t\hat y_{t+1}$, where $\hat y_{t+1} = V'_t$ is the critic's estimate of the
-#   $G_{t+1}$ that the reset cuts off.
 #
-# The window's last step needs that end form. The ordinary form would give $G_2 = 0.5 \cdot 30 = 15$
-# in section 1's example, not 30.
+# That $b_t$ is the [end form](GLOSSARY.md#end-form), $b_t$ as it is at a step that resets. One rule
+# makes it: end form $= b_t + a_t\,\hat y_{t+1}$. The reset removes the term $a_t G_{t+1}$, and the
+# rule adds it back with the critic's estimate $\hat y_{t+1} = V'_t$ in place of $G_{t+1}$, which
+# turns $(1-\lambda_t)$ into 1; [04's end-form card](04_vtrace.ipynb#The-end-form-card) applies the
+# rule to every estimator of 01–04. The window's last step needs the end form: the ordinary form
+# would give $G_2 = 0.5 \cdot 30 = 15$ in section 1's example, not 30. The
+# [epilogue](GLOSSARY.md#epilogue), after the scan, stores $y_t = G_t$.
 #
 # In NumPy, against the loop:
 
@@ -141,16 +147,18 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the o
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
-# The kernel is the shared scan with TD(λ)'s own [prologue](GLOSSARY.md#hook):
+# The kernel is the shared scan with TD(λ)'s own prologue, a [hook](GLOSSARY.md#hook): a small
+# `@triton.jit` function that the shared scan kernel calls on each chunk.
 
 # %%
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# `w` is section 2's $w_t$, a [select](GLOSSARY.md#select) of $b$'s end form, and `b` is section
-# 2's $b_t$. Unlike GAE's prologue ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)),
-# it needs no $V_t$: it drops the first value that `values_now_and_next` returns (`_`), its `b` has
-# no $-V_t$, and its `keep` is empty.
+# `w` is section 2's $w_t$, a [select](GLOSSARY.md#select) (`tl.where`, which never reads the
+# value it does not take) of $b$'s end form, and `b` is section 2's $b_t$. Unlike GAE's prologue
+# ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)), it needs no $V_t$: it drops
+# the first value that `values_now_and_next` returns (`_`), its `b` has no $-V_t$, and its `keep`
+# is empty.
 
 # %% jupyter={"source_hidden": true}
 # Checks: what differs from GAE's prologue, as the text above says (CI runs them; skip when reading)
@@ -245,10 +253,9 @@ assert beta_show[0, 0] == gamma_ and np.isclose(beta_show[-1, -1], gamma_**T_mc)
 # * **The critic**, through the $\beta_t$. Its bias enters $G_0$ as $\eta\sum_t\beta_t$, from
 #   $\gamma\eta$ at λ = 0 down to $\gamma^T\eta$ at λ = 1. Its noise adds
 #   $\sigma_c^2\sum_t\beta_t^2$ to the variance. Until λ nears 1, a larger λ shrinks
-#   $\sum_t\beta_t^2$ in two ways. The total weight $\sum_t\beta_t$ falls. And the weight is spread
-#   over more states: $k$ equal weights that sum to $s$ have squares that sum to $s^2/k$. So
-#   $\sum_t\beta_t^2$ falls because the weight is spread, not because errors cancel: the critic's
-#   errors are independent.
+#   $\sum_t\beta_t^2$ in two ways: the total weight $\sum_t\beta_t$ falls, and the weight is spread
+#   over more states ($k$ equal weights that sum to $s$ have squares that sum to $s^2/k$). The
+#   critic's errors are independent, so nothing cancels: the spread alone shrinks the sum.
 #   At λ = 1 the whole weight $\gamma^T$ sits on one value.
 # * **The rewards**, through the $\alpha_t$. Their noise adds $\sigma_r^2\sum_t\alpha_t^2$, which
 #   grows with λ: at λ = 1, $G_0$ sums every reward's noise.
@@ -386,8 +393,10 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
 # A worked prologue first: TD(λ) with terminations, for
-# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues). It
-# returns section 2's triple, with $\lambda_t = 0$ at the window's last step for $b$'s end form:
+# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues), the small
+# chunked scan (`exercises.scan_hook`) that runs a Triton prologue of yours. It returns the triple
+# $(a_t, b_t, \text{reset}_t)$, section 2's pair with the reset as a flag beside it, and it sets
+# $\lambda_t = 0$ at the window's last step for $b$'s end form:
 
 # %%
 @triton.jit
@@ -417,10 +426,10 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # \qquad \ell_t = \begin{cases} \lambda & u_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
 #
 # Here $u$ is an action ($a_t$ stays the scan's multiplier), and $u_{t+1}$ the action taken at
-# $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's. So the
-# trace is cut, and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
+# $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's, so the
+# trace is cut and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
 # prologue on $\max_u Q$, with the per-step $\ell_t$ where it has `lam_t` (λ itself, `P[1]`, is one
-# number). New: the max, and whether $u_{t+1}$ is greedy.
+# number); what is new is the max, and whether $u_{t+1}$ is greedy.
 #
 # <details><summary>Details: sources (optional)</summary>
 #
@@ -430,8 +439,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # **Contract** ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)'s `X` and `P`).
 #
-# * **Reset form:** a flag in the triple $(a_t, b_t, \text{reset}_t)$, [the card](01_discounted_return.ipynb#The-episode-end-card)'s
-#   Triton form (the reset as a flag, not as $a_t = 0$); $a_t$ is unread where it is set.
+# * **Reset form:** a flag, the triple's third entry, as in the worked prologue; $a_t$ is unread where it is set.
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
 # * **Shift:** none to make: entry $t$ of `next_q` and `next_action` already belongs to step $t+1$.
@@ -441,13 +449,11 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from the worked `td_lambda_prologue` above: TD(λ) with terminations.
-# Expand the bracket: which factor multiplies $G_{t+1}$? That is $a_t$, and the rest is $b_t$.
-# Put $M_t = \max_u Q(s_{t+1}, u)$ where it has $V(s_{t+1})$.
-# Put the per-step $\ell_t$ where it has `lam_t`.
-# The new work is two values per step.
-# The max over the actions, and whether $u_{t+1}$ is greedy.
-# Both come from one loop over the actions.
+# Start from the worked `td_lambda_prologue` above, TD(λ) with terminations, and expand the
+# bracket: the factor that multiplies $G_{t+1}$ is $a_t$, and the rest is $b_t$. Put
+# $M_t = \max_u Q(s_{t+1}, u)$ where it has $V(s_{t+1})$, and the per-step $\ell_t$ where it has
+# `lam_t`. The new work is two values per step, the max over the actions and whether $u_{t+1}$ is
+# greedy, and one loop over the actions gives both.
 #
 # </details>
 #

@@ -21,8 +21,9 @@
 #   then has you write V-trace in kernels of your own: the scan, then a second kernel for the advantage.
 # * **Time:** 2.5–3.5 h with the open questions, 1–1.5 h without.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
-#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card),
+#   its table of how each kind of step ends an episode; names follow the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the two checked exercises, then 04c. Section 5, the open
 #   questions, the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
 #
@@ -56,7 +57,7 @@
 # </details>
 #
 # Written backwards, with the flags of [the card](01_discounted_return.ipynb#The-episode-end-card)
-# (01's table of episode ends) and $V'_t = V(s_{t+1})$, V-trace is a first-order recurrence:
+# and $V'_t = V(s_{t+1})$, V-trace is a first-order recurrence:
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
@@ -116,7 +117,8 @@ print(inspect.getsource(reference.vtrace))
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, the default clips
 # $\bar\rho = \bar c = \bar\rho_{pg} = 1$ ($\bar\rho_{pg}$ clips section 2's advantage), rewards
-# and values 1, a bootstrap value of 2. Compared with μ, π likes:
+# and values 1, and a bootstrap value of 2 after the window (the three steps that the call sees).
+# Compared with μ, π likes:
 #
 # * the first action twice as much ($\pi/\mu = 2$, clipped to 1);
 # * the second half as much ($\pi/\mu = 0.5$: it halves the trace);
@@ -141,10 +143,12 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
 #
-# * **[prologue](GLOSSARY.md#prologue)**: the clipped weights, then $a_t$, $b_t$ and the reset;
+# * **[prologue](GLOSSARY.md#prologue)**, per step before the scan: the clipped weights, then $a_t$,
+#   $b_t$ and the [reset](GLOSSARY.md#reset) (where done$_t$, the scan takes $v_t = b_t$ and
+#   nothing comes in from step $t+1$);
 # * **scan**: its output $y_t$ is $v_t$ itself;
-# * **[epilogue](GLOSSARY.md#epilogue)**: `vs` $= y_t$, and the advantage, from $v_{t+1}$, the value
-#   the scan carried *into* step $t$.
+# * **[epilogue](GLOSSARY.md#epilogue)**, per step after the scan: `vs` $= y_t$, and the advantage,
+#   from $v_{t+1}$, the value the scan carried *into* step $t$.
 #
 # **The advantage.** `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(u_t|s_t)$ in the
 # policy loss. Its λ-mix follows rlax:
@@ -161,7 +165,7 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # | step | what it is | $\text{follow}_t$ | $A^{pg}_t$ |
 # | --- | --- | --- | --- |
 # | $t = 2$ | the window's last step | $V'_2 = 2$ | $1 \cdot (1 + 0.5 \cdot 2 - 1) = 1$ |
-# | $t = 1$ | a termination | not read: the [select](GLOSSARY.md#select) $(1-\text{term}_1)$ drops it, NaN and all | $0.5 \cdot (1 - 1) = 0$ |
+# | $t = 1$ | a termination | not read: $(1-\text{term}_1)$ is a [select](GLOSSARY.md#select) in the code, not a product, so the NaN never enters | $0.5 \cdot (1 - 1) = 0$ |
 # | $t = 0$ | inside the episode | $v_1 = 1$, the next step's target | $1 \cdot (1 + 0.5 \cdot 1 - 1) = 0.5$ |
 
 # %%
@@ -175,8 +179,7 @@ np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 # **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form) ($b_t$ as it is
 # at a step that resets). There is no $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so
 # $[\lnot\text{done}_t]$ drops it: $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's
-# example the ordinary form would give $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. The reset
-# itself: [the card](01_discounted_return.ipynb#The-episode-end-card).
+# example the ordinary form would give $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2.
 #
 # In NumPy:
 
@@ -226,8 +229,9 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # %% [markdown]
 # ## 3. The kernel
 #
-# The kernel is section 2's split, as three [hooks](GLOSSARY.md#hook) in `rltriton_lite/vtrace.py`.
-# The printout is optional.
+# The kernel is section 2's split, as three [hooks](GLOSSARY.md#hook) in `rltriton_lite/vtrace.py`:
+# small `@triton.jit` functions that the shared scan kernel calls on each chunk. The printout is
+# optional.
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -241,11 +245,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #   `vs_minus_v_xs[t] = deltas[t] + discounts[t] * cs[t] * vs_minus_v_xs[t + 1]`, with
 #   `deltas[t]` $= \rho_t(r_t + \text{discounts}_t V_{t+1} - V_t)$ and `discounts[t]` $= \gamma_t$,
 #   or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Its $V_{t+1}$ comes from the one
-#   `values` input (the bootstrap value after the last step). That forces $V'_t = V_{t+1}$: false
-#   across padding, and wherever the next values are not `values[t+1]`.
-#   Truncations are a second problem in scalable_agent's code. It ends an episode by setting the
-#   discount to 0, and that 0 drops the bootstrap $\gamma V_{t+1}$ along with the trace. At a time
-#   limit (a truncation) the bootstrap should stay, and there that code loses it.
+#   `values` input (the bootstrap value after the last step), which forces $V'_t = V_{t+1}$: false
+#   across padding, and wherever the next values are not `values[t+1]`. Truncations are a second
+#   problem: scalable_agent's code ends an episode by setting the discount to 0, and that 0 drops
+#   the bootstrap $\gamma V_{t+1}$ along with the trace, where a time limit should keep it.
 # * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
 #   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
 # * **Gradients.** The importance weights are constants: `log_rhos` gets no gradient. IMPALA's
@@ -486,25 +489,25 @@ dq_u = r_u + gam_u * eq_u - q_u  # delta^Q_0, delta^Q_1
 np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol=1e-12)  # c_{t+1} alone
 
 # %% [markdown]
-# Write its prologue for [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues),
-# as for notebook 03's `q_lambda`.
+# Write its prologue for [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)
+# (`exercises.scan_hook`, the small chunked scan that runs a Triton prologue of yours), as for
+# notebook 03's `q_lambda`.
 #
 # **Contract.**
 #
-# * **Reset form:** a flag in the triple $(a_t, b_t, \text{reset}_t)$, [the card](01_discounted_return.ipynb#The-episode-end-card)'s
-#   Triton form (the reset as a flag, not as $a_t = 0$); $a_t$ is unread where it is set.
+# * **Reset form:** a flag in the triple $(a_t, b_t, \text{reset}_t)$, the pair with the reset beside it (not $a_t = 0$);
+#   $a_t$ is unread where it is set.
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
 #   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`.
 # * **Shift:** none to make: `next_log_ratio[t]`, like every `next_*` entry $t$, already belongs to step $t+1$.
 # * **Returns:** the triple whose reverse scan is $G_t$. No truncation input.
-# * **End form:** $c = 0$ at the window's last step gives $b$ its end form (the card's rule, with $\hat y_{t+1} = Q_{t+1}$, the estimate of the $G_{t+1}$ the reset cuts off).
+# * **End form:** $c = 0$ at the window's last step gives $b$ its end form ([the end-form card](#The-end-form-card)'s rule, with $\hat y_{t+1} = Q_{t+1}$, the estimate of the $G_{t+1}$ the reset cuts off).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# It has the shape of notebook 03's worked `td_lambda_prologue`, or of your `q_lambda`.
-# Expand the bracket: which factor multiplies $G_{t+1}$?
-# That factor is $a_t$, and everything else goes into $b_t$.
+# It has the shape of notebook 03's worked `td_lambda_prologue`, or of your `q_lambda`. Expand the
+# bracket: the factor that multiplies $G_{t+1}$ is $a_t$, and everything else goes into $b_t$.
 #
 # </details>
 #
@@ -631,8 +634,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # There `v_next` is the step's `next_values`, and `done` marks any episode end, the window's last
 # step included. Here a termination is handled apart, by the select that $(1-\text{term}_t)$
 # stands for, so only the window's last step switches: `t == T - 1` in place of `done`.
-# The epilogue is elementwise: load what you need at `offs`, as a prologue does.
-# `y_in` already holds $v_{t+1}$. What is left is the formula.
+# The epilogue is elementwise, so load what you need at `offs`, as a prologue does. Since `y_in`
+# already holds $v_{t+1}$, what is left is the formula.
 #
 # </details>
 #
@@ -753,12 +756,12 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # %% [markdown]
 # ## The end-form card
 #
-# [Notebook 01's card](01_discounted_return.ipynb#The-episode-end-card) makes every
-# [end form](GLOSSARY.md#end-form) by one rule: end form $= b_t + a_t\,\hat y_{t+1}$, with
-# $\hat y_{t+1}$ the critic's estimate of the $y_{t+1}$ that the reset cuts off. Here is the rule
-# at work in every estimator of notebooks 01–04. The end form is for a truncation or the window's
-# last step. The last column shows it with a number. As in the exercises,
-# $M_t = \max_u Q(s_{t+1}, u)$ and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$.
+# One rule makes every [end form](GLOSSARY.md#end-form), the $b_t$ of a truncation or of the
+# window's last step: end form $= b_t + a_t\,\hat y_{t+1}$. The reset removes the term
+# $a_t y_{t+1}$, and the rule adds it back with the critic's estimate $\hat y_{t+1}$ in place of
+# $y_{t+1}$, as [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) first did
+# for TD(λ). Here is the rule at work in every estimator of notebooks 01–04, with a number in the
+# last column. As in the exercises, $M_t = \max_u Q(s_{t+1}, u)$ and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$.
 #
 # | estimator | $a_t$ | $b_t$, ordinary step | $\hat y_{t+1}$ | $b_t$, end form | resets at | shown with a number |
 # | --- | --- | --- | --- | --- | --- | --- |
@@ -843,8 +846,8 @@ assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
 #   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
 #   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
-# * [The end-form card](#The-end-form-card) applies 01's rule, $b_t + a_t\hat y_{t+1}$, to all six
-#   estimators.
+# * [The end-form card](#The-end-form-card) applies one rule, end form $= b_t + a_t\hat y_{t+1}$, to
+#   all six estimators.
 #
 # Next, the capstone: [notebook 04c](04c_vtrace_kernel.ipynb) has you write V-trace as whole
 # kernels of your own, with no harness.

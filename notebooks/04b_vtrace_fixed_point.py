@@ -112,8 +112,9 @@ rng = np.random.default_rng(41)
 #
 # **In training's windows.** Training in windows has the same fixed point: it stops exactly where
 # $d = 0$. Training sees windows of $T$ steps, and a window cuts the series short. Its last step
-# [resets](GLOSSARY.md#reset) with its [end form](GLOSSARY.md#end-form)
-# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a step $j$ steps
+# [resets](GLOSSARY.md#reset), taking nothing from after the window, and its $b$ takes the
+# [end form](GLOSSARY.md#end-form): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
+# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)), so a step $j$ steps
 # before the end gets only the first $j + 1$ terms. Assume the rollout is stationary: each state
 # is as likely at every position of the window. Training then stops where the correction,
 # averaged over the window's positions, is 0. That average is

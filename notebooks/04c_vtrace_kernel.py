@@ -28,9 +28,11 @@
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
 #
-# There, a harness ran your prologue and epilogue inside its own kernel. Here you write both
-# kernels yourself: a chunked scan for `vs`, as your `reset_scan` in 00c, and a second kernel for
-# the advantage, as your `vtrace_pg` in 04.
+# Where done$_t$ the step resets: the scan takes $v_t = b_t$, with nothing carried in from step
+# $t+1$. In 04 a harness (`exercises.scan_hook`) ran your prologue and epilogue, the per-step code
+# before and after the scan, inside its own kernel. Here you write both kernels yourself: a chunked
+# scan for `vs`, as your `reset_scan` in 00c, and a second kernel for the advantage, as your
+# `vtrace_pg` in 04.
 
 # %%
 import inspect
@@ -73,7 +75,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # * **Reset form:** a flag $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`.
 # * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$,
 #   (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
-# * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step.
+# * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step ($t = T-1$, the row's last).
 # * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄.
 # * **The recurrence** is the one above at λ = 1, no truncation input: $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$,
 #   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$, $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
@@ -107,16 +109,18 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # * **Part 1, the loop.** One program per row walks the row's chunks of `chunk` steps, from the
 #   last to the first. It carries one number from chunk to chunk, $v$ at the first step of the
 #   chunk just done, starting at 0.
-# * **Part 2, the triple.** Split the recurrence as above, with
-#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s resets and selects. Padding
-#   lanes, past the row's end, get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$
-#   (not tested by the checker: padding lanes lie only past a row's last step, which resets).
+# * **Part 2, the triple.** Split the recurrence as above, with the resets and selects (`tl.where`,
+#   never a product with 0) of [the card](01_discounted_return.ipynb#The-episode-end-card), 01's
+#   table of episode ends. At a reset $b_t$ takes its [end form](GLOSSARY.md#end-form), the formula
+#   above with $[\lnot\text{done}_t] = 0$. Padding lanes, past the row's end, get the
+#   [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$ (not tested by the checker: padding
+#   lanes lie only past a row's last step, which resets).
 # * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
 #   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
 #   ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
 #   Each step gets the map $(A, B, K)$ of itself and the chunk's later steps.
 # * **Part 4, the carry and the store.** `vs` is $B + A \cdot \text{carry}$ where $K$ is false (no
-#   reset up to the chunk's end), and $B$ alone where it is true. It is stored at every real step.
+#   reset up to the chunk's end), and $B$ alone where it is true; it is stored at every real step.
 # * **Part 5, the second kernel's $v_{t+1}$.** Each element of the (B, T) output on its own:
 #   $v_{t+1}$ is the row's `vs` at step $t+1$, or `next_values` at the window's last step.
 # * **Part 6, the advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in your
