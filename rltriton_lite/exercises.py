@@ -5606,6 +5606,16 @@ def _awac_hint(A, beta, got, expected):
                           " Multiply by N, the number of advantages."))
     if not np.isfinite(got).all() or not got.any():
         x = _as_numpy(A) / beta
+        with np.errstate(all="ignore"):
+            shifted = lambda top: np.exp((x - top).astype(np.float32))  # noqa: E731 -- exp in float32, as a kernel's
+            max_of_a = np.isfinite(shifted(x.max())).all() and not np.isfinite(shifted(_as_numpy(A).max())).all()
+        if beta != 1 and max_of_a:
+            return _Whole(f"exp overflowed to inf: here beta = {beta:g}, so A / beta runs up to {x.max():.4g}, while "
+                          f"the max of A is {_as_numpy(A).max():.4g}. Subtracting the max of A from A / beta leaves "
+                          f"exp({x.max() - _as_numpy(A).max():.4g}), inf in float32 (above 88.7). Is your max taken "
+                          "of A, before the division by beta?" + _fix(
+                              " The max pass takes the max of A / beta: divide each loaded block by beta before "
+                              "tl.max."))
         below = "" if x.max() >= -104 else (
             " Every A / beta here is below -104: exp(A / beta) underflows unless the max is subtracted first, and a "
             "running max that starts at 0, not -inf, stays 0 and subtracts nothing." if x.size % 1024 == 0 else
@@ -5678,6 +5688,13 @@ def _awac_cases(d):
             (f"N={n2}, beta=1, three advantages from 500 to 1000, past the first block (exp overflows float32 "
              "without the max over every block subtracted)", big, 1.0)):
         out.append((what, (_t(A), b), {}, _awac_reference(A, b)))
+    # last, so that a kernel with no max at all is told so above: a max of A, not of A / beta, fails here alone (the
+    # extreme cases above have beta = 1, where the two are one: a round-55 review's case passed them)
+    n5 = d.int(700, 300, 1000)
+    A = 20.0 + np.round(640 * rng.random(n5)) / 64  # on a grid of 1/64: exact in float32
+    A[rng.integers(n5)] = 30.0  # the max: exp(120 - 30) is inf in float32
+    out.append((f"N={n5}, beta=0.25, advantages from 20 to 30 (A / beta up to 120: exp overflows float32 unless the "
+                "max of A / beta is subtracted)", (_t(A), 0.25), {}, _awac_reference(A, 0.25)))
     return out
 
 
@@ -5901,11 +5918,11 @@ def _through_two_points(args, i, got) -> bool:
 @_checker_only
 def _host_bound_reference(rows, algorithm, pass_, us_per_ms=1e3, ours="rltriton_lite", dtype="float32",
                           any_pass=False, first_run=False, size=lambda B, T: B * T, clock="kernel_ms",
-                          at_least=False, factor=2.0):
+                          at_least=False, factor=2.0, smallest=False):
     """B * T of the largest shape whose wall time exceeds twice its GPU time, or 0; the keywords
     make the usual slips (kernel_ms read as µs, a filter left out, the scan stopped at the first
     shape at or below 2x, shapes ordered by B or T, the do_bench time ``ms`` taken for the GPU time, a shape
-    at exactly 2x counted, another threshold than 2x: ``factor``)."""
+    at exactly 2x counted, another threshold than 2x: ``factor``; ``smallest``: the smallest such shape)."""
     mine = [r for r in rows if r["algorithm"] == algorithm and (any_pass or r["pass"] == pass_) and r["kernel_ms"] is not None
             and (ours is None or r["impl"] == ours) and (dtype is None or r["dtype"] == dtype)]
     best = None
@@ -5913,6 +5930,8 @@ def _host_bound_reference(rows, algorithm, pass_, us_per_ms=1e3, ours="rltriton_
         if r["full_call_us"] > factor * us_per_ms * r[clock] \
                 or (at_least and r["full_call_us"] == factor * us_per_ms * r[clock]):
             best = r
+            if smallest:
+                break
         elif first_run and best is not None:
             break
     return 0 if best is None else best["B"] * best["T"]
@@ -5985,7 +6004,9 @@ def _host_bound_hint(rows, algorithm, pass_, got):
              "a shape at exactly twice its GPU time counted, where the task asks for more than twice" + _fix(
                  ": full_call_us > 2 * the GPU time, not >="): dict(at_least=True),
              "shapes ordered by B (rows), not by their elements B * T": dict(size=lambda B, T: (B, T)),
-             "shapes ordered by T (steps), not by their elements B * T": dict(size=lambda B, T: (T, B))}
+             "shapes ordered by T (steps), not by their elements B * T": dict(size=lambda B, T: (T, B)),
+             "the smallest such shape, where the task asks for the largest" + _fix(
+                 ": keep the last shape above 2x in order of B * T (max, not min)"): dict(smallest=True)}
     got = np.asarray(got, dtype=float).reshape(-1)
     if got.size != 1 or not np.isfinite(got[0]) or got[0] != int(got[0]):
         return None
@@ -6001,8 +6022,8 @@ def _host_bound_hint(rows, algorithm, pass_, got):
     if threshold and threshold.startswith("a threshold below") and at_least not in seen:  # (exactly 2x counted: a
         unit = next(iter(slips))  # threshold's slip of its own; a round-50 review: a 1.2x rule was told as the unit
         seen = [threshold] + [w for w in seen if w != unit]  # slip, which gives the same answer here)
-    elif threshold and not seen:  # (a higher one, 3x say, only where no other slip gives the answer)
-        seen = [threshold]
+    elif threshold and threshold.startswith("a threshold above"):  # (3x, say: after the slips giving that answer)
+        seen = seen + [threshold]
     if seen:
         return _Whole(said + "That is the answer with a slip" + (
             f": {seen[0]}." if len(seen) == 1 else ", one of these: " + "; ".join(seen) + "."))
@@ -6563,9 +6584,13 @@ def _resident_hint(regs, num_warps, shared_bytes, got):
     right = _resident_reference(regs, num_warps, shared_bytes)
     try:
         got = float(got)  # (inf: no shared memory counted as no limit, then max)
-        got = got if math.isinf(got) else int(got)
     except (TypeError, ValueError, OverflowError):
         return None
+    if math.isfinite(got) and got != int(got):  # (a round-55 review's case: no hint then)
+        return _Whole(f"your count, {got:.4g}, is not a whole number: a true division (/) in a limit. A program is "
+                      "resident whole or not at all, so each limit's count rounds down." + _fix(
+                          " Use // (floor division) in every limit."))
+    got = got if math.isinf(got) else int(got)
     said = next((said for value, said in slips if value == got != right), None)
     # max for min (a round-50 review's case, no hint then), after the slips above (no cap of 32 is the max of
     # the others where no shared memory is counted): shared memory's count where there is none the SM's 233,472

@@ -814,6 +814,7 @@ def wrong_answers(name: str):
                           _awac_with(PAD_ZERO_IN_MAX=True)),
                          ("the max over the first block only, the sum over all (a later review's case: it passed)",
                           _awac_with(MAX_OF_ONE_BLOCK=True)),
+                         ("the max of A, not of A / beta (round 55's case: it passed)", _awac_with(MAX_OF_A=True)),
                          ("one program per block, each normalised on its own (a later review's case)",
                           _awac_per_block),
                          ("one program per block, each normalised on its own and times N (another review's case)",
@@ -892,7 +893,9 @@ def wrong_answers(name: str):
                         "it passed)", _host_bound_most_steps),
                        ("more than 1.2x the GPU time, not 2x (a round-50 review's case: told as the unit slip)",
                         _host_bound_with(factor=1.2)),
-                       ("more than 10x the GPU time, not 2x", _host_bound_with(factor=10.0))],
+                       ("more than 10x the GPU time, not 2x", _host_bound_with(factor=10.0)),
+                       ("the smallest host-bound shape, min for max (round 55's case: told as a threshold)",
+                        _host_bound_with(smallest=True))],
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
                         ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
@@ -966,7 +969,9 @@ def wrong_answers(name: str):
             ("max for min, no shared memory left out (a round-50 review's case)",
              lambda r, w, sh: max([32, 64 // w, 65536 // (r * 32 * w)] + ([233472 // sh] if sh else []))),
             ("max for min, no shared memory as no limit, inf", lambda r, w, sh: max(
-                32, 64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else float("inf")))],
+                32, 64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else float("inf"))),
+            ("/ for // (round 55's case: no hint then)", lambda r, w, sh: min(32, 64 / w, 65536 / (r * 32 * w),
+                                                                            233472 / sh if sh else 32))],
         "noise_verdict": [
             (">= for >: exactly x apart called faster", lambda o, p, x: 1 if p[0] >= x * o[1] else -1 if o[0] >= x * p[1]
              else 0),
@@ -1000,7 +1005,8 @@ W_SAYS = {
         ("no weight is clipped at max_weight = 20", "tl.minimum(tl.exp(A / beta), max_weight)"),
     ("host_bound", "the host-bound row with the most steps T, not the most elements B * T (a cold review's case: it "
                    "passed)"):
-        "That is the answer with a slip: shapes ordered by T (steps), not by their elements B * T.",
+        "That is the answer with a slip, one of these: shapes ordered by T (steps), not by their elements B * T; the "
+        "smallest such shape",
     ("launch_model", "the line through the first and last points, not least squares (a cold review's case)"):
         ("Hint: Your line goes through two of the rows' points, not the least-squares line through all of them",
          "Fit all the points (least squares): np.polyfit(x, y, 1) over every row kept."),
@@ -1287,6 +1293,14 @@ W_SAYS = {
     ("resident_programs", "max for min, no shared memory as the SM's 233,472 bytes (a round-50 review's case)"):
         ("Hint: your count is the largest of the limits, not the smallest: each limit caps the programs by itself, "
          "so the SM holds only as many as the tightest one allows.", "Take min(...) of the four counts, not max"),
+    ("resident_programs", "/ for // (round 55's case: no hint then)"):
+        ("expected 10, your function returned 10.6667\nHint: your count, 10.67, is not a whole number: a true division "
+         "(/) in a limit. A program is resident whole or not at all, so each limit's count rounds down.",
+         "Use // (floor division) in every limit."),
+    ("host_bound", "the smallest host-bound shape, min for max (round 55's case: told as a threshold)"):
+        ("Hint: The answer is 64x16384; yours is 16x128. That is the answer with a slip, one of these: the smallest such "
+         "shape, where the task asks for the largest; a threshold above the task's 2x",
+         "Keep the last shape above 2x in order of B * T (max, not min)."),
     ("resident_programs", "max for min, no shared memory left out (a round-50 review's case)"):
         ("Hint: your count is the largest of the limits, not the smallest: each limit caps the programs by itself, "
          "so the SM holds only as many as the tightest one allows.", "Take min(...) of the four counts, not max"),
@@ -1298,13 +1312,15 @@ W_SAYS = {
          "the GPU time, not more than twice, so that shape is not host-bound by the task's rule.",
          "full_call_us > 2 * 1000 * kernel_ms"),
     ("host_bound", "more than 10x the GPU time, not 2x"):
-        ("That is the answer with a slip: a threshold above the task's 2x: at the answer's shape the wall time is "
-         "2.93 times the GPU time, more than twice, so that shape counts.", "full_call_us > 2 * 1000 * kernel_ms"),
+        ("That is the answer with a slip, one of these: the smallest such shape, where the task asks for the largest; "
+         "a threshold above the task's 2x: at the answer's shape the wall time is 2.93 times the GPU time, more than "
+         "twice, so that shape counts.", "full_call_us > 2 * 1000 * kernel_ms"),
     ("host_bound", ">= 2x, not more than twice (a round-31 review's case)"):
         ("That is the answer with a slip: a shape at exactly twice its GPU time counted, where the task asks for "
          "more than twice.", "full_call_us > 2 * the GPU time, not >=."),
     ("host_bound", "the search stopped at the first shape at or below 2x"):
-        ("the search stops at the first shape at or below 2x, but the ratio can rise again at a larger shape.",
+        ("one of these: the search stops at the first shape at or below 2x, but the ratio can rise again at a larger "
+         "shape; the smallest such shape, where the task asks for the largest.",
          "Look at every shape."),
     ("vtrace_floor_bytes", "log pi and log mu counted as two tensors (a later review's case)"):
         "one float tensor too many: the importance weights come in one tensor, log_rhos = log pi - log mu",
@@ -1416,6 +1432,11 @@ W_SAYS = {
                        "review's case)"):
         ("Hint: Every wrong step has a termination within its n steps (t .. t + n - 1)",
          "Where a termination lies in t .. t + n - 1, G_t is the discounted sum of the rewards up to it"),
+    ("awac_weights", "the max of A, not of A / beta (round 55's case: it passed)"):
+        ("Hint: exp overflowed to inf: here beta = 0.25, so A / beta runs up to 120, while the max of A is 30. "
+         "Subtracting the max of A from A / beta leaves exp(90), inf in float32 (above 88.7). Is your max taken of A, "
+         "before the division by beta?",
+         "The max pass takes the max of A / beta: divide each loaded block by beta before tl.max."),
     ("awac_weights", "the max over the first block only, the sum over all (a later review's case: it passed)"):
         ("Here the largest lie past the first block of 1024: does your max walk all N elements",
          "Subtract the max of A / beta before the exp"),
@@ -1547,15 +1568,16 @@ def test_the_package_s_fast_launches_are_watched():
 @triton.jit
 def _awac_variant(A, W, beta, n, BLOCK: tl.constexpr, NO_MAX: tl.constexpr, PAD_ZERO: tl.constexpr,
                   NO_N: tl.constexpr, ONE_BLOCK: tl.constexpr, MAX_FROM_0: tl.constexpr,
-                  MAX_OF_ONE_BLOCK: tl.constexpr, PAD_ZERO_IN_MAX: tl.constexpr = False):
+                  MAX_OF_ONE_BLOCK: tl.constexpr, PAD_ZERO_IN_MAX: tl.constexpr = False,
+                  MAX_OF_A: tl.constexpr = False):
     offs = tl.arange(0, BLOCK)
     pad = 0.0 if PAD_ZERO else float("-inf")
     pad_max = 0.0 if PAD_ZERO_IN_MAX else pad
     stop = BLOCK if ONE_BLOCK else n
     top = 0.0 if MAX_FROM_0 else float("-inf")
     for start in range(0, BLOCK if MAX_OF_ONE_BLOCK else stop, BLOCK):
-        x = tl.load(A + start + offs, mask=start + offs < n, other=pad_max) / beta
-        top = tl.maximum(top, tl.max(x, 0))
+        x = tl.load(A + start + offs, mask=start + offs < n, other=pad_max)
+        top = tl.maximum(top, tl.max(x if MAX_OF_A else x / beta, 0))
     if NO_MAX:
         top = 0.0
     total = 0.0
@@ -1680,6 +1702,8 @@ def _host_bound_with(**slip):
             x = slip.get("factor", 2)
             if r["full_call_us"] > x * gpu_us or (slip.get("at_least") and r["full_call_us"] >= x * gpu_us):
                 best = r["B"] * r["T"]
+                if slip.get("smallest"):
+                    break
             elif slip.get("first_run") and best:
                 break
         return best
