@@ -260,9 +260,10 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # > **The order rule.** In `combine(first, second)`, the first operand `(a1, b1)` is the map
 # > applied first, and the second operand `(a2, b2)` is applied to its output.
 # >
-# > A return starts from the future: $y_8$ goes into step 7 first, then step 6, and so on. So
-# > **in a reverse scan, the first operand is the run later in time.** (In a forward scan it is
-# > the run earlier in time.) Here is the last combine of a reverse scan on 8 steps:
+# > A return starts from the future: $y_8$ enters step 7, then step 6, and so on. So
+# > **in a reverse scan, the operand `first` is the run with the larger times $t$, which the scan
+# > order reaches before the other.** (In a forward scan it is the run with the smaller times.)
+# > Here is the last combine of a reverse scan on 8 steps:
 # >
 # > ```text
 # >   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -426,7 +427,7 @@ def combine_np(first, second):  # the first operand is the map applied first (se
 
 
 four = [(0.5, 1.0, False), (0.5, np.nan, False), (0.5, 3.0, True), (0.5, 4.0, False)]  # t = 3, 2, 1, 0
-run, run_mult = four[0], four[0][:2]
+run, run_mult, B_by_t = four[0], four[0][:2], {}  # B_by_t: t -> (the select's B, the product's B)
 print("   t  (a, b, κ)             running (A, B, κ), select     running B, multiply by a = 0")
 for i, step in enumerate(four):
     if i:
@@ -434,16 +435,23 @@ for i, step in enumerate(four):
         a2 = 0.0 if step[2] else step[0]  # the reset as a multiplication
         run_mult = (a2 * run_mult[0], step[1] + a2 * run_mult[1])
     print(f"{3 - i:>4}  {str(step):<22}  {str(run):<28}  {run_mult[1]}")
+    B_by_t[3 - i] = (run[1], run_mult[1])
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# The select drops steps 3 and 2, NaN included, and ends at $B = 4 + 0.5 \cdot 3 = 5.5$, while the
-# product gives NaN from $t = 1$ on. The running $A$ is 0.25 though the run resets, and that is
-# harmless. Once the flag is set, the composed map ignores its input: it is $y \mapsto B$, so its
-# $A$ holds whatever the products left and is never read.
+# At $t = 2$ both columns are NaN, because step 2's own $b$ is NaN. At the reset, $t = 1$, the
+# select drops steps 3 and 2, NaN included. So it is clean again at $t = 1$ and 0, and ends at
+# $B = 4 + 0.5 \cdot 3 = 5.5$. The product stays NaN at $t = 1$ and 0.
+#
+# The running $A$ is 0.25 though the run resets, and that is harmless. Once the flag is set, the
+# composed map ignores its input: it is $y \mapsto B$, so its $A$ holds whatever the products left
+# and is never read.
 
 # %% jupyter={"source_hidden": true}
-# Checks: once the flag is set, A is never read (CI runs them; skip when reading)
+# Checks: the table's NaNs; once the flag is set, A is never read (CI runs them; skip when reading)
+# the table: both columns NaN at t = 2; at t = 1 and 0 the select is clean again, and the product stays NaN
+assert np.isnan(B_by_t[2]).all() and B_by_t[1][0] == 3.0 and B_by_t[0][0] == 5.5
+assert np.isnan([B_by_t[1][1], B_by_t[0][1]]).all()
 for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
     for a_run in (0.25, -7.0, np.nan):  # any A in the reset run
         r = (a_run, run[1], run[2])
@@ -910,14 +918,17 @@ print("kernel gradients match autograd")
 # 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$. With the
 #    affine operator, each combine costs two multiplications. Which scan would you choose for a
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
-# 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long? Run
-#    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64 (under a second). Measure its
-#    error against a float64 loop on the **same float32 $a$**, and report it as
-#    `max |y − right| / max |right|`, with `right` from the code below:
+# 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long?
+#    Make float64 arrays `a` and `b` of $T$ up to $10^5$ steps. Run `chunked` on their float32
+#    copies, with a chunk of at most 64 (under a second). Measure its error against a float64 loop
+#    on the **same float32 inputs**, and report it as `max |y − right| / max |right|`:
 #
 #    ```python
-#    right = reference.linear_scan(a.astype(np.float32).astype(np.float64), b)  # only the arithmetic differs
-#    wrong = reference.linear_scan(a, b)  # also counts the error of storing a in float32
+#    a32, b32 = a.astype(np.float32), b.astype(np.float32)  # both inputs in float32
+#    y = chunked(a32, b32, 64)
+#    assert y.dtype == np.float32  # (with a float64 b, chunked would compute in float64)
+#    right = reference.linear_scan(a32.astype(np.float64), b32.astype(np.float64))  # only the arithmetic differs
+#    wrong = reference.linear_scan(a, b)  # also counts the error of storing a and b in float32
 #    ```
 #
 #    Storing $a$ in float32 already changes the result. At $a = 0.99$ that change is about as large

@@ -35,21 +35,22 @@
 # %% [markdown]
 # ### Triton rules
 #
-# One line each. The right-hand column says where the rule is explained.
+# One line each. The middle column says where you first need the rule: the 00c rows can wait
+# until 00c. The right-hand column says where the rule is explained.
 #
-# | rule | explained in |
-# | --- | --- |
-# | Mask every load and store that can run past a tensor's end. | [§1, masks](#1.-A-first-kernel) |
-# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | [§1, programs and blocks](#1.-A-first-kernel) |
-# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | [§1's table](#1.-A-first-kernel), [GPU note 1](#GPU-notes) |
-# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | §1's table, [the appendix](#Arithmetic-on-loaded-bool-flags) |
-# | Start a float carry as `0.0`, not `0`. | §1's table, [GPU note 2](#GPU-notes) |
-# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | [00 §4](00_associative_scan.ipynb#4.-Episode-ends-are-resets), [00c §1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset) |
-# | Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 1](00c_episodes_and_hooks.ipynb#GPU-notes) |
-# | Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 2](00c_episodes_and_hooks.ipynb#GPU-notes) |
-# | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | this card |
-# | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | this card |
-# | In a script of your own, `import rltriton_lite` before you run a kernel. | [GPU note 4](#GPU-notes) |
+# | rule | needed from | explained in |
+# | --- | --- | --- |
+# | Mask every load and store that can run past a tensor's end. | 00b §1 | [§1, masks](#1.-A-first-kernel) |
+# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | 00b §1 | [§1, programs and blocks](#1.-A-first-kernel) |
+# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | 00b §1 | [§1's table](#1.-A-first-kernel), [GPU note 1](#GPU-notes) |
+# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | 00b §1 | §1's table, [the appendix](#Arithmetic-on-loaded-bool-flags) |
+# | Start a float carry as `0.0`, not `0`. | 00b §3 | §1's table, [GPU note 2](#GPU-notes) |
+# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | 00b §1 | [00 §4](00_associative_scan.ipynb#4.-Episode-ends-are-resets), [00c §1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset) |
+# | Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | 00c §2 | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 1](00c_episodes_and_hooks.ipynb#GPU-notes) |
+# | Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | 00c §2 | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 2](00c_episodes_and_hooks.ipynb#GPU-notes) |
+# | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | 00b §1 | this card |
+# | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | 00b §1 | this card |
+# | In a script of your own, `import rltriton_lite` before you run a kernel. | 00b §1 | [GPU note 4](#GPU-notes) |
 
 # %%
 import os

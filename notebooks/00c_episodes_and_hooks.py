@@ -200,7 +200,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # ```python
 # term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
-# a = tl.where(m, ___, 1.0)  # ___: a real step's a_t. Does the flag change it?
+# a = tl.where(m, ___, 1.0)  # ___: a real step's a_t, reset or not: the combine never reads a where the flag is set
 # a_s, b_s, k_s = tl.associative_scan((a, r, term), 0, reset_combine, reverse=True)
 # g = tl.where(k_s, ___, ___)  # which branch lets the carry in, and which keeps it out?
 # ```
@@ -479,23 +479,23 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The package's kernel, in `rltriton_lite/scan.py`, is your `gae_kernel` grown up. Its hooks are
 # passed in, as in your `hooked_scan`. Its chunk loop is the function `scan._walk`. Its combine,
-# `scan.combine`, is your `reset_combine`. Each row below pairs a line of your `hooked_scan` with
-# the line of `_walk` that does its job, in the order they run:
+# `scan.combine`, is your `reset_combine`. Each row below pairs lines of your `hooked_scan` with
+# the lines of `_walk` that do their job, in the order they run.
+#
+# **On a first read, skim this table.** Match each left-hand line to its right-hand line, and read
+# past the names you don't know:
 #
 # | your line in `hooked_scan` | the package's line in `scan._walk` |
 # | --- | --- |
 # | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
 # | `a, b, reset = PROLOGUE(X, P, offs, t, m, T)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
-# | `a = tl.where(m, a, 1.0)` | `a = tl.where(valid, a, 1.0).to(ACC)` |
-# | `b = tl.where(m, b, 0.0)` | `b = tl.where(valid, b, 0.0).to(ACC)` |
-# | `reset = reset & m` | `reset = reset & valid` |
+# | `a = tl.where(m, a, 1.0)`<br>`b = tl.where(m, b, 0.0)`<br>`reset = reset & m` | `a = tl.where(valid, a, 1.0).to(ACC)`<br>`b = tl.where(valid, b, 0.0).to(ACC)`<br>`reset = reset & valid` |
 # | `a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`<br>`y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
-# | `tl.store(Y + offs, y, mask=m)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
-# | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
 #
 # The right-hand lines are copied whole from the package's source. The other lines of `_walk` serve
 # speed, long rows and the features of later notebooks. The
-# [appendix](#Appendix:-behind-the-scenes) names each variable of the right-hand column.
+# [appendix](#Appendix:-behind-the-scenes) has the last two rows, the store and the carry, and
+# names each variable of the right-hand column.
 
 # %% [markdown]
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
@@ -590,7 +590,14 @@ else:
 #
 # ### The names in the package's lines (section 3)
 #
-# Names you may read past in section 3's table are `STAGES` (speed), `k_start`, `k_end` (the chunks
+# Section 3's table ends with the scan. The chunk loop of `_walk` goes on with these two lines:
+#
+# | your line in `hooked_scan` | the package's line in `scan._walk` |
+# | --- | --- |
+# | `tl.store(Y + offs, y, mask=m)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
+# | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
+#
+# Names you may read past in these two tables are `STAGES` (speed), `k_start`, `k_end` (the chunks
 # this program walks), `SX`, `SO` (strides), `O` (the outputs), `ROWS`, `NV`, `V` (a chunk's tile
 # shape), `y_in` (the value entering a step) and `c_a`, `c_b`, `c_r` (the chunk's composed map, for
 # long rows). The others:
@@ -611,19 +618,23 @@ else:
 # more of `_walk`, for the curious.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table and its names, in the package's source (CI runs them; skip when reading)
+# Checks: the two tables and their names, in the package's source (CI runs them; skip when reading)
 import glob  # noqa: E402
 import json  # noqa: E402
 
 from rltriton_lite import profile, scan, tile  # noqa: E402
 
 NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "notebooks")  # beside benchmarks/
-# the table, read from the markdown cell above in this notebook's file (or a renamed copy's), so it has one source
+# the tables (section 3's, then the appendix's), read from the markdown cells in this notebook's file (or a renamed
+# copy's), so they have one source; a cell holding several lines joins them with <br>
 _found = glob.glob(os.path.join(NOTEBOOKS, "00c_*.ipynb"))
 with open(min(_found, key=lambda p: (os.path.basename(p) != "00c_episodes_and_hooks.ipynb", p)), encoding="utf-8") as f:
-    (WALK_TABLE,) = ["".join(cell["source"]) for cell in json.load(f)["cells"] if cell["cell_type"] == "markdown"
-                     and "| your line in `hooked_scan` | the package's line in `scan._walk` |" in "".join(cell["source"])]
-table_rows = re.findall(r"^\| (`.*`) \| `([^`]*)` \|$", WALK_TABLE, re.M)  # (yours, the package's line)
+    WALK_TABLES = ["".join(cell["source"]) for cell in json.load(f)["cells"] if cell["cell_type"] == "markdown"
+                   and "| your line in `hooked_scan` | the package's line in `scan._walk` |" in "".join(cell["source"])]
+assert len(WALK_TABLES) == 2 and "## 3. The package's kernel" in WALK_TABLES[0]
+_cells = [re.findall(r"^\| (`.*`) \| (`.*`) \|$", table, re.M) for table in WALK_TABLES]
+assert [len(rows) for rows in _cells] == [4, 2]  # section 3: loop, prologue, padding, scan and select; then the rest
+table_rows = [(yours, theirs.strip("`")) for rows in _cells for yours, cell in rows for theirs in cell.split("<br>")]
 source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
 walk_code = [line.strip() for line in source_of(scan._walk).splitlines()]
 # each right-hand entry is a whole line of _walk, each a different one, in _walk's order

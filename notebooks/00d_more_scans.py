@@ -217,26 +217,17 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # </details>
 #
-# **The guards.** Guard every product that can meet $-\infty$ with `tl.where`; the checker tests it.
+# **The guards.** Float32 underflow makes $g = 0$, and $0 \cdot (-\infty)$ is NaN in any
+# arithmetic. So guard every product that can meet $-\infty$ with `tl.where`. The checker tests it.
 #
-# <details><summary>Details: the two guards, a g that underflows to 0</summary>
+# <details><summary>Details: the two guards</summary>
 #
-# A small $\gamma$ over a long chunk makes $g$ underflow to 0 in float32, and
-# $0 \cdot (-\infty) = \text{NaN}$. The checker's last case has $\gamma = 0.01$. Two products can
-# meet $-\infty$:
+# A small $\gamma$ over a long chunk underflows: the checker's last case has $\gamma = 0.01$. Two
+# products can meet $-\infty$:
 #
 # * in the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
 #   `tl.where(c1 == float("-inf"), c2, ...)`;
 # * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
-#
-# </details>
-#
-# <details><summary>Details: how the checker tests the guards</summary>
-#
-# Without the guards, `tl.maximum` happens to drop the NaN (GPU note 2), so nothing would show.
-# So under the interpreter, the checker patches `tl.maximum` to let a NaN win, and a missing guard
-# shows. It cannot patch a compiled kernel, so on a GPU a kernel without guards passes. Guard
-# anyway: Triton promises nothing about `tl.maximum` and a NaN.
 #
 # </details>
 
@@ -267,12 +258,17 @@ exercises.attempt("discounted_max", discounted_max)
 # 2. **`tl.maximum` and a NaN.** Triton's documentation does not promise what `tl.maximum` does
 #    with a NaN. Measured, it dropped the NaN on an H100 with Triton 3.6, as the interpreter does.
 #    The guards (after the exercise's hints) make the answer independent of it.
+# 3. **How the checker tests the guards.** Without the guards, `tl.maximum` happens to drop the
+#    NaN (note 2), so nothing would show. So under the interpreter, the checker patches
+#    `tl.maximum` to let a NaN win, and a missing guard shows. It cannot patch a compiled kernel,
+#    so on a GPU a kernel without guards passes. Guard anyway: Triton promises nothing about
+#    `tl.maximum` and a NaN.
 #
 # </details>
 
 
 # %% jupyter={"source_hidden": true}
-# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards' fold; GPU note 2's tl.maximum and a NaN (CI runs them; skip when reading)
+# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards; GPU notes 2 and 3, tl.maximum and a NaN (CI runs them; skip when reading)
 import numpy as np
 
 _r_view = torch.zeros(2, 3).T  # strided_scan's Hint 3: a transposed view, strides (1, 3)
@@ -311,7 +307,7 @@ assert o_guard.tolist() == [-3.0, 1.0]  # c1 = -inf, g2 = 0: c2 itself, no NaN; 
 
 
 @triton.jit
-def _unguarded_c(C1, G2, C2, O):  # the fold's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
+def _unguarded_c(C1, G2, C2, O):  # GPU note 3's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
     i = tl.arange(0, 2)
     c1, g2, c2 = tl.load(C1 + i), tl.load(G2 + i), tl.load(C2 + i)
     tl.store(O + i, tl.maximum(c2, g2 * c1))
@@ -330,6 +326,6 @@ o_none, o_all = torch.empty_like(x_), torch.empty_like(x_)
 _max_nan[(1,)](x_, y_, o_none, o_all)
 assert torch.isnan(o_all).all()  # ALL: the NaN wins
 assert o_none.tolist() == [-3.0, -3.0]  # NONE: the other operand, as np.fmax (the interpreter; an H100, Triton 3.6)
-# the guards' fold: Triton's documentation of tl.maximum names the flag, and no result with a NaN
+# GPU note 3: Triton's documentation of tl.maximum names the flag, and no result with a NaN
 _nan_lines = [line for line in tl.maximum.__doc__.lower().splitlines() if "nan" in line]
 assert _nan_lines and all("propagate" in line for line in _nan_lines)

@@ -242,7 +242,7 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 #
 # The exercise `two_stage_mean` asks for these two kernels.
 #
-# <details><summary>Details (optional): the package's version</summary>
+# <details><summary>Details (optional): the package's internals, its two reduction kernels</summary>
 #
 # `_reduce.reduce` runs two kernels from `rltriton_lite/_reduce.py`. Here they are, trimmed to one
 # statistic and to what the exercise needs (`...` marks what was cut):
@@ -534,8 +534,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # ## 6. Optional: profile it
 #
 # On the committed H200 run, the eager PyTorch formula with its backward keeps the GPU busy 7.5 to
-# 9.8 times as long as the fused loss. (That is an H200; notebook 07's loss timings come from an
-# H100 probe.) The measurements are in
+# 9.8 times as long as the fused loss. The measurements are in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %% jupyter={"source_hidden": true}
@@ -548,7 +547,7 @@ assert not h200 or len(fused) == 3 and int(10 * min(x_gpu)) / 10 == 7.5  # "7.5 
 assert not h200 or np.ceil(10 * max(x_gpu)) / 10 == 9.8  # "... to 9.8 times as long", rounded up
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
-assert "H100" in _head and "H200" not in _head  # "07's loss timings come from an H100 probe"
+assert "H100" in _head and "H200" not in _head  # not this H200 run: notebook 07's loss timings come from an H100 probe
 
 # %% [markdown]
 # ## Exercises

@@ -62,7 +62,8 @@
 # * **Target critics.** In SAC, `next_q` comes from the *target* critics, slow copies of the
 #   critics: pass their outputs, computed under `torch.no_grad()`.
 # * **λ > 0 is off-policy and uncorrected:** the target follows older policies' actions with no
-#   reweighting, so it is a biased estimate of $Q^\pi$ (section 5 measures the bias; λ = 0 has none).
+#   reweighting, so it is a biased estimate of $Q^\pi$ (section 5 measures the bias; λ = 0 has no
+#   off-policy bias).
 #
 # <details><summary>Details (optional): the papers, the inputs, the target critics and the bias</summary>
 #
@@ -79,7 +80,7 @@
 #   sees a network.
 # * **The bias.** A multi-step target follows the buffer's actions $u_{t+1}, u_{t+2}, \dots$,
 #   taken by older policies, and nothing reweights them (notebook 04's V-trace does). The bias
-#   grows as λ grows and the data ages. λ = 0 is free of it, because its only action,
+#   grows as λ grows and the data ages. λ = 0 has no off-policy bias, because its only action,
 #   $\tilde u_{t+1}$, is sampled from the current $\pi$.
 #
 # </details>
@@ -144,6 +145,9 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # A reverse scan computes $y_t = b_t + a_t\,y_{t+1}$, from the last step back to the first
 # (notebook 00). This section writes $G_t$ in that form, and the exercise builds this very scan.
 # Write $V'_t$ for $V^{\text{soft}\prime}_t$, and $\log\pi_{t+1}$ for $\log\pi(u_{t+1}|s_{t+1})$.
+# The subscript $t$ of $V'_t$ names the transition from $t$ to $t + 1$, as with `next_values`:
+# $V'_t$ is evaluated at $s_{t+1}$. $\log\pi_{t+1}$ is of the buffer's next action $u_{t+1}$, not
+# of the fresh $\tilde u_{t+1}$ inside $V'_t$.
 #
 # Two flags and one symbol come first:
 #
@@ -178,12 +182,13 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # * **At a termination, $b_t = r_t$.** $\ell_t = 0$ alone would still leave $\gamma_t V'_t$. The
 #   factor $[\lnot\text{term}_t]$ removes the whole bracket. In Triton it is a `tl.where`, which
 #   also removes a NaN that $V'_t$ may hold behind a termination.
-# * **γℓ or the plain γλ.** Notebook 03's `td_lambda_prologue`, where the exercise starts, returns
-#   the plain $a_t = \gamma\lambda$. That is right too, because $\ell_t$ differs from $\lambda_t$
-#   only at done steps, and a done step resets, so the scan never reads its $a_t$.
-# * **The select matters with γℓ too.** With $a_t = \gamma\ell_t$, a done step has $a_t = 0$
-#   already. But the value carried in from step $t + 1$ may be NaN or infinite, and
-#   $0 \cdot \text{NaN}$ is NaN. The select keeps it out.
+# * **γℓ or the plain γλ: the reset makes $a_t$ unused.** Notebook 03's `td_lambda_prologue`,
+#   where the exercise starts, returns the plain $a_t = \gamma\lambda$. That is right too.
+#   $\ell_t$ differs from $\lambda_t$ only at done steps. A done step resets, so the scan never
+#   reads its $a_t$.
+# * **γℓ still needs the reset: its select blocks $0 \cdot \text{NaN}$.** With
+#   $a_t = \gamma\ell_t$, a done step has $a_t = 0$ already. But the value carried in from step
+#   $t + 1$ may be NaN or infinite, and $0 \cdot \text{NaN}$ is NaN. The select keeps it out.
 #
 # </details>
 #
@@ -287,10 +292,16 @@ assert ((_ell != 0.8) <= _done).all()  # "ℓ_t differs from λ_t only at done s
 # ## 3. The kernel
 #
 # `rl.sac_targets` runs section 2's scan as one Triton kernel, with one change. It scans
-# $G_t - \alpha\log\pi_t$ instead of $G_t$. Then each step reads its own $\log\pi_t$, never the
-# next step's, which in a padded batch may be padding
+# $H_t = G_t - \alpha\log\pi_t$ instead of $G_t$. Let
+# $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V'_t$, the part of $G_t$ that does not
+# depend on the future. Subtract $\alpha\log\pi_t$ from both sides of section 2's formula for $G_t$:
+#
+# $$H_t = \big(b^G_t - \alpha\log\pi_t\big) + \gamma_t\ell_t\,H_{t+1}.$$
+#
+# So each step reads its own $\log\pi_t$, never the next step's. In a padded batch the next step
+# may be padding, whose $\log\pi$ is not the next real step's
 # ([the appendix's example](#Why-an-epilogue:-padding)). After the scan, one line per step turns
-# the result back into $G_t$. ([The appendix](#Appendix:-inside-the-package) shows how.)
+# $H$ back into $G_t$. ([The appendix](#Appendix:-inside-the-package) shows how.)
 #
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
@@ -454,7 +465,10 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 #   \qquad Q^\pi(u_t) = r(u_t) + \gamma V^\pi ,$$
 #
 # where $V'_t = Q^\pi(\tilde u) - \alpha\log\pi(\tilde u)$ is the soft bootstrap at a fresh
-# $\tilde u \sim \pi$. Subtract the two; the reward cancels. Two terms are left:
+# $\tilde u \sim \pi$. Subtract the two. The reward cancels, and two terms are left:
+#
+# $$G_t - Q^\pi(u_t) = \gamma(1-\lambda)\big(V'_t - V^\pi\big)
+#   + \gamma\lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}) - V^\pi\big).$$
 #
 # * **The bootstrap term, $\gamma(1-\lambda)(V'_t - V^\pi)$, has mean 0.** Its action is drawn
 #   from $\pi$ and the critic is exact, so $\mathbb{E}[V'_t] = V^\pi$. This part adds no bias.
@@ -597,8 +611,7 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # The benchmark times SAC's λ = 0 target, section 3's elementwise kernel, not the scan. On the
 # committed H200 run, the eager PyTorch formula with its backward keeps the GPU busy 5.2 to 7.5
-# times as long as the fused call. (That is an H200; notebook 07's loss timings come from an H100
-# probe.) The measurements are in
+# times as long as the fused call. The measurements are in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %% jupyter={"source_hidden": true}
@@ -613,7 +626,7 @@ assert not h200 or len(_fused) == 3 and int(10 * min(_x_gpu)) / 10 == 5.2  # "5.
 assert not h200 or np.ceil(10 * max(_x_gpu)) / 10 == 7.5  # "... to 7.5 times as long", rounded up
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
-assert "H100" in _head and "H200" not in _head  # "07's loss timings come from an H100 probe"
+assert "H100" in _head and "H200" not in _head  # not this H200 run: notebook 07's loss timings come from an H100 probe
 
 # %% [markdown]
 # ## Exercises
@@ -817,7 +830,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
 #   critic that is the min. You pass the target critics' outputs yourself.
 # * λ > 0 on replayed data follows the buffer's actions, unweighted: the target is biased for
-#   $Q^\pi$, more so as λ grows. At λ = 0 it is not.
+#   $Q^\pi$, more so as λ grows. At λ = 0 it has no off-policy bias.
 # * The min of noisy critics underestimates: the price clipped double Q pays against
 #   overestimation.
 # * SB3's loss in $\log\alpha$ has the gradient $-\operatorname{mean}(\log\pi + \bar{\mathcal H})$,

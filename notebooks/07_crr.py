@@ -307,6 +307,21 @@ assert (by_reduce["max"] <= by_reduce["mean"]).all()
 print({r: f"{w.mean().item():.0%} kept" for r, w in by_reduce.items()})
 
 # %% [markdown]
+# Here $Q$ and the $K = 5$ samples are independent standard normals, so the max keeps an action
+# with probability $1/(K+1) \approx 17\%$ (question 3). The printed fraction counts only
+# $5 \times 29 = 145$ actions, drawn afresh each run. Its standard error is about 3 points, so a run
+# that prints 11 % is within two standard errors of 17 %.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the sample size and the spread of the max's fraction (CI runs them; skip when reading)
+_p = 1 / (K + 1)
+_se = (_p * (1 - _p) / by_reduce["max"].numel()) ** 0.5  # the binomial standard error of the fraction kept
+assert K == 5 and samples.shape[-1] == K and round(100 * _p) == 17  # "K = 5", "1/(K+1) ≈ 17 %"
+assert by_reduce["max"].numel() == 5 * 29 == 145  # "only 5 × 29 = 145 actions"
+assert round(100 * _se) == 3  # "about 3 points"
+assert 100 * (_p - 2 * _se) < 11  # "11 % is within two standard errors of 17 %"
+
+# %% [markdown]
 # Gradients in float64 against autograd of the PyTorch path (which detaches the weights), and
 # the rule $-w/N$ itself:
 
