@@ -33,9 +33,8 @@
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 #
-# **Where the numbers come from.** Figures come from the committed H200 run, unless a printout's tag
-# says otherwise. A single timing drifts by up to 2.24×; paired rounds decide which call is faster.
-# The files, the rounding and the noise rule are in the
+# **Where the numbers come from:** the committed H200 run, unless a printout's tag says otherwise.
+# The files, how far a timing drifts and the rounding are in the
 # [appendix at the end](#Appendix:-where-the-numbers-come-from).
 
 # %%
@@ -291,36 +290,37 @@ print(profile.table(peer_table))
 # %% [markdown]
 # **Three takeaways:**
 #
-# 1. **The Python loop the package replaces** (`pytorch_loop`) takes over 100× our wall time per
-#    forward call at T = 128 (torchrl's loops over 80×) and over 10,000× on the long rows: its cost
-#    grows with T and ours barely does.
+# 1. **The Python loops the package replaces** take over 80× our wall time per forward call at
+#    T = 128. Their cost grows with T, and ours barely does.
 # 2. **Compiled scans, and the losses' formulas run eager or compiled,** come within about 10× of
-#    ours, and where one leads, the lead is within the noise of these single timings.
+#    ours. Where one leads, the lead is within the noise of these single timings.
 # 3. **Removing the loop narrows the gap with few rows, not with 4096 of them**, as torchrl shows
 #    against itself: its GAE without the loop (`torchrl_vec_gae`) ran far faster than its loop
-#    (`torchrl_gae`) on the long rows (64 of them), about 6× faster at 16×128, and no faster at
-#    4096×128.
+#    (`torchrl_gae`) on the long rows (64 of them), and no faster at 4096×128.
 #
 # <details><summary>Details (optional): the figures behind these lines</summary>
 #
-# * The loop's model, 10 × 16384 ops at 9.5 µs each, gave about 30,000× on the long rows; the
-#   run measured about 40,000×, 13 µs per op.
+# * At T = 128 the harness's loop, `pytorch_loop`, took over 100× our wall time forward (109–433×),
+#   and 45–182× with the backward. torchrl's loops took 83–145× forward, its vectorised GAE and
+#   TD(λ) 20–212×.
+# * On the long rows `pytorch_loop` took over 10,000× our wall time. The loop's model, 10 × 16384
+#   ops at 9.5 µs each, gave about 30,000×; the run measured about 40,000×, 13 µs per op.
 # * A peer led in 8 of the 119 cases, each within the noise (the next fold).
 # * torchrl's GAE without its loop, against its loop: 287× faster on the long rows, still about 50×
-#   ours; at 4096×128, 4,762 µs against the loop's 4,051, still 169× our wall time (the harness's
-#   loop: 432×). There the gap is not the loop.
-# * At T = 128 `pytorch_loop` took 109–433× our wall time forward, and 45–182× with the backward.
-#   torchrl's loops took 83–145× forward, its vectorised GAE and TD(λ) 20–212×.
+#   ours; about 6× faster at 16×128; at 4096×128, 4,762 µs against the loop's 4,051, still 169×
+#   our wall time (the harness's loop: 432×). There the gap is not the loop.
 # * The 9.5 µs also holds the 6 indexings per step that run on the host alone.
 #
 # </details>
 #
 # <details><summary>Details (optional): are the peers' small leads real? The noise rule</summary>
 #
-# Each peer was timed once, in the run; our calls twice, in the run and in the wall probe right
-# after it. A lead counts only if the peer is more than 2.3× faster than both of our timings. Why
-# the largest drift is the threshold: our own call, with nothing changed, moved by up to 2.3×
-# between its two timings, so a smaller gap could be that drift alone
+# Each peer was timed once, in the run. Our calls were timed twice, in the run and in the wall probe
+# right after it. A peer's lead counts only if the peer beat even our faster timing by more than
+# 2.3×.
+#
+# Why 2.3×: our own call, with nothing changed, gave two timings up to 2.3× apart. A smaller gap
+# could be that drift alone
 # ([notebook 14, section 3](14_appendix_data.ipynb#3.-How-far-to-trust-a-figure) derives it).
 #
 # The widest lead, CRR's eager formula with its backward at 64×16384, took 283 µs. It was 2.6×
@@ -357,12 +357,15 @@ assert [round(model_long_us / long_ours_us, -4), round(long_loop_us / long_ours_
 # takeaway 1: the loop it replaces, over 100× at T = 128 forward and over 10,000× on the long rows
 loops = [s for s in speedups if s["peer"] == "pytorch_loop"]
 _t128 = {p: [s["x"] for s in loops if s["shape"][1] == 128 and s["pass_"] == p] for p in PASSES}
-assert min(_t128["fwd"]) > 100  # "over 100× per forward call at T = 128"
+assert min(_t128["fwd"]) > 100  # the fold's "pytorch_loop ... over 100× our wall time forward"
+_loops128 = [s["x"] for s in speedups if KIND[s["peer"]] == "Python loop over time"
+             and s["shape"][1] == 128 and s["pass_"] == "fwd"]  # every Python loop over time, forward at T = 128
+assert min(_loops128) > 80 and down(min(_loops128), 0) == 83  # the headline's and takeaway 1's "over 80×"
 _trl_loops = [s["x"] for s in speedups if s["peer"] in ("torchrl_gae", "torchrl_td_lambda", "torchrl_vtrace")
               and s["shape"][1] == 128 and s["pass_"] == "fwd"]
 assert _trl_loops and min(_trl_loops) > 80  # "torchrl's loops over 80×"; with pytorch_loop: "over 80×"
 long_rows = [s["x"] for s in loops if s["shape"] == (64, 16384)]
-assert min(long_rows) > 10_000  # "over 10,000× on the long rows"
+assert min(long_rows) > 10_000  # the fold's "over 10,000× our wall time"
 assert all(s["x"] > 10 * max(_t128[s["pass_"]]) for s in loops if s["shape"] == (64, 16384))  # "grows with T"
 assert long_loop_us / loop_us > 100 and long_ours_us / ours_us < 2  # GAE, 4096×128 to 64×16384: "ours barely does"
 assert [down(min(_t128["fwd"]), 0), up(max(_t128["fwd"]), 0)] == [109, 433]  # the fold's "109–433×", rounded outwards
@@ -427,13 +430,13 @@ assert _w_paired[1] < 1 and _w_paired[3] < 1  # "faster than ours in every round
 returns_rows = profile.committed("discounted_return", missing_ok=True)  # the H200's table and chart, read by name
 
 # %% [markdown]
-# **Finding: the host; the call is [host-bound](GLOSSARY.md#host-bound).** At 16×128 the forward
-# takes 1.8 µs on the GPU and 52 µs of wall time. The backward multiplies the wall time far more
-# than the GPU time: in all four scans' tables, what the backward adds is mostly host time
-# (section 3).
+# **Finding: the host; the call is [host-bound](GLOSSARY.md#host-bound).** At 16×128 the forward's
+# wall time is over 20× its GPU time. In all four scans' tables, what the backward adds is mostly
+# host time too (section 3).
 #
-# <details><summary>Details (optional): the backward's factors, the n/a and ! marks, and a second timing</summary>
+# <details><summary>Details (optional): the figures, the n/a and ! marks, and a second timing</summary>
 #
+# * At 16×128 the forward takes 1.8 µs on the GPU and 52 µs of wall time.
 # * The backward multiplies the return's wall time by 11 to 17 and its GPU time by only 2 to 3.
 # * `GPU µs` reads `n/a` where the harness had no graph to replay: the loops, torchrl and JAX,
 #   which it does not capture, and accelerated-scan's TD(λ), whose capture failed.
@@ -462,7 +465,7 @@ for _wall, _gpu, _wall_x, _gpu_x in profile.backward_added(returns_rows).values(
 if returns_rows:
     _fw16, _bw16 = _ours[16, 128, "fwd"], _ours[16, 128, "fwd+bwd"]
     assert (round(_fw16["gpu_us"], 1), round(_fw16["wall_us"])) == (1.8, 52)  # "1.8 µs on the GPU and 52 µs"
-    assert _fw16["wall_us"] > 20 * _fw16["gpu_us"] and _bw16["wall_us"] > 20 * _bw16["gpu_us"]  # host-bound
+    assert _fw16["wall_us"] > 20 * _fw16["gpu_us"] and _bw16["wall_us"] > 20 * _bw16["gpu_us"]  # "over 20×": host-bound
     _wall_added, _gpu_added = _bw16["wall_us"] - _fw16["wall_us"], _bw16["gpu_us"] - _fw16["gpu_us"]
     assert (_wall_added - _gpu_added) / _wall_added > 0.99  # "nearly all it adds is host work"
     _r2go = {(r["B"], r["T"]): r for r in rows  # the raw rows: each peer's error against ours
@@ -490,12 +493,12 @@ gae_rows = profile.committed("gae", missing_ok=True)  # the H200's table and cha
 
 # %% [markdown]
 # **Finding: the host, not the kernel, sets the wall time.** Forward at 16×128, ours takes under a
-# quarter of the naive kernel's GPU time, yet about 50 µs of wall time against its 30 µs: both
-# calls are host-bound.
+# quarter of the naive kernel's GPU time, yet no less wall time: both calls are host-bound.
 #
-# <details><summary>Details (optional): the GPU times, is that 1.7× real, and the ! marks</summary>
+# <details><summary>Details (optional): the figures, is that 1.7× real, and the ! marks</summary>
 #
-# * The GPU times: ours 1.8 µs, the naive kernel's 8.0 µs.
+# * The GPU times: ours 1.8 µs, the naive kernel's 8.0 µs. The wall times: ours about 50 µs, its
+#   30 µs.
 # * That 1.7× is the table's one `wall ÷ ours` under 1. It is within the noise (section 2's fold),
 #   so these timings cannot say whether our call does more host work
 #   ([notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
@@ -516,7 +519,8 @@ if gae_rows:
     _ours16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
     assert (round(_ours16["gpu_us"], 1), round(_bare16["gpu_us"], 1)) == (1.8, 8.0)  # "ours 1.8 µs, ... 8.0 µs"
     assert _ours16["gpu_us"] < _bare16["gpu_us"] / 4  # "under a quarter of the naive kernel's GPU time"
-    assert (round(_bare16["wall_us"]), round(_ours16["wall_us"])) == (30, 50)  # "about 50 µs ... against its 30 µs"
+    assert (round(_bare16["wall_us"]), round(_ours16["wall_us"])) == (30, 50)  # "ours about 50 µs, its 30 µs"
+    assert _ours16["wall_us"] >= _bare16["wall_us"]  # "yet no less wall time"
     assert round(_ours16["wall_us"] / _bare16["wall_us"], 1) == 1.7  # "that 1.7×"
     assert profile.noise_verdict(  # "within the noise": our two timings against the anchor's one
         profile.wall_range(res, probe, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "gae", (16, 128), "fwd"),
@@ -536,13 +540,14 @@ if gae_rows:
 td_rows = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name
 
 # %% [markdown]
-# **Finding: yes.** At 16×128 the forward takes 1.8 µs on the GPU and 41 µs of wall time: host-bound,
-# as the return is.
+# **Finding: yes.** At 16×128 the forward's wall time is over 20× its GPU time: host-bound, as the
+# return is.
 #
-# <details><summary>Details (optional): the ! marks</summary>
+# <details><summary>Details (optional): the figures and the ! marks</summary>
 #
-# The `!` after `torchrl_vec_td_lambda` is 2.1's cut-off again: 3.0e-4 and 3.4e-4 relative, against
-# the check's 1e-4.
+# * At 16×128 the forward takes 1.8 µs on the GPU and 41 µs of wall time.
+# * The `!` after `torchrl_vec_td_lambda` is 2.1's cut-off again: 3.0e-4 and 3.4e-4 relative,
+#   against the check's 1e-4.
 #
 # </details>
 
@@ -552,7 +557,7 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(td_rows).v
 if td_rows:
     _fw16 = next(r for r in td_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
     assert (round(_fw16["gpu_us"], 1), round(_fw16["wall_us"])) == (1.8, 41)  # "1.8 µs on the GPU and 41 µs"
-    assert _fw16["wall_us"] > 20 * _fw16["gpu_us"]  # host-bound, as the return
+    assert _fw16["wall_us"] > 20 * _fw16["gpu_us"]  # "over 20×": host-bound, as the return
     _vec = {(r["B"], r["T"]): r for r in rows if profile.flagged(r)  # the raw rows: each peer's error against ours
             and (r["algorithm"], r["impl"], r["dtype"]) == ("td_lambda", "torchrl_vec_td_lambda", "float32")}
     assert sorted(_vec) == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in td_rows if r["flagged"])
@@ -634,13 +639,13 @@ ratio = {k: w / g for k, (w, g) in wall_gpu.items()}  # wall time ÷ GPU time
 anchors = profile.anchor_rows(res, DTYPE)
 
 # %% [markdown]
-# **Finding:** mostly host time. With its backward, GAE's call at 4096×128 takes 41× its GPU time:
-# the backward doubled the GPU time but added far more wall time. For every call it adds over 10×
-# more wall time than GPU time. So take out host work first, for example with a CUDA graph of the
-# whole update step.
+# **Finding:** mostly host time. For every call, the backward adds over 10× more wall time than GPU
+# time. So take out host work first, for example with a CUDA graph of the whole update step.
 #
-# <details><summary>Details: the chart's exceptions, and the naive-kernel anchor</summary>
+# <details><summary>Details: your prediction, the chart's exceptions, and the naive-kernel anchor</summary>
 #
+# * **Your prediction.** With its backward, GAE's call at 4096×128 takes 41× its GPU time: the
+#   backward doubled the GPU time but added far more wall time.
 # * Every call is host-bound except four scans' forwards on the long rows (64×16384), whose chain
 #   of chunks makes their GPU time long.
 # * The naive-kernel anchor at 64×16384 takes 17× our wall time: its 64 programs each walk 16384
@@ -649,8 +654,8 @@ anchors = profile.anchor_rows(res, DTYPE)
 # </details>
 
 # %% [markdown]
-# **How much host time does a backward add?** From the paired loss probe: the three losses and the
-# autograd anchor, forward alone and with the backward, each the median of 15 rounds:
+# **How much host time does a backward add?** The three losses and the autograd anchor, forward
+# alone and with the backward, from the paired loss probe:
 
 # %%
 paired = profile.read_loss_wall()  # LOSS_CARD: (loss, shape, pass, impl) -> (µs per call, ratio: median, lowest, highest)
@@ -727,9 +732,6 @@ assert (profile.ANCHORS["minimal_autograd_fn"], CALLS["the autograd anchor"]) ==
 # **Question: does fusing a loss pay, on the GPU and on the wall clock?** Notebooks 05 to 07 fuse
 # each loss into one or two launches forwards and one backwards; the **eager formula** is the plain
 # PyTorch code ours replaces. Each ratio below is its time ÷ ours: above 1, ours is faster.
-#
-# Both clocks here, GPU time and wall time, come from the paired loss probe, so each verdict rests
-# on one card, an H100.
 #
 # **GPU time** comes first, with the backward. The last column says whether both calls, ours and
 # the eager formula, are host-bound: wall time more than twice the GPU time (notebook 08, section 3).
@@ -833,6 +835,11 @@ print(profile.table(why_crr))
 # `autograd.Function` with one plain launch each way. CRR's eager formula, a few elementwise ops and
 # a mean, costs less than any of them at every shape.
 #
+# **The mechanism.** With a gradient, each of our calls runs as a custom `autograd.Function`, as the
+# anchor does ([docs/DESIGN.md](../docs/DESIGN.md#how-a-call-runs)): its backward is a round trip
+# from autograd back into the package's Python, which then launches the backward kernel. The eager
+# formula's few ops use PyTorch's built-in backwards and make no such trip.
+#
 # <details><summary>Details: the wall clock loss by loss, your prediction, and torch.compile</summary>
 #
 # * **PPO:** ours wins every round, at every shape, in both passes.
@@ -920,6 +927,7 @@ assert all(m < 1 for m in _medians("crr", "fwd+bwd"))  # "CRR's short eager form
 # "What you now know": "no single timing proves a peer faster" (section 2's 8 leads, all within the noise),
 # and the paired rounds show CRR's eager formula with its backward faster, in the median round at every shape
 assert _verdicts == ["within the noise"] * 8 and max(_medians("crr", "fwd+bwd")) < 1
+assert min(_loops128) > 80  # "What you now know": "over 80× faster per forward call at T = 128"
 assert [h < 1 for h in _medians("crr", "fwd+bwd", k=3)] == [False, True, True]  # "at the two larger shapes ... every round"
 _crr_us = {i: [paired["crr", s, "fwd+bwd", i][0] for s in LOSS_SHAPES] for i in ("rltriton_lite", "pytorch_eager")}
 assert all(e < o for e, o in zip(_crr_us["pytorch_eager"], _crr_us["rltriton_lite"]))  # "less than our fused CRR call"
@@ -929,6 +937,9 @@ assert all(paired[a, s, "fwd+bwd", "rltriton_lite"][0] <= _anchor_us[s]
 assert all(paired["crr", s, "fwd+bwd", "pytorch_eager"][0] < min(_anchor_us[s], *(paired[a, s, "fwd+bwd", "rltriton_lite"][0]
            for a in LOSSES)) for s in LOSS_SHAPES)  # "CRR's eager formula ... costs less than any of them at every shape"
 assert [len(why_crr)] + [len(r) for r in why_crr] == [3, 4, 4, 4]  # the table: three rows, one column per shape
+from rltriton_lite import _ops  # noqa: E402  "the mechanism": ours and the anchor, each a custom autograd.Function
+assert issubclass(_ops._Function, torch.autograd.Function) and issubclass(bench.MinimalPPOLoss, torch.autograd.Function)
+assert "_Function.apply(" in inspect.getsource(_ops.Kernels.__call__)  # "with a gradient, each of our calls runs as a custom autograd.Function"
 _compiled = [m for a in LOSSES for p in ("fwd", "fwd+bwd") for m in _medians(a, p, impl="torch_compile")]
 assert min(_compiled) > 1 and [down(min(_compiled)), up(max(_compiled))] == [1.1, 7.5]  # "slower ... by 1.1–7.5×"
 assert min(m for a in LOSSES for m in _medians(a, "fwd+bwd", impl="torch_compile", k=2)) < 1  # "not in every round"
@@ -1193,7 +1204,7 @@ for _by_size in _ours.values():
 #
 # * **% floor:** every kernel comes near the floor at the largest shape; at the smallest, the fixed
 #   cost $t_0$ dominates. The model misses only on few long rows.
-# * **Against the loops it replaces,** the package's call is over 100× faster per forward call at
+# * **Against the loops it replaces,** the package's call is over 80× faster per forward call at
 #   T = 128; against the compiled scans and the losses' formulas, at most about 10×. No single
 #   timing proves a peer faster; paired rounds show CRR's eager formula with its backward faster
 #   than ours in wall time (section 4).
@@ -1220,6 +1231,7 @@ for _by_size in _ours.values():
 #     (`profile.COMMITTED_WALL`); only optional folds quote it.
 #   * `[H100 loss probe]`: the losses and their rivals timed in the same 15 rounds, wall time and
 #     GPU time, on one H100 (`profile.COMMITTED_LOSS_WALL`): section 3's last tables and section 4.
+#     Section 4 takes both clocks from it, so each of its verdicts rests on that one card.
 # * **Compare µs only within one file.** The same call's µs differ from host to host: PPO's loss
 #   with its backward at 4096×128 took 424 µs in the H200 run and 591 µs on the H100 probe. Ratios
 #   within one file travel better.

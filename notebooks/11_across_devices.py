@@ -262,7 +262,8 @@ def draw_ranks(sent, gathered, across, title):
     plt.show()
 
 
-draw_ranks(lambda r: f"$(A_{r}, B_{r})$", "all_gather: every rank gets every map (a few numbers per row per rank)",
+draw_ranks(lambda r: f"$(A_{r}, B_{r}, \\mathrm{{reset}}_{r})$",
+           "all_gather: every rank gets every map (a few numbers per row per rank)",
            lambda r: f"carry $c_{r - 1}$ composed from ranks > {r - 1}",
            title="A reverse scan across three ranks: maps up, carries back (no rank waits for another's scan)")
 
@@ -276,6 +277,9 @@ draw_ranks(lambda r: f"$(A_{r}, B_{r})$", "all_gather: every rank gets every map
 # Each worker calls `rl.gae(..., time_group=...)` on its own steps. Then it backpropagates a
 # weighted sum of its advantages. It also tries section 7's alternative: gather every rank's steps,
 # make one local call, keep its own piece.
+#
+# Every worker passes `bootstrap_value`, the value after the row's end, because all ranks run the
+# same line; only the last rank's copy is read.
 #
 # This is GAE, not a bare scan. At a rank's last step, $\delta_t$ reads $V(s_{t+1})$: the *next*
 # rank's first value. The package exchanges that too.
@@ -323,6 +327,12 @@ codes = [p.wait(timeout=120) for p in procs]  # (a collective that hung would ra
 assert codes == [0, 0], codes
 shares = [torch.load(os.path.join(folder, f"rank{r}.pt")) for r in range(2)]
 print("rank 0 holds", shares[0]["adv"].shape[-1], "steps, rank 1 holds", shares[1]["adv"].shape[-1])
+
+# %% jupyter={"source_hidden": true}
+# Checks: "only the last rank's copy of bootstrap_value is read" (CI runs them; skip when reading)
+assert "``bootstrap_value`` is read on the last rank" in " ".join(rl.discounted_returns.__doc__.split())
+assert "torch.where(open_rows, after, table[-1, 2])" in inspect.getsource(distributed._TimeSharded.forward)
+assert worker.count("bootstrap_value=x[\"bootstrap\"]") == 2  # the same value on every rank, both calls
 
 # %% [markdown]
 # The reference is the same call in one process, on all 40 steps. Put side by side, the ranks'
@@ -390,30 +400,36 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # ranks as the forward did, with the arrows reversed: each rank's gradient enters from the ranks
 # before it. The package takes two passes through each segment.
 #
-# **By hand: two ranks of three steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0
-# holds steps 0–2, rank 1 steps 3–5. One process gives
+# **By hand: three ranks of two steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0
+# holds steps 0–1, rank 1 steps 2–3, rank 2 steps 4–5. One process gives
 # $g = 1,\ 1.5,\ 1.75,\ 1.875,\ 1.9375,\ 1.96875$.
 #
 # Two directions meet here. The forward carry $c$ travels from later steps into earlier ones; the
 # gradients travel from earlier steps into later ones. In the drawing, $g_t$ is the gradient at
-# step $t$, $s_r$ is what rank $r$ sends, and $x_r$ is what enters rank $r$ from the ranks before it:
+# step $t$, and $x_r$ is what enters rank $r$ from the ranks before it:
 #
 # ```text
-#              rank 0: steps 0 1 2          rank 1: steps 3 4 5
-# forward:                      ◀── c_0 = y_3 ──
-# backward:    g_0 → g_1 → g_2  ── s_0 = x_1 ──▶  g_3 → g_4 → g_5
+#              rank 0: steps 0 1          rank 1: steps 2 3          rank 2: steps 4 5
+# forward:               ◀── c_0 = y_2 ──           ◀── c_1 = y_4 ──
+# backward:    g_0 → g_1  ──── x_1 ────▶  g_2 → g_3  ──── x_2 ────▶  g_4 → g_5
 # ```
 #
-# 1. **Pass 1:** each rank runs its backward alone, with nothing entering it. Both get
-#    $1,\ 1.5,\ 1.75$: right on rank 0, which nothing enters, too small on rank 1. Each rank also
-#    gets the gradient into its own carry. Rank 0's carry reaches step 2 through
-#    $y_2 = b_2 + a_2 c_0$, so it is $s_0 = a_2 g_2 = 0.5 \cdot 1.75 = 0.875$.
+# 1. **Pass 1:** each rank runs its backward alone, with nothing entering it. Each gets $1,\ 1.5$:
+#    right on rank 0, which nothing enters, too small on ranks 1 and 2. Each rank also gets the
+#    gradient into its own carry, $s_r$, which it sends. The carry reaches the rank's last step
+#    through $y = b + a\,c_r$, so $s_r = 0.5 \cdot 1.5 = 0.75$ on every rank.
 # 2. **Exchange 1, then compose:** the ranks gather their $s_r$, one number per row. What enters
-#    rank 1 is $x_1 = s_0 = 0.875$, since nothing enters rank 0. With more ranks,
-#    $x_{r+1} = s_r + A_r\,x_r$, with the forward map's $A_r$. The reason: rank $r$'s first output is
-#    $B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
-# 3. **Pass 2:** rank 1 reruns its backward with $x_1$ added at its first step:
-#    $1 + 0.875 = 1.875$, then $1.9375$ and $1.96875$. These are the one-process gradients.
+#    the next rank is $x_{r+1} = s_r + A_r\,x_r$, with the forward map's $A_r$:
+#    * $x_1 = s_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$);
+#    * $x_2 = s_1 + A_1 x_1 = 0.75 + 0.25 \cdot 0.75 = 0.9375$, with $A_1 = a_2 a_3 = 0.25$.
+#
+#    Why $A_r\,x_r$: only rank $r$'s first output carries $x_r$, because the ranks before read rank
+#    $r$ through their carry alone, and that carry is its first output; $s_r$ holds the rest, the
+#    gradient of rank $r$'s own $dy_t$. That first output is $B_r + A_r\,c_r$, so the $x_r$ on it
+#    reaches $c_r$ times $A_r$.
+# 3. **Pass 2:** ranks 1 and 2 rerun their backward with $x_r$ added at their first step. Rank 1
+#    gets $1 + 0.75 = 1.75$, then $1.875$; rank 2 gets $1 + 0.9375 = 1.9375$, then $1.96875$.
+#    These are the one-process gradients. Without the term $A_1 x_1$, rank 2 would start at $1.75$.
 #
 # **Exchange 2** is GAE's: it sends the gradient of $V(s_{17})$, computed on rank 0, to rank 1.
 # So the backward makes two exchanges of one number per row per rank, and section 5's `d_values`
@@ -435,28 +451,32 @@ def rank_backward(lo, hi, x_in):
     return torch.autograd.grad(rl.linear_scan(a6[:, lo:hi], b_r, initial=carry_r), [b_r, carry_r], d_out)
 
 
-(g_rank0, s0), (g_rank1_alone, _) = rank_backward(0, 3, 0.0), rank_backward(3, 6, 0.0)  # pass 1
-x1 = s0  # exchange 1, composed: x_1 = s_0 + A_0 x_0, and x_0 = 0
-g_rank1, _ = rank_backward(3, 6, x1)  # pass 2
-print("one process:     ", b6.grad[0].tolist())
-print("pass 1, alone:   ", g_rank0[0].tolist(), g_rank1_alone[0].tolist(), " s_0 =", s0.item())
-print("pass 2 on rank 1:", g_rank1[0].tolist())
-assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b6.grad)
+ranks = [(0, 2), (2, 4), (4, 6)]  # the steps [lo, hi) of ranks 0, 1 and 2
+pass1 = [rank_backward(lo, hi, 0.0) for lo, hi in ranks]  # pass 1: each rank alone
+sent = [d_carry for _, d_carry in pass1]  # s_r: the gradient into each rank's carry
+A_fwd = [a6[:, lo:hi].prod(-1) for lo, hi in ranks]  # each rank's forward map's A
+x = [torch.zeros(1, dtype=torch.float64)]  # x_0: nothing enters rank 0
+for r in (0, 1):  # exchange 1, composed
+    x.append(sent[r] + A_fwd[r] * x[r])  # x_{r+1} = s_r + A_r x_r
+grads = [pass1[0][0]] + [rank_backward(*ranks[r], x[r])[0] for r in (1, 2)]  # pass 2 (nothing enters rank 0)
+print("one process:  ", b6.grad[0].tolist())
+print("pass 1, alone:", [g[0].tolist() for g, _ in pass1], " s_r =", [v.item() for v in sent])
+print(f"x_1 = s_0 = {x[1].item()};  x_2 = s_1 + A_1 x_1 = {sent[1].item()} + {A_fwd[1].item()} · {x[1].item()}"
+      f" = {x[2].item()}")
+print("pass 2:       ", [g[0].tolist() for g in grads])
+assert torch.equal(torch.cat(grads, -1), b6.grad)
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 6's worked example, and its "two exchanges" on the package's backward (CI runs them; skip when reading)
 assert b6.grad[0].tolist() == [1.0, 1.5, 1.75, 1.875, 1.9375, 1.96875]  # one process
-assert g_rank0[0].tolist() == g_rank1_alone[0].tolist() == [1.0, 1.5, 1.75] and s0.item() == 0.875  # pass 1
-assert g_rank1[0].tolist() == [1.875, 1.9375, 1.96875]  # pass 2 on rank 1
-# "with more ranks, x_{r+1} = s_r + A_r x_r": three ranks of two steps, A_1 the product of rank 1's a
-(_g0, _s0), (_, _s1) = rank_backward(0, 2, 0.0), rank_backward(2, 4, 0.0)  # pass 1
-_x1 = _s0
-_x2 = _s1 + a6[0, 2:4].prod() * _x1  # the forward map's A_1 = a_2 a_3
-_g1, _g2 = rank_backward(2, 4, _x1)[0], rank_backward(4, 6, _x2)[0]  # pass 2
-assert torch.equal(torch.cat([_g0, _g1, _g2], -1), b6.grad)
+assert all(g[0].tolist() == [1.0, 1.5] for g, _ in pass1) and [v.item() for v in sent] == [0.75] * 3  # pass 1
+assert A_fwd[1].item() == 0.5 * 0.5 == 0.25 and (x[1].item(), x[2].item()) == (0.75, 0.9375)  # exchange 1
+assert [g[0].tolist() for g in grads] == [[1.0, 1.5], [1.75, 1.875], [1.9375, 1.96875]]  # pass 2
+assert rank_backward(4, 6, sent[1])[0][0, 0].item() == 1.75 != b6.grad[0, 4].item()  # "without A_1 x_1 ... 1.75"
 _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
-_y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_3, from the later steps
-assert torch.allclose(rl.linear_scan(a6[:, :3], _b6[:, :3], initial=_y6[:, 3]), _y6[:, :3])
+_y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
+assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
+assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
 assert bwd_src.count(" = gather(") == 2  # two exchanges (13c, section 7, checks what each one carries)
 assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: one number per row, the carry's
@@ -465,20 +485,19 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # %% [markdown]
 # ## 7. What it costs
 #
-# **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. In between,
-# the ranks exchange three small tables, each in one `all_gather`:
+# **In one line: the split exchanges only a few numbers per row per rank, whatever the length, but
+# it is no speedup: on an H200 a call took milliseconds, against tens to hundreds of µs on one
+# device.**
 #
-# 1. **the header:** a description of the call, which every rank checks against the others';
-# 2. **the ends:** section 5's first values, with a flag and the row's `bootstrap_value` and
-#    `initial`;
+# **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. In between
+# come three small `all_gather`s, in this order:
+#
+# 1. **the header,** a description of the call that every rank checks;
+# 2. **the ends:** section 5's first values, with `bootstrap_value` and `initial`;
 # 3. **the maps:** section 3's triples $(A, B, \text{reset})$, with an error flag.
 #
-# That is **a few numbers per row per rank, independent of $T$**. **Backwards**, two passes and two
-# exchanges of one number per row per rank (section 6). Notebook 13c, section 7, counts each
-# table's numbers.
-#
-# **In time, the split is not a speedup.** On an H200, a call with `time_group=` took milliseconds
-# where one device took tens to hundreds of µs, mostly host work, not the wire.
+# **Backwards**, two exchanges of one number per row per rank (section 6). Notebook 13c, section 7,
+# counts each table's numbers.
 #
 # <details><summary>Details: the timing file, and its columns</summary>
 #
@@ -519,15 +538,22 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # %% [markdown]
 # **Which to use.**
 #
-# * **Gather, then one local call,** if every rank can hold the whole row (1 MB per 128K tokens
-#   for the values and rewards alone, plus the done flags), as section 5's workers also did:
-#   simpler code and the same advantages. It was not timed, so no figure here says it is faster,
-#   though the split's milliseconds are mostly host work.
-# * **`time_group=`** when no rank may hold the whole row, or when the gradients must come back
-#   to each rank's own values without gathering them too (`dist.all_gather` carries no gradient;
-#   `torch.distributed.nn.functional.all_gather` does, and its backward sends every rank's whole
-#   gradient row). PPO computes its advantages without gradients, so it needs none. Each rank's
-#   piece is exact.
+# * **Gather, then one local call,** if every rank can hold the whole row, as section 5's workers
+#   also did: simpler code, the same advantages (not timed).
+# * **`time_group=`** when no rank may hold the whole row, or when the gradients must come back to
+#   each rank's own values without gathering them too. PPO computes its advantages without
+#   gradients, so it needs none.
+#
+# <details><summary>Details: the gathered row's size, and gathering with gradients</summary>
+#
+# * The gathered row is 1 MB per 128K tokens for the values and rewards alone, plus the done flags.
+# * `dist.all_gather` carries no gradient. `torch.distributed.nn.functional.all_gather` does, and
+#   its backward sends every rank's whole gradient row. With `time_group=`, each rank's piece of
+#   the gradient is exact and stays on its rank.
+# * No figure here says the gather is faster, though the split's milliseconds are mostly host
+#   work.
+#
+# </details>
 #
 # <details><summary>Details (optional): where the milliseconds go</summary>
 #
@@ -563,7 +589,7 @@ assert (min(split_gpus), max(split_gpus)) == (64.1, 144.5)  # "64.1 to 144.5 µs
 assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
 assert os.path.basename(COST_FILE)[5:15] < profile.COMMITTED_RUN[5:15]  # older code than the run that 09 reads
 head_src = inspect.getsource(distributed._TimeSharded.forward)
-assert head_src.count(" = gather(") == 3  # section 7's "three small tables" (13c, section 7: what each carries)
+assert head_src.count(" = gather(") == 3  # section 7's "three small all_gathers" (13c, section 7: what each carries)
 _order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
                                       "maps = gather(maps)")]
 assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps

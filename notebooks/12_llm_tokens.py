@@ -521,17 +521,20 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# How much does the scan save on a GPU? Four implementations were timed on an H200 at LLM shapes,
-# from 256 responses of 1,024 tokens to 4 of a million, with inputs like section 3's:
+# **In one line: on an H200 the scan beat the loop by over 4,000× and the γ = λ = 1 shortcut at
+# every shape timed, so choosing $\lambda < 1$ no longer costs speed.**
+#
+# Four implementations were timed, from 256 responses of 1,024 tokens to 4 of a million, with
+# inputs like section 3's:
 #
 # | implementation | what it is |
 # |---|---|
 # | **per-token loop** | section 3's loop (`bench.token_gae_loop`), on the GPU |
-# | **cumsum shortcut (γ = λ = 1)** | section 6's: a yardstick, since it computes something else whenever $\gamma\lambda \ne 1$ |
+# | **cumsum shortcut (γ = λ = 1)** | section 6's; it computes something else whenever $\gamma\lambda \ne 1$ |
 # | **rl.gae(mask=)** | section 4's one call |
 # | **integrations.verl** | the drop-in, with its second scan and the whitening |
 #
-# The times are read from a committed H200 file, not measured here ([notebook 14, section
+# The times come from a committed H200 file, not measured here ([notebook 14, section
 # 1](14_appendix_data.ipynb), says how it was timed).
 
 # %%
@@ -567,9 +570,8 @@ print(profile.table(ratios, digits=3))
 print(f"\nrl.gae's largest |A − loop's A| over the policy tokens, float32: {max(errs):.1e}")
 
 # %% [markdown]
-# The same, drawn on log–log axes: wall time per call against the tokens in the batch (left) and
-# against the response length $T$ (right). The left panel draws points only, no lines: two shapes,
-# 256×4096 and 8×131072, hold a million tokens each, and a line would join them vertically.
+# The same times on log–log axes, against the tokens per batch (left) and the response length $T$
+# (right). The left panel has no lines, since two shapes hold a million tokens each.
 
 # %%
 styles = {LOOP: ("tab:red", "o"), CUMSUM: ("tab:gray", "s"), OURS: ("tab:blue", "^"), DROP_IN: ("tab:cyan", "v")}
@@ -606,30 +608,25 @@ assert 256 * 4096 == 8 * 131072 == 1 << 20  # "... a million tokens each" (1M on
 assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point per T, so its lines never go vertical
 
 # %% [markdown]
-# **The takeaway, against the honest yardstick:** the scan is faster than the cumulative sum at
-# every shape of this run: 1.3 times at 256×4096, about 16 times at 4×1048576. The sum computes
-# only $\gamma = \lambda = 1$; the scan computes any $\lambda$. With the scan, choosing
-# $\lambda < 1$ is no longer a choice about speed.
+# * **Against the cumulative sum,** the honest yardstick: 1.3 times faster at 256×4096, about 16
+#   times at 4×1048576. The sum computes only $\gamma = \lambda = 1$.
+# * **Against the loop:** over 4,000× faster at every shape. The loop pays about 130 to 180 µs per
+#   step of T, whatever the batch; the scan pays mostly per call (16× the tokens, about 3× the time).
+# * **The drop-in** adds a fraction of a millisecond per call, once per training step: still
+#   hundreds of times faster than the loop.
 #
-# **Against the loop**, the scan is over 4,000× faster at every shape. That figure is so large
-# because the loop is bound by per-op host overhead (dispatch and launch), not by arithmetic: its
-# time counts PyTorch operations (the first bullet below). A loop that launched less, captured in a
-# CUDA graph or fused into one kernel, was not timed.
+# <details><summary>Details: why the loop is so slow, the scan's time, and the shortcut</summary>
 #
-# * **The loop pays per step of response length T.** One iteration handles one position of every
-#   response and launches about a dozen small kernels (question 3 counts them), so it costs about
-#   130 to 180 µs per step of T at every shape, from 256 responses to 4.
-# * **The scan pays mostly per call.** For 16× the tokens, its wall time grows only about 3×.
-# * **The drop-in** adds a fraction of a millisecond per call, once per training step, and stays
-#   hundreds of times faster than the loop it replaces (details below).
+# The loop's figure is so large because the loop is bound by per-op host overhead (dispatch and
+# launch), not by arithmetic. One iteration handles one position of every response and launches
+# about a dozen small kernels (question 3 counts them). At these sizes an operation's host
+# overhead is the same whatever the batch, so the loop's time follows $T$, its number of
+# iterations. A response of a million tokens takes minutes. A loop that launched less, captured in
+# a CUDA graph or fused into one kernel, was not timed.
 #
-# <details><summary>Details: the loop's and the scan's time, and the shortcut</summary>
-#
-# At these sizes an operation's host overhead is the same whatever the batch, so the loop's time
-# follows $T$, its number of iterations. A response of a million tokens takes minutes. The scan's
-# wall time goes from 28 µs at 256×1024 (a quarter of a million tokens) to 89 µs at 4×1048576
-# (four million). At the smaller shapes it is mostly host time: its GPU time is a fraction of its
-# wall time. It is launching, not moving bytes.
+# The scan's wall time goes from 28 µs at 256×1024 (a quarter of a million tokens) to 89 µs at
+# 4×1048576 (four million). At the smaller shapes it is mostly host time: its GPU time is a
+# fraction of its wall time. It is launching, not moving bytes.
 #
 # Against the cumulative sum:
 #

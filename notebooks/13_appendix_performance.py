@@ -32,7 +32,7 @@
 # bytes on their way from memory at every moment, and wastes none of the bytes it fetches. On an
 # H200, at 16384×1024, its scans run at about 79–93 % of the memory floor (notebook 08, section 2).
 #
-# These kernels do a few flops per byte moved, so they are **memory-bound**: their *floor*
+# These kernels do under one flop per byte moved, so they are **memory-bound**: their *floor*
 # (notebook 08) is the time to read each input once and write each output once at the GPU's copy
 # bandwidth. Section 0.4 sums up in one page how the package's kernel follows the rules, and
 # section 0.5 tests the rules' model against three measured cases. That model predicts a launch's
@@ -76,6 +76,10 @@ BIG_PCT = {r["algorithm"]: 100 * r["floor_ms"] / r["kernel_ms"] for r in RES["ro
            if (r["impl"], r["B"], r["T"], r["dtype"], r["pass"]) == ("rltriton_lite", 16384, 1024, "float32", "fwd")}
 SCAN_PCT = [BIG_PCT[a] for a in ("discounted_return", "gae", "td_lambda", "vtrace", "linear_scan")]
 assert [round(min(SCAN_PCT)), round(max(SCAN_PCT))] == [79, 93]  # "about 79–93 %": the scans
+# "under one flop per byte moved": GAE's step (notebook 02's δ and Â, then R), against its 17 bytes in float32
+_step = ("δ = r + γ·V' − V", "Â = δ + γ·λ·Â'", "R = Â + V")  # episode ends are selects, not arithmetic
+_flops = sum(f.count(op) for f in _step for op in "+−·")
+assert _flops == 7 and _flops < profile.op("gae").bytes_per_step(4) == 17
 print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}; "
       f"installed here: torch {torch.__version__}, triton {triton.__version__}")
 ROOT = os.path.dirname(os.path.dirname(RESULTS))  # the checkout: benchmarks/results/ is two levels down
@@ -396,8 +400,9 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   arrive.
 # * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
 #   a second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033
-#   ms after. Where the rows are too short to split, at 64×16384, each of the 64 programs walks 16
-#   chunks of 1024 steps in series, and the package stays slow: 13 % of the floor.
+#   ms after. At 64×16384 the planner does not split: a row has 16 wide chunks, under its 32
+#   (0.3). So each of the 64 programs walks 16 chunks of 1024 steps in series, and the package
+#   stays slow: 13 % of the floor.
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
 # out so that it needs no flip of the lanes, is [notebook 13c](13c_inside_the_package.ipynb)'s
@@ -416,6 +421,7 @@ assert "values[t+1] is the aligned values tile shifted by one step" in design
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
 wide = tile_plan(64, 16384)  # too few programs, and rows of only 16 wide chunks: no split
 assert (wide["row_programs"], wide["segments"], wide["block"], 16384 // wide["block"]) == (64, 1, 1024, 16)
+assert 16384 // wide["block"] < Config().split_min_chunks == 32  # "16 wide chunks, under its 32"
 slow = committed("gae", 64, 16384)
 assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of the floor"
 
@@ -423,25 +429,27 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 # %% [markdown]
 # ### 0.5 The model against the measurements
 #
-# **The question:** does section 0.2's model predict the committed run's times? **The answer:** it
-# gets the order of the three cases right, and it says when bytes in flight are enough; but it
-# misses the few-programs case by almost 4×.
+# **In one line: section 0.2's model orders the three measured cases right, but misses the
+# few-programs case by almost 4×, because enough bytes in flight is necessary, not sufficient.**
 #
 # The model, built from sections 0.2 and 0.3:
 #
-# * **Bytes in flight per SM** = the programs resident on it × the bytes each has in flight.
-# * **Resident programs per SM** are the smallest of three caps: 32 programs, the SM's limit; 64
-#   warps ÷ the warps of one program; and the launch's programs ÷ 132, rounded up. Registers and
-#   shared memory can lower the count further; the model leaves them out.
 # * **SMs with work:** a launch of P programs keeps at most P of the 132 SMs busy.
+# * **Bytes in flight per SM** = the programs resident on it × the bytes each has in flight.
 # * Each SM with work runs at its share of the floor (1/132 of the copy bandwidth), times (its
 #   bytes in flight ÷ 10.3 KB), at most 1 (assumed). SMs without work add nothing.
 #
 # It is applied to three committed cases of GAE in float32: the naive-kernel anchor at 16384×1024
 # (one program of Triton's default 4 warps per row, one step's 9 bytes in flight), and the package
-# at 16384×1024 and at 64×16384, with the planner's tiles of section 0.4.
+# at 16384×1024 and at 64×16384, with section 0.4's tiles.
 #
-# **The package's resident count at 16384×1024**, worked: 8192 programs of 2 rows and 1 warp each.
+# <details><summary>Details: how many programs an SM holds, worked at 16384×1024</summary>
+#
+# **Resident programs per SM** are the smallest of three caps: 32 programs, the SM's limit; 64
+# warps ÷ the warps of one program; and the launch's programs ÷ 132, rounded up. Registers and
+# shared memory can lower the count further; the model leaves them out.
+#
+# The package at 16384×1024 runs 8192 programs of 2 rows and 1 warp each:
 #
 # * The SM's limit: 32 programs.
 # * The warps: 64 ÷ 1 = 64 programs.
@@ -450,6 +458,8 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 # The smallest cap is 32, so the SM holds 32 resident programs, not 62: far more than the 2 to 4
 # that section 0.2 found it needs. The anchor's programs have 4 warps each, so its warps cap it at
 # 64 ÷ 4 = 16.
+#
+# </details>
 
 # %%
 MAX_RESIDENT, MAX_WARPS = 32, 64  # per SM of an H100 or H200 (section 0.2)
@@ -482,14 +492,14 @@ print(f"the model: {LATENCY_S * 1e9:.0f} ns latency (assumed), {per_sm / 1e3:.1f
 print(profile.table(model, digits=3))
 
 # %% [markdown]
-# Read the table case by case:
-#
-# * **The anchor:** the model predicts 1.4 % of the floor; the run measured 3.3 %. The right size,
-#   a few percent, but about 2× too low.
-# * **The package at 16384×1024:** the model predicts the full floor; the run measured 83 %. Bytes
-#   in flight are not what limits this case.
-# * **The package at 64×16384:** the model predicts 48 %; the run measured 13 %. This is where the
-#   model fails: a program walking its row does not keep its bytes in flight at every moment.
+# * **The anchor:** predicted 1.4 % of the floor, measured 3.3 %: the right size, but about 2× too
+#   low.
+# * **The package at 16384×1024:** predicted the full floor, measured 83 %. Bytes in flight are not
+#   what limits it.
+# * **The package at 64×16384:** predicted 48 %, measured 13 %. Here the model fails: a program
+#   walking a long chain of chunks does not keep its bytes in flight at every moment, and the chain
+#   sets the time. Section 0.3's time split cuts that chain, at the price of the host time that
+#   keeps 64×16384 unsplit.
 #
 # <details><summary>Details: each case's arithmetic, and why the model misses</summary>
 #
@@ -509,10 +519,6 @@ print(profile.table(model, digits=3))
 #   measured.
 #
 # </details>
-#
-# **The lesson:** enough bytes in flight is necessary, not sufficient. When a few programs each
-# walk a long chain of chunks, the chain sets the time; that is what the time split of section 0.3
-# cuts, at the price of the host time that keeps 64×16384 unsplit.
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 0.5's figures, from the model and the committed run (CI runs them; skip when reading)

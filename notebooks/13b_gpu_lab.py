@@ -57,8 +57,8 @@ from rltriton_lite import exercises, lab, profile  # lab: this notebook's tools 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 GPU = DEVICE == "cuda"
 RUN, RES = profile.committed_results()  # the committed run (profile.COMMITTED_RUN), read by name as notebook 08 reads it
-# the lab's reference, benchmarks/results/checks/H100-2026-12-06-lab.txt, written by the teacher's tools/lab_probe.py
-# (not in the student handout)
+# the lab's reference, benchmarks/results/checks/H100-2026-12-06-lab.txt (in the student handout), written by the
+# teacher's tools/lab_probe.py (not in it)
 LAB_REFERENCE = lab.reference_path()
 
 # %% jupyter={"source_hidden": true}
@@ -643,7 +643,9 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #
 # The course's own answer was timed on an H100 (section 3's file). The cell below prints its
 # figures only once you set `SHOW_REFERENCE = True` in it, so *Restart & Run All* does not show
-# them too early.
+# them too early. That file, `benchmarks/results/checks/H100-2026-12-06-lab.txt`, is in your
+# handout with every variant, so this hides the answers only on trust: don't open it before you
+# have your own numbers.
 #
 # <details><summary>The reference's baseline (open it after writing your prediction)</summary>
 #
@@ -696,9 +698,11 @@ print("\n".join(rows) if SHOW_REFERENCE else f"{len(rows)} reference rows at 163
 #
 # **Fewer warps per program.** With 4 warps, a chunk of 256 steps gives each of 128 threads 2
 # steps, and the scan crosses warps: they exchange partial results through shared memory and wait
-# for each other at a barrier (notebook 13, section 0.4), as the carry's `tl.sum` does. While a
-# program waits there, none of its loads are in flight. With one warp, each lane holds 8 steps, the
-# scan runs in registers and shuffles, and the kernel uses no shared memory. An SM also holds twice
+# for each other at a barrier (notebook 13, section 0.4), as the carry's `tl.sum` does. In plain
+# terms: the 32 threads of one warp can hand values to each other directly (a **shuffle**), but
+# threads in different warps cannot, so they write to shared memory and all wait until every warp
+# has written. While a program waits there, none of its loads are in flight. With one warp, each
+# lane holds 8 steps, the scan runs in registers and shuffles, and the kernel uses no shared memory. An SM also holds twice
 # as many one-warp programs at once, within its 32 **resident programs** and 64 warps (notebook 13,
 # section 0.2). Both effects raise the bytes in flight.
 #

@@ -110,8 +110,8 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # you can make your own probes with the same scripts: `tools/wall_probe.py` (with `--losses` for
 # the losses), `tools/graph_replay_probe.py`, `tools/copy_probe.py`, `tools/time_group_cost.py` and
 # `bench --tokens`. The lab's file comes from the teacher's `tools/lab_probe.py`, which reads the
-# solutions, so it is not in the student handout. The folded cell below lists the results files at
-# the top of the folder, and checks these lines against them.
+# solutions, so that script is not in the student handout; the file it wrote is. The folded cell
+# below lists the results files at the top of the folder, and checks these lines against them.
 #
 # </details>
 
