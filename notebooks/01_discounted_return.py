@@ -42,7 +42,7 @@
 #   \text{trunc}_t$, or the window's last step.
 #
 # Only a termination drops the bootstrap, through $(1-\text{term}_t)$. Section 2 gathers these
-# cases on [the episode-end card](#The-episode-end-card), which the later notebooks use.
+# cases on [the episode-end card](#The-episode-end-card).
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c (optional)</summary>
 #
@@ -141,8 +141,8 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ### The episode-end card
 #
-# Every estimator of the course splits as the return just did. This card is the course's one
-# statement of how episode ends enter a scan, and the later notebooks link here.
+# Every estimator of the course splits as the return just did. This card states once how episode
+# ends enter a scan; the later notebooks link here.
 #
 # | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
 # | --- | --- | --- | --- | --- |
@@ -164,16 +164,16 @@ print("prologue + scan + epilogue == the loop")
 #   $(1-\text{term}_t)$ in a formula is a select in the code. The reset keeps out a NaN behind the
 #   step, but a NaN in the step's own $b_t$ needs a select that you write.
 # * **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
-#   after the window, so only the reset keeps out a value that a scan brings in from past the window
-#   (its start value, `initial` in `rl.linear_scan`). The checkers start the scan past the window
-#   from 100, so a last step that does not reset shows up.
+#   after the window, so only the reset keeps out a value that a scan brings in from past the window.
+#   From $y_T = 0$ the reset changes nothing; it matters when the scan starts from another value:
+#   `initial` in `rl.linear_scan`, or the checkers' 100, which makes a missing reset show up.
 #   [The appendix](#Appendix:-two-windows-of-one-rollout) works this out on two windows of one rollout.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the checkers' 100, and the card's two reset forms in each scan exercise's task (CI runs them; skip when reading)
 said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
 assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
-assert exercises.PAST_WINDOW == 100.0  # "the checkers start the scan past the window from 100"
+assert exercises.PAST_WINDOW == 100.0  # "the checkers' 100"
 # the card's "two forms": which reset form each scan exercise uses
 tasks = {name: " ".join(exercises.task(name).split()) for name in (
     "n_step_returns", "gae_pairs", "transposed_scan", "returns_autograd", "gae_prologue", "q_lambda", "retrace",
@@ -266,7 +266,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # ## 5. The harness for Triton prologues
 #
 # The hook exercises here and in notebooks 03–07 hand your `@triton.jit` function to a small
-# [harness](GLOSSARY.md#harness). This section is its one description.
+# [harness](GLOSSARY.md#harness), described here.
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
 # prologue inside the chunked scan with resets that you wrote in 00c (`reset_scan`). It runs one
@@ -387,20 +387,24 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
 # `print(exercises.task(name))` restates a task. The first two are Triton prologues, the third
-# tensor code: each writes its resets in [the card](#The-episode-end-card)'s form for its code.
+# tensor code, each with [the card](#The-episode-end-card)'s reset form for its code.
 #
 # ### Triton prologues: the reset is a flag
 #
-# **`transposed_scan`** (a Triton prologue). Write [section 6](#6.-The-backward)'s transposed scan
-# as a prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
-# ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
+# **`transposed_scan`** (a Triton prologue).
+#
+# **You write:** `transposed_scan(X, P, offs, t, m, T)`, [section 6](#6.-The-backward)'s transposed
+# scan as a prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
+# ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments).
+#
+# **It returns:** each step's triple $(a, b, \text{reset})$, whose forward scan is the gradient
+# $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 #
 # **Contract.**
 #
-# * **Reset form:** a flag, the third of the triple $(a_t, b_t, \text{reset}_t)$; $a_t$ is not read where it is set.
+# * **Reset form:** a flag; $a$ is not read where it is set. Step 0 resets ($g_0 = dy_0$).
 # * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32; `P` is `()`.
 # * **Shift:** the multiplier is the step before's, $a_{t-1}$, read at `offs - 1`.
-# * **Returns:** the triple whose forward scan is $g_t = dy_t + a_{t-1}\, g_{t-1}$; step 0 resets ($g_0 = dy_0$).
 #
 # <details><summary>Details: where a_(t-1) = 0, and the checker (optional)</summary>
 #
@@ -484,9 +488,14 @@ transposed_scan = None
 exercises.attempt("transposed_scan", transposed_scan)
 
 # %% [markdown]
-# **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Put both scans behind
-# PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
-# whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
+# **`returns_autograd`** (two Triton prologues and an `autograd.Function`): both scans behind
+# PyTorch's autograd.
+#
+# **You write:** `returns_autograd(rewards, terminated, gamma)`, returning `Returns.apply(...)`: a
+# `torch.autograd.Function` whose `forward` and `backward` each run `exercises.scan_hook` with a
+# prologue of yours.
+#
+# **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
 # **Contract.**
 #
@@ -495,7 +504,6 @@ exercises.attempt("transposed_scan", transposed_scan)
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, reset as on [the card](#The-episode-end-card).
 # * **`backward`, shifted:** section 6's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$:
 #   step $t$ reads step $t-1$'s flag, and step 0 resets. It returns `g, None, None`.
-# * **Returns:** `Returns.apply(rewards, terminated, gamma)`, differentiable in `rewards`; both passes launch your Triton code.
 #
 # <details><summary>Details: what the checker compares (optional)</summary>
 #
@@ -602,8 +610,8 @@ exercises.attempt("returns_autograd", returns_autograd)
 # %% [markdown]
 # ### Tensor code: the reset is $a_t = 0$
 #
-# **`n_step_returns`.** Compute the $n$-step return with tensor ops. It is not one scan, but it is
-# the difference of two values of one scan.
+# **`n_step_returns`.** The $n$-step return is not one scan, but it is the difference of two
+# values of one scan.
 #
 # Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
 # window's end. It is section 2's return with terminations only: one `rl.linear_scan`, in
@@ -645,8 +653,10 @@ S_end = S_of(r1, v_nan, term_end)
 assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
 
 # %% [markdown]
-# **The task.** Write it for every $t$ at once, with tensor ops (`rl.linear_scan` or any others)
-# and no Python loop over time.
+# **You write:** `n_step_returns(rewards, next_values, terminated, gamma, n)`, for every $t$ at
+# once, with tensor ops (`rl.linear_scan` or any others) and no Python loop over time.
+#
+# **It returns:** the $n$-step return $G^{(n)}_t$ of every step, (B, T).
 #
 # **Contract.**
 #
@@ -654,8 +664,8 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # * **At step $t$:** `rewards[t]` $= r_t$, `next_values[t]` $= V(s_{t+1})$, `terminated[t]` (bool), all (B, T);
 #   `gamma` a number; `n` an int, which may exceed `T`.
 # * **Shift:** $V(s_{t+n})$ is `next_values[t + n - 1]`.
-# * **Returns:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
-#   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$, (B, T): $n_t = n$ unless the episode or the window ends first.
+# * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
+#   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless the episode or the window ends first.
 # * **Ends:** a termination inside the $n$ steps stops the sum, with no bootstrap; the window's end
 #   bootstraps from `next_values` at its last step.
 #

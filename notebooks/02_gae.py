@@ -20,9 +20,8 @@
 #   tensor ops. An optional appendix reads the package's own hook form.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card),
-#   its table of how each kind of step ends an episode; names follow the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–3 and the checked exercise `gae_pairs`. Sections 4–5, the open
 #   questions and the optional appendix (with its exercise `gae_prologue`) can wait.
 #
@@ -31,7 +30,7 @@
 # (GAE) averages the $n$-step advantages with weights $(1-\lambda)\lambda^{n-1}$. The average is
 # $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$, a discounted return of the TD errors
 # $\delta$ with discount $\gamma\lambda$, so it is one reverse scan. With episode ends, over a
-# window of $T$ steps (the part of the rollout that one call sees):
+# window of $T$ steps (what one call sees):
 #
 # $$\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t, \qquad
 #   \hat A_t = \delta_t + \gamma_t\lambda_t (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
@@ -48,9 +47,8 @@
 #
 #   At a truncation `values[t+1]` belongs to the next episode, so a call that passes `truncated`
 #   without `next_values` raises a ValueError.
-# * Flags, resets and selects follow [the card](01_discounted_return.ipynb#The-episode-end-card). A
-#   reset is a step where the scan takes $\hat A_t = b_t$, with nothing carried in from step $t+1$. A
-#   select is a `where`, never a product with 0, so a NaN it does not take is never read.
+# * Flags, [resets](GLOSSARY.md#reset) and [selects](GLOSSARY.md#select) follow
+#   [the card](01_discounted_return.ipynb#The-episode-end-card).
 #
 # <details><summary>Details: why the average is a scan, and the source (optional)</summary>
 #
@@ -149,16 +147,22 @@ print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
 # **`gae_pairs`** (tensor ops; checked exercises work as in
-# [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue in tensor code.
+# [notebook 00](00_associative_scan.ipynb#Exercises)).
+#
+# **You write:** `gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam)`, GAE's
+# prologue in tensor code.
+#
+# **It returns:** the pairs `(a, b)`, each shaped like `rewards`, whose scan `rl.linear_scan(a, b)`
+# gives the advantages $\hat A_t$.
 #
 # **Contract.**
 #
-# * **Reset form:** $a_t = 0$ (tensor code has no flag); the checker runs `rl.linear_scan(a, b)`.
+# * **Reset form:** $a_t = 0$ (tensor code has no flag).
 # * **At step $t$:** `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$, and the bool
 #   flags `terminated[t]`, `truncated[t]`, all (B, T); `gamma`, `lam` numbers. No shift: step $t$ reads entry $t$.
-# * **Returns:** `(a, b)`, shaped like `rewards`, whose reverse scan is $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
+# * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$; done is any episode end or the window's last step.
-# * **End form** ($b_t$ at a step that resets): $\delta_t$ itself, since it already holds the bootstrap. NaNs as on the card.
+# * **[End form](GLOSSARY.md#end-form)** ($b_t$ at a reset): $\delta_t$ itself, since it already holds the bootstrap. NaNs as on the card.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -242,8 +246,7 @@ exercises.attempt("gae_pairs", gae_pairs)
 # ## 3. The kernel
 #
 # `rl.gae` runs section 2's three pieces as one Triton kernel: the shared scan of notebooks 00c and
-# 01, with GAE's prologue and epilogue as [**hooks**](GLOSSARY.md#hook), small `@triton.jit`
-# functions the scan calls on each [chunk](GLOSSARY.md#chunk). The prologue computes your
+# 01, with GAE's prologue and epilogue as [hooks](GLOSSARY.md#hook). The prologue computes your
 # `gae_pairs` step. The optional [appendix](#Appendix:-the-package's-hook-form) reads the hooks.
 #
 # A call takes the rewards and the values, then the keywords. On section 1's rollout it gives the
@@ -387,8 +390,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## Appendix: the package's hook form
 #
-# Optional: for reading the package's source, and for the exercise `gae_prologue`. No later
-# exercise uses this form.
+# Optional: for the exercise `gae_prologue`. No later exercise uses this form.
 #
 # ### The package's prologue
 #
@@ -397,46 +399,19 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # the package (scan.py):              (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
 # ```
 #
-# The package's prologue reads any memory layout, so it takes more arguments than the harness's.
-# Four differences matter here:
+# The package's prologue reads any memory layout, so it takes more arguments than
+# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues). For the
+# exercise, two things are new:
 #
-# * `row`, the index of the row, replaces `offs`.
-# * `SX`, after `X`, holds each input's (row, time) strides. With `row`, they let one hook read
-#   batch-major and time-major buffers alike.
-# * `ACC`, at the end, is the dtype to compute in.
-# * Two outputs follow the triple `(a, b, reset)` (the pair, with the reset as a flag) of
-#   [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues), the
-#   small scan in which the exercises run a prologue. `valid` is false on padding, and `keep` is a
-#   tuple handed on to the epilogue.
+# * The template loads the inputs for you, with three helpers. `SX` (the strides), `row` and `ACC`
+#   (the dtype to compute in) only pass through to them.
+# * Two outputs follow the triple: `valid`, false on padding, and `keep`, a tuple handed on to the
+#   epilogue.
 #
-# You do not load the inputs yourself: the exercise's template calls three helpers for you. The
-# one to read is `step`, printed below. Its `return` line gives the step's γ and λ, then three
-# flags: `term`, `done` (any episode end, the window's last step included) and `valid`.
-#
-# <details><summary>Details: the helpers (optional)</summary>
-#
-# The helpers, for reading the package's source:
-#
-# * The input slots have names, defined in `rltriton_lite/episode.py`: `X[REWARDS]` is the rewards
-#   and `SX[REWARDS]` their strides. `P` holds the numbers, such as `P[P_GAMMA]`.
-# * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
-#   `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$, from one load.
-# * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
-#   per step or one number.
-# * The helpers load at every step in bounds, and the prologue selects afterwards. A load masked by
-#   the flags or by `valid` would also be correct.
-#
-# </details>
-#
-# <details><summary>Details: two names in the source you can skip (not needed for the exercise)</summary>
-#
-# * `ahead`, the package's ninth argument, is a masked call's look-ahead. Without a mask it is
-#   `None`, and `last` is `t == T - 1`. Your prologue may leave it out:
-#   `exercises.package_prologue` handles the mask before the kernel runs.
-# * `P[P_OPEN]` is 0 unless the window is one piece of a longer row, split across processes. Its
-#   last step then ends nothing.
-#
-# </details>
+# The helper to read is `step`, printed below. Its `return` line gives the step's γ and λ, then
+# three flags: `term`, `done` (any episode end, the window's last step included) and `valid`. The
+# names in its source that the exercise does not need, `ahead` and `P_OPEN` among them, are in
+# [13c, section 3.1](13c_inside_the_package.ipynb#3.1-Reading-the-hooks'-source).
 
 # %%
 print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # read its return line
@@ -466,16 +441,20 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # %% [markdown]
 # ### Exercise `gae_prologue`
 #
-# **`gae_prologue`** (optional, a Triton hook). Your `gae_pairs` again, in the package's form:
-# write `gae_prologue(X, SX, P, row, t, m, T, ACC)`. `rl.gae` runs it in place of its own.
+# **`gae_prologue`** (optional, a Triton hook).
+#
+# **You write:** `gae_prologue(X, SX, P, row, t, m, T, ACC)`, your `gae_pairs` again in the
+# package's form. `rl.gae` runs it in place of its own.
+#
+# **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag,
+# `step`'s `valid`, and `keep = (v,)`.
 #
 # **Contract.**
 #
-# * **Reset form:** the package's 5-tuple `(a, b, reset, valid, keep)`: `reset` a flag, $a_t$ unread where it is set.
+# * **Reset form:** a flag, as on [the card](01_discounted_return.ipynb#The-episode-end-card); $a_t$ is unread where it is set.
 # * **At step $t$:** the template's helpers give `gamma, lam, term, done, valid` (`step`), `r` $= r_t$, and
 #   `v` $= V_t$, `v_next` $= V(s_{t+1})$. No shift for you: `values_now_and_next` makes it.
-# * **Returns:** `gae_pairs`'s step in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form,
-#   `step`'s `valid`, and `keep = (v,)`: the epilogue adds $V_t$ without reading `values` again.
+# * **`keep`:** $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
 #
 # <details><summary>Details: what the checker runs (optional)</summary>
@@ -576,7 +555,7 @@ exercises.attempt("gae_prologue", gae_prologue)
 # %% [markdown]
 # ### The epilogue
 #
-# Chunks, carries (the value handed from one chunk to the next) and threads are the shared kernel's
+# [Chunks](GLOSSARY.md#chunk), [carries](GLOSSARY.md#carry) and threads are the shared kernel's
 # job, which is why every estimator is about 20 lines. GAE's epilogue, below, stores two outputs:
 # the advantages $y_t$, and the returns $y_t + V_t$, with $V_t$ taken from `keep`.
 #

@@ -20,9 +20,8 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and `q_lambda`.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card),
-#   its table of how each kind of step ends an episode; names follow the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the worked prologue and `q_lambda`. Section 5 (bias and
 #   variance), 6 and the open questions can wait.
 #
@@ -46,7 +45,7 @@
 #
 # * $\lambda = 0$ is the one-step TD target $r_t + \gamma V'_t$.
 # * $\lambda = 1$ is the discounted return of 01, bootstrapped at truncations and at the end of the
-#   window (the $T$ steps that one call sees).
+#   window.
 
 # %%
 import inspect
@@ -94,21 +93,22 @@ print(G)
 # ## 2. Prologue, scan, epilogue
 #
 # The loop mixes $V'_t$ and $G_{t+1}$, but only $G_{t+1}$ is carried from step to step. So the
-# [prologue](GLOSSARY.md#prologue), which builds each step's pair before the scan, takes what
-# multiplies $G_{t+1}$ as $a_t$ and the rest, the bootstrap from $V'_t$ included, as $b_t$:
+# [prologue](GLOSSARY.md#prologue) takes what multiplies $G_{t+1}$ as $a_t$, and the rest, the
+# bootstrap from $V'_t$ included, as $b_t$:
 #
-# * $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$ (the scan takes
-#   $G_t = b_t$ there, and nothing comes in from step $t+1$);
+# * $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
 #   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in.
 #
-# That $b_t$ is the [end form](GLOSSARY.md#end-form), $b_t$ as it is at a step that resets. One rule
-# makes it: end form $= b_t + a_t\,\hat y_{t+1}$. The reset removes the term $a_t G_{t+1}$, and the
-# rule adds it back with the critic's estimate $\hat y_{t+1} = V'_t$ in place of $G_{t+1}$, which
-# turns $(1-\lambda_t)$ into 1; [04's end-form card](04_vtrace.ipynb#The-end-form-card) applies the
-# rule to every estimator of 01–04. The window's last step needs the end form: the ordinary form
-# would give $G_2 = 0.5 \cdot 30 = 15$ in section 1's example, not 30. The
-# [epilogue](GLOSSARY.md#epilogue), after the scan, stores $y_t = G_t$.
+# Where done$_t$, that $b_t$ is the [end form](GLOSSARY.md#end-form). Write
+# $b^{ord}_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\lambda_t)V'_t$ for the ordinary step's $b_t$.
+# At a truncation or the window's last step, one rule gives the end form:
+# end form $= b^{ord}_t + a_t\,\hat y_{t+1}$. The reset removes the term $a_t G_{t+1}$; the rule
+# adds it back with the critic's estimate $\hat y_{t+1} = V'_t$ in place of $G_{t+1}$, which turns
+# $(1-\lambda_t)$ into 1. [04's end-form card](04_vtrace.ipynb#The-end-form-card) applies the rule
+# to every estimator of 01–04. The window's last step needs the end form: $b^{ord}_2$ would give
+# $G_2 = 0.5 \cdot 30 = 15$ in section 1's example, not 30. The [epilogue](GLOSSARY.md#epilogue)
+# stores $y_t = G_t$.
 #
 # In NumPy, against the loop:
 
@@ -142,20 +142,19 @@ b_ordinary = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 0.5 * 30.0]], device=DE
 a_cut = torch.tensor([[0.5, 0.5, 0.0]], device=DEVICE)  # gamma lambda, and a_2 = 0: the reset in tensor form
 target = torch.tensor([[17.5, 25.0, 30.0]], device=DEVICE)  # section 1's G
 torch.testing.assert_close(rl.linear_scan(a_cut, b_end, backend=KERNEL), target)
-assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the ordinary form would give G_2 = 15"
+assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "b^ord_2 would give G_2 = 15"
 
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
-# The kernel is the shared scan with TD(λ)'s own prologue, a [hook](GLOSSARY.md#hook): a small
-# `@triton.jit` function that the shared scan kernel calls on each chunk.
+# The kernel is the shared scan with TD(λ)'s own prologue [hook](GLOSSARY.md#hook).
 
 # %%
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# `w` is section 2's $w_t$, a [select](GLOSSARY.md#select) (`tl.where`, which never reads the
-# value it does not take) of $b$'s end form, and `b` is section 2's $b_t$. Unlike GAE's prologue
+# `w` is section 2's $w_t$, a [select](GLOSSARY.md#select) (`tl.where`) of $b$'s end form, and
+# `b` is section 2's $b_t$. Unlike GAE's prologue
 # ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)), it needs no $V_t$: it drops
 # the first value that `values_now_and_next` returns (`_`), its `b` has no $-V_t$, and its `keep`
 # is empty.
@@ -393,9 +392,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
 # A worked prologue first: TD(λ) with terminations, for
-# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues), the small
-# chunked scan (`exercises.scan_hook`) that runs a Triton prologue of yours. It returns the triple
-# $(a_t, b_t, \text{reset}_t)$, section 2's pair with the reset as a flag beside it, and it sets
+# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)
+# (`exercises.scan_hook`). It returns the triple $(a_t, b_t, \text{reset}_t)$, and it sets
 # $\lambda_t = 0$ at the window's last step for $b$'s end form:
 
 # %%
@@ -437,13 +435,19 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# **Contract** ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)'s `X` and `P`).
+# **You write:** `q_lambda(X, P, offs, t, m, T)`, a Triton prologue for
+# [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
-# * **Reset form:** a flag, the triple's third entry, as in the worked prologue; $a_t$ is unread where it is set.
+# **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is the $G_t$
+# above.
+#
+# **Contract.**
+#
+# * **Reset form:** a flag, set wherever the trace is cut; $a_t$ is unread there.
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
+#   No truncation input.
 # * **Shift:** none to make: entry $t$ of `next_q` and `next_action` already belongs to step $t+1$.
-# * **Returns:** the triple whose reverse scan is $G_t$, reset wherever the trace is cut. No truncation input.
 # * **Greedy:** $Q(s_{t+1}, u_{t+1}) = M_t = \max_u Q(s_{t+1}, u)$. **A tie for the max counts as greedy**: an
 #   argmax that picks the first tied action is wrong.
 #

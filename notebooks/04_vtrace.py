@@ -21,9 +21,8 @@
 #   then has you write V-trace in kernels of your own: the scan, then a second kernel for the advantage.
 # * **Time:** 2.5–3.5 h with the open questions, 1–1.5 h without.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card),
-#   its table of how each kind of step ends an episode; names follow the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the two checked exercises, then 04c. Section 5, the open
 #   questions, the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
 #
@@ -117,7 +116,7 @@ print(inspect.getsource(reference.vtrace))
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, the default clips
 # $\bar\rho = \bar c = \bar\rho_{pg} = 1$ ($\bar\rho_{pg}$ clips section 2's advantage), rewards
-# and values 1, and a bootstrap value of 2 after the window (the three steps that the call sees).
+# and values 1, and a bootstrap value of 2 after the window.
 # Compared with μ, π likes:
 #
 # * the first action twice as much ($\pi/\mu = 2$, clipped to 1);
@@ -144,8 +143,7 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
 #
 # * **[prologue](GLOSSARY.md#prologue)**, per step before the scan: the clipped weights, then $a_t$,
-#   $b_t$ and the [reset](GLOSSARY.md#reset) (where done$_t$, the scan takes $v_t = b_t$ and
-#   nothing comes in from step $t+1$);
+#   $b_t$ and the [reset](GLOSSARY.md#reset) where done$_t$;
 # * **scan**: its output $y_t$ is $v_t$ itself;
 # * **[epilogue](GLOSSARY.md#epilogue)**, per step after the scan: `vs` $= y_t$, and the advantage,
 #   from $v_{t+1}$, the value the scan carried *into* step $t$.
@@ -165,7 +163,7 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # | step | what it is | $\text{follow}_t$ | $A^{pg}_t$ |
 # | --- | --- | --- | --- |
 # | $t = 2$ | the window's last step | $V'_2 = 2$ | $1 \cdot (1 + 0.5 \cdot 2 - 1) = 1$ |
-# | $t = 1$ | a termination | not read: $(1-\text{term}_1)$ is a [select](GLOSSARY.md#select) in the code, not a product, so the NaN never enters | $0.5 \cdot (1 - 1) = 0$ |
+# | $t = 1$ | a termination | not read: $(1-\text{term}_1)$ is a [select](GLOSSARY.md#select), so the NaN never enters | $0.5 \cdot (1 - 1) = 0$ |
 # | $t = 0$ | inside the episode | $v_1 = 1$, the next step's target | $1 \cdot (1 + 0.5 \cdot 1 - 1) = 0.5$ |
 
 # %%
@@ -176,10 +174,11 @@ np.testing.assert_allclose(vs3, [1.5, 1.0, 2.0])
 np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 
 # %% [markdown]
-# **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form) ($b_t$ as it is
-# at a step that resets). There is no $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so
-# $[\lnot\text{done}_t]$ drops it: $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's
-# example the ordinary form would give $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2.
+# **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form). There is no
+# $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so $[\lnot\text{done}_t]$ drops it:
+# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary step's $b$,
+# $b^{ord}_2$, would give $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. [The card](#The-end-form-card)
+# below does the same for every estimator.
 #
 # In NumPy:
 
@@ -224,14 +223,95 @@ b_ordinary = torch.tensor([[1.0, 1.0, 2.0 - 0.5 * 1.0 * 2.0]], device=DEVICE)  #
 a_cut = a1 * torch.tensor([[1.0, 1.0, 0.0]], device=DEVICE)  # a_2 = 0: the cut, as linear_scan takes it
 target = torch.tensor([[1.75, 1.5, 2.0]], device=DEVICE)  # section 1's vs
 torch.testing.assert_close(rl.linear_scan(a_cut, b_end, backend=KERNEL), target)
-assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the ordinary form would give v_2 = 1"
+assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the ordinary b^ord_2 would give v_2 = 1"
+
+# %% [markdown]
+# ### The end-form card
+#
+# One rule makes every [end form](GLOSSARY.md#end-form), the $b_t$ of a truncation or of the
+# window's last step. Write $b^{ord}_t$ for the ordinary step's $b_t$. Then end form
+# $= b^{ord}_t + a_t\,\hat y_{t+1}$: the reset removes the term $a_t y_{t+1}$, and the rule adds it
+# back with the critic's estimate $\hat y_{t+1}$ in place of $y_{t+1}$, as
+# [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) first did for TD(λ).
+# Here is the rule at work in every estimator of notebooks 01–04, with a number in the last column.
+# $M_t = \max_u Q(s_{t+1}, u)$ is from 03's `q_lambda`, and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ from
+# this notebook's `retrace` (below).
+#
+# | estimator | $a_t$ | $b^{ord}_t$, ordinary step | $\hat y_{t+1}$ | $b_t$, end form | resets at | shown with a number |
+# | --- | --- | --- | --- | --- | --- | --- |
+# | return | $\gamma_t$ | $r_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ | done$_t$ | [01, section 1](01_discounted_return.ipynb#1.-The-loop): $G_3 = 4 + 0.5 \cdot 6 = 7$ |
+# | GAE | $\gamma_t\lambda_t$ | $\delta_t = r_t + \gamma_t V'_t - V_t$ | 0: the critic expects no advantage | $\delta_t$, unchanged | done$_t$ | [02, section 1](02_gae.ipynb#1.-The-loop): $\hat A_3 = \delta_3 = 1 + 0.5 \cdot 10 - 2 = 4$ |
+# | TD(λ) | $\gamma_t\lambda_t$ | $r_t + \gamma_t(1-\lambda_t)V'_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ ($w_t = 1$) | done$_t$ | [03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue): $G_2 = 30$, not 15 |
+# | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+# | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | above: $v_2 = 2$, not 1 |
+# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [`retrace`'s Hint 3](#Exercises), below: $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+#
+# A termination has no next state: a select drops the bootstrap instead ($V'_t$, $M_t$ or
+# $\mathbb E_\pi Q_{t+1}$ is not read).
+
+# %% jupyter={"source_hidden": true}
+# Checks: the end-form card, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
+g4, l4, last4 = 0.5, 0.5, np.arange(4) == 3
+r4, v4 = np.array([1.0, 2.0, -1.0, 3.0]), np.array([2.0, 0.5, 1.0, -1.0])
+nv4 = np.array([0.5, np.nan, 4.0, 10.0])  # NaN behind the termination; after the truncation, not values[3]
+term4, trunc4 = np.array([False, True, False, False]), np.array([False, False, True, False])
+done4 = term4 | trunc4 | last4
+gV = np.where(term4, 0.0, g4 * nv4)  # the bootstrap gamma V'_t, selected away at a termination
+ratio4 = np.array([2.0, 0.5, 1.0, 0.8])  # pi/mu
+rho4, c4 = np.minimum(1.0, ratio4), l4 * np.minimum(1.0, ratio4)
+delta4 = r4 + gV - v4
+# Q(lambda) and Retrace: their Hint 3's rollouts (gamma = 0.5, rewards 1, step 2 terminates)
+term_h = np.array([False, False, True, False])
+q_h = np.array([[2.0, 2.0], [4.0, 0.0], [np.nan, np.nan], [6.0, 2.0]])
+M_h = q_h.max(1)
+greedy_h = q_h[np.arange(4), [1, 1, 0, 0]] == M_h  # a tie is greedy
+ell_h = np.where(greedy_h & ~last4, 0.5, 0.0)
+eq_h, qn_h, c_h = np.array([2.0, 4.0, np.nan, 6.0]), np.array([1.5, 2.0, np.nan, 8.0]), np.minimum(1.0, [0.5, 2.0, np.nan, 1.0])
+G_q, G_r, want_q, want_r = 100.0, 100.0, np.zeros(4), np.zeros(4)  # the loops of 03's and this notebook's formulas
+for t in reversed(range(4)):
+    G_q = 1.0 + (0.0 if term_h[t] else 0.5 * ((1 - ell_h[t]) * M_h[t] + ell_h[t] * G_q))
+    G_r = 1.0 + (0.0 if term_h[t] else 0.5 * (eq_h[t] + (0.0 if last4[t] else c_h[t]) * (G_r - qn_h[t])))
+    want_q[t], want_r[t] = G_q, G_r
+np.testing.assert_allclose(want_q, [2.25, 3.0, 1.0, 4.0])  # q_lambda's Hint 3
+np.testing.assert_allclose(want_r, [2.25, 2.5, 1.0, 4.0])  # retrace's Hint 3
+card_rows = {  # estimator: (a_t, ordinary b_t, end-form b_t, resets at, the critic's estimate of y_{t+1}, termination, the loop)
+    "return": (g4, r4, r4 + gV, done4, nv4, term4,
+               reference.discounted_returns(r4, gamma=g4, terminated=term4, truncated=trunc4, next_values=nv4)),
+    "GAE": (g4 * l4, delta4, delta4, done4, 0.0, term4,
+            reference.gae(r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4, next_values=nv4)[0]),
+    "TD(λ)": (g4 * l4, r4 + (1 - l4) * gV, r4 + gV, done4, nv4, term4,
+              reference.td_lambda(r4, nv4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4)),
+    "Q(λ)": (0.5 * 0.5, 1.0 + np.where(term_h, 0.0, 0.5 * 0.5 * M_h), 1.0 + np.where(term_h, 0.0, 0.5 * M_h),
+             term_h | last4 | ~greedy_h, M_h, term_h, want_q),
+    "V-trace": (g4 * c4, v4 + rho4 * delta4 - g4 * c4 * nv4, v4 + rho4 * delta4, done4, nv4, term4,
+                reference.vtrace(np.log(ratio4), r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4,
+                                 next_values=nv4)[0]),
+    "Retrace": (0.5 * c_h, 1.0 + np.where(term_h, 0.0, 0.5 * (eq_h - c_h * qn_h)), 1.0 + np.where(term_h, 0.0, 0.5 * eq_h),
+                term_h | last4, qn_h, term_h, want_r),
+}
+a_card = np.stack([np.where(row[3], 0.0, row[0]) for row in card_rows.values()])  # the reset as a = 0
+b_card = np.stack([np.where(row[3], row[2], row[1]) for row in card_rows.values()])  # the end form where it resets
+y_card = rl.linear_scan(torch.tensor(a_card, dtype=torch.float32, device=DEVICE),
+                        torch.tensor(b_card, dtype=torch.float32, device=DEVICE),
+                        initial=torch.full((6,), 100.0, device=DEVICE), backend=KERNEL)  # 100 past the window: the reset keeps it out
+np.testing.assert_allclose(to_numpy(y_card), np.stack([row[6] for row in card_rows.values()]), rtol=1e-6)
+for name, (a_, b_ord, b_endf, reset_, y_hat, term_, _) in card_rows.items():  # "one rule makes every end form"
+    ends = reset_ & ~term_
+    np.testing.assert_allclose(b_endf[ends], (b_ord + a_ * np.asarray(y_hat))[ends], err_msg=name)
+assert done4.sum() == 3 and (~greedy_h & ~term_h).sum() == 1  # a termination, a truncation, the window's end; a non-greedy step
+# the last column's numbers
+assert reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=6.0)[3] == 7.0
+assert reference.gae(np.ones(4), np.full(4, 2.0), gamma=0.5, lambda_=0.5, terminated=[False, True, False, False],
+                     bootstrap_value=10.0)[0][3] == 4.0
+assert reference.td_lambda([0.0] * 3, [10.0, 20.0, 30.0], gamma=1.0, lambda_=0.5)[2] == 30.0 == 2 * 15.0
+assert reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0] * 3, [1.0] * 3, gamma=0.5, bootstrap_value=2.0)[0][2] == 2.0
+assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
 
 # %% [markdown]
 # ## 3. The kernel
 #
-# The kernel is section 2's split, as three [hooks](GLOSSARY.md#hook) in `rltriton_lite/vtrace.py`:
-# small `@triton.jit` functions that the shared scan kernel calls on each chunk. The printout is
-# optional.
+# The kernel is section 2's split, as three [hooks](GLOSSARY.md#hook) in `rltriton_lite/vtrace.py`.
+# The printout is optional.
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -421,7 +501,7 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # ## 5. Optional: profile it
 #
 # Every implementation in the committed H200 run agrees with ours. One [peer](GLOSSARY.md#peer),
-# rl_triton, reads faster than ours at two shapes, both gaps within the noise. The table is in
+# rl_triton, runs faster than ours at two shapes, both gaps within the noise. The table is in
 # [notebook 09, section 2.4](09_benchmarks.ipynb#2.4-V-trace:-a-peer-within-the-noise).
 
 # %% jupyter={"source_hidden": true}
@@ -489,20 +569,21 @@ dq_u = r_u + gam_u * eq_u - q_u  # delta^Q_0, delta^Q_1
 np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol=1e-12)  # c_{t+1} alone
 
 # %% [markdown]
-# Write its prologue for [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)
-# (`exercises.scan_hook`, the small chunked scan that runs a Triton prologue of yours), as for
-# notebook 03's `q_lambda`.
+# **You write:** `retrace(X, P, offs, t, m, T)`, a Triton prologue for
+# [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues), as for notebook
+# 03's `q_lambda`.
+#
+# **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is Retrace's
+# $G_t$ above.
 #
 # **Contract.**
 #
-# * **Reset form:** a flag in the triple $(a_t, b_t, \text{reset}_t)$, the pair with the reset beside it (not $a_t = 0$);
-#   $a_t$ is unread where it is set.
+# * **Reset form:** a flag (not $a_t = 0$); $a_t$ is unread where it is set.
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
-#   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`.
+#   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`. No truncation input.
 # * **Shift:** none to make: `next_log_ratio[t]`, like every `next_*` entry $t$, already belongs to step $t+1$.
-# * **Returns:** the triple whose reverse scan is $G_t$. No truncation input.
-# * **End form:** $c = 0$ at the window's last step gives $b$ its end form ([the end-form card](#The-end-form-card)'s rule, with $\hat y_{t+1} = Q_{t+1}$, the estimate of the $G_{t+1}$ the reset cuts off).
+# * **End form:** $c = 0$ at the window's last step gives $b$ its end form ([the end-form card](#The-end-form-card)'s rule, in section 2, with $\hat y_{t+1} = Q_{t+1}$).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -590,16 +671,21 @@ retrace = None
 exercises.attempt("retrace", retrace)
 
 # %% [markdown]
-# **`vtrace_pg`** (a Triton epilogue). Write the policy-gradient advantage as an epilogue. The
-# prologue is given: `exercises.vtrace_prologue` (λ = 1), printed below, returns section 2's triple.
+# **`vtrace_pg`** (a Triton epilogue).
+#
+# **You write:** `vtrace_pg(X, P, offs, t, m, T, y, y_in)`, an epilogue run after the given
+# prologue `exercises.vtrace_prologue` (λ = 1, printed below).
+#
+# **It returns:** each step's policy-gradient advantage,
+# $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$ with
+# $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$.
 #
 # **Contract.**
 #
-# * **Reset form:** a flag, in the given prologue's triple (a termination and $t = T-1$ reset); you return one value per step.
+# * **Reset form:** a flag, in the given prologue's triple (a termination and $t = T-1$ reset).
 # * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
-#   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue.
+#   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Shift:** `y` is $v_t$; `y_in` is $v_{t+1}$, the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$), 0 at the row's last step.
-# * **Returns:** $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. At a termination `y_in` is
 #   the next episode's: select it away, as the card selects away `next_values`. No truncation input.
 # * **One clip:** $\bar\rho$ (`P[1]`) serves both $\rho_t$ and $\rho^{pg}_t$ here, unlike section 2's own clip
@@ -611,9 +697,9 @@ exercises.attempt("retrace", retrace)
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
 
 # %% [markdown]
-# The advantage needs $v_{t+1}$, the *next* step's target. `scan_hook`'s `epilogue`
-# ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)),
-# `(X, P, offs, t, m, T, y, y_in) -> out`, gets it as `y_in`.
+# The advantage needs $v_{t+1}$, the *next* step's target: `scan_hook`'s `epilogue`
+# ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)) gets it
+# as `y_in`.
 #
 # <details><summary>Details: how the harness finds y_in (optional)</summary>
 #
@@ -754,86 +840,6 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
 
 # %% [markdown]
-# ## The end-form card
-#
-# One rule makes every [end form](GLOSSARY.md#end-form), the $b_t$ of a truncation or of the
-# window's last step: end form $= b_t + a_t\,\hat y_{t+1}$. The reset removes the term
-# $a_t y_{t+1}$, and the rule adds it back with the critic's estimate $\hat y_{t+1}$ in place of
-# $y_{t+1}$, as [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) first did
-# for TD(λ). Here is the rule at work in every estimator of notebooks 01–04, with a number in the
-# last column. As in the exercises, $M_t = \max_u Q(s_{t+1}, u)$ and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$.
-#
-# | estimator | $a_t$ | $b_t$, ordinary step | $\hat y_{t+1}$ | $b_t$, end form | resets at | shown with a number |
-# | --- | --- | --- | --- | --- | --- | --- |
-# | return | $\gamma_t$ | $r_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ | done$_t$ | [01, section 1](01_discounted_return.ipynb#1.-The-loop): $G_3 = 4 + 0.5 \cdot 6 = 7$ |
-# | GAE | $\gamma_t\lambda_t$ | $\delta_t = r_t + \gamma_t V'_t - V_t$ | 0: the critic expects no advantage | $\delta_t$, unchanged | done$_t$ | [02, section 1](02_gae.ipynb#1.-The-loop): $\hat A_3 = \delta_3 = 1 + 0.5 \cdot 10 - 2 = 4$ |
-# | TD(λ) | $\gamma_t\lambda_t$ | $r_t + \gamma_t(1-\lambda_t)V'_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ ($w_t = 1$) | done$_t$ | [03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue): $G_2 = 30$, not 15 |
-# | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
-# | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | [section 2](#2.-Prologue,-scan,-epilogue): $v_2 = 2$, not 1 |
-# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [`retrace`'s Hint 3](#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
-#
-# A termination has no next state: a select drops the bootstrap instead ($V'_t$, $M_t$ or
-# $\mathbb E_\pi Q_{t+1}$ is not read).
-
-# %% jupyter={"source_hidden": true}
-# Checks: the end-form card, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
-g4, l4, last4 = 0.5, 0.5, np.arange(4) == 3
-r4, v4 = np.array([1.0, 2.0, -1.0, 3.0]), np.array([2.0, 0.5, 1.0, -1.0])
-nv4 = np.array([0.5, np.nan, 4.0, 10.0])  # NaN behind the termination; after the truncation, not values[3]
-term4, trunc4 = np.array([False, True, False, False]), np.array([False, False, True, False])
-done4 = term4 | trunc4 | last4
-gV = np.where(term4, 0.0, g4 * nv4)  # the bootstrap gamma V'_t, selected away at a termination
-ratio4 = np.array([2.0, 0.5, 1.0, 0.8])  # pi/mu
-rho4, c4 = np.minimum(1.0, ratio4), l4 * np.minimum(1.0, ratio4)
-delta4 = r4 + gV - v4
-# Q(lambda) and Retrace: their Hint 3's rollouts (gamma = 0.5, rewards 1, step 2 terminates)
-term_h = np.array([False, False, True, False])
-q_h = np.array([[2.0, 2.0], [4.0, 0.0], [np.nan, np.nan], [6.0, 2.0]])
-M_h = q_h.max(1)
-greedy_h = q_h[np.arange(4), [1, 1, 0, 0]] == M_h  # a tie is greedy
-ell_h = np.where(greedy_h & ~last4, 0.5, 0.0)
-eq_h, qn_h, c_h = np.array([2.0, 4.0, np.nan, 6.0]), np.array([1.5, 2.0, np.nan, 8.0]), np.minimum(1.0, [0.5, 2.0, np.nan, 1.0])
-G_q, G_r, want_q, want_r = 100.0, 100.0, np.zeros(4), np.zeros(4)  # the loops of 03's and this notebook's formulas
-for t in reversed(range(4)):
-    G_q = 1.0 + (0.0 if term_h[t] else 0.5 * ((1 - ell_h[t]) * M_h[t] + ell_h[t] * G_q))
-    G_r = 1.0 + (0.0 if term_h[t] else 0.5 * (eq_h[t] + (0.0 if last4[t] else c_h[t]) * (G_r - qn_h[t])))
-    want_q[t], want_r[t] = G_q, G_r
-np.testing.assert_allclose(want_q, [2.25, 3.0, 1.0, 4.0])  # q_lambda's Hint 3
-np.testing.assert_allclose(want_r, [2.25, 2.5, 1.0, 4.0])  # retrace's Hint 3
-card_rows = {  # estimator: (a_t, ordinary b_t, end-form b_t, resets at, the critic's estimate of y_{t+1}, termination, the loop)
-    "return": (g4, r4, r4 + gV, done4, nv4, term4,
-               reference.discounted_returns(r4, gamma=g4, terminated=term4, truncated=trunc4, next_values=nv4)),
-    "GAE": (g4 * l4, delta4, delta4, done4, 0.0, term4,
-            reference.gae(r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4, next_values=nv4)[0]),
-    "TD(λ)": (g4 * l4, r4 + (1 - l4) * gV, r4 + gV, done4, nv4, term4,
-              reference.td_lambda(r4, nv4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4)),
-    "Q(λ)": (0.5 * 0.5, 1.0 + np.where(term_h, 0.0, 0.5 * 0.5 * M_h), 1.0 + np.where(term_h, 0.0, 0.5 * M_h),
-             term_h | last4 | ~greedy_h, M_h, term_h, want_q),
-    "V-trace": (g4 * c4, v4 + rho4 * delta4 - g4 * c4 * nv4, v4 + rho4 * delta4, done4, nv4, term4,
-                reference.vtrace(np.log(ratio4), r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4,
-                                 next_values=nv4)[0]),
-    "Retrace": (0.5 * c_h, 1.0 + np.where(term_h, 0.0, 0.5 * (eq_h - c_h * qn_h)), 1.0 + np.where(term_h, 0.0, 0.5 * eq_h),
-                term_h | last4, qn_h, term_h, want_r),
-}
-a_card = np.stack([np.where(row[3], 0.0, row[0]) for row in card_rows.values()])  # the reset as a = 0
-b_card = np.stack([np.where(row[3], row[2], row[1]) for row in card_rows.values()])  # the end form where it resets
-y_card = rl.linear_scan(torch.tensor(a_card, dtype=torch.float32, device=DEVICE),
-                        torch.tensor(b_card, dtype=torch.float32, device=DEVICE),
-                        initial=torch.full((6,), 100.0, device=DEVICE), backend=KERNEL)  # 100 past the window: the reset keeps it out
-np.testing.assert_allclose(to_numpy(y_card), np.stack([row[6] for row in card_rows.values()]), rtol=1e-6)
-for name, (a_, b_ord, b_endf, reset_, y_hat, term_, _) in card_rows.items():  # "one rule makes every end form"
-    ends = reset_ & ~term_
-    np.testing.assert_allclose(b_endf[ends], (b_ord + a_ * np.asarray(y_hat))[ends], err_msg=name)
-assert done4.sum() == 3 and (~greedy_h & ~term_h).sum() == 1  # a termination, a truncation, the window's end; a non-greedy step
-# the last column's numbers
-assert reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=6.0)[3] == 7.0
-assert reference.gae(np.ones(4), np.full(4, 2.0), gamma=0.5, lambda_=0.5, terminated=[False, True, False, False],
-                     bootstrap_value=10.0)[0][3] == 4.0
-assert reference.td_lambda([0.0] * 3, [10.0, 20.0, 30.0], gamma=1.0, lambda_=0.5)[2] == 30.0 == 2 * 15.0
-assert reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0] * 3, [1.0] * 3, gamma=0.5, bootstrap_value=2.0)[0][2] == 2.0
-assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
-
-# %% [markdown]
 # ## What you now know
 #
 # * V-trace is one reverse scan of $v_t$ itself: $a_t = \gamma_t c_t$, $b_t = V_t +
@@ -846,8 +852,8 @@ assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
 #   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
 #   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
-# * [The end-form card](#The-end-form-card) applies one rule, end form $= b_t + a_t\hat y_{t+1}$, to
-#   all six estimators.
+# * [The end-form card](#The-end-form-card) applies one rule, end form $= b^{ord}_t + a_t\hat y_{t+1}$,
+#   to all six estimators.
 #
 # Next, the capstone: [notebook 04c](04c_vtrace_kernel.ipynb) has you write V-trace as whole
 # kernels of your own, with no harness.

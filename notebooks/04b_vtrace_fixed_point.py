@@ -48,8 +48,7 @@ rng = np.random.default_rng(41)
 # %% [markdown]
 # ## 1. Which value the target converges to
 #
-# Training moves the critic $V$ towards `vs`. This notebook keeps to a tabular critic, with one
-# free value per state. It stops where the mean correction `vs` − V is 0 in every state.
+# This notebook keeps to a tabular critic, with one free value per state. It stops where the mean correction `vs` − V is 0 in every state.
 #
 # **The condition.** That happens where, and only where, the mean *one-step* correction is 0 in
 # every state:
@@ -83,9 +82,14 @@ rng = np.random.default_rng(41)
 # entry per state. The number $E_\mu[c_t]$ becomes the traces' matrix
 # $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$. It weighs the next state's
 # correction by the trace and by how likely that state follows $s$. Its rows sum to at most 1.
+#
+# <details><summary>Details: why its rows sum to at most 1 (optional)</summary>
+#
 # The min in $c_t = \lambda\min(\bar c, \pi/\mu)$ bounds $c_t$ by $\lambda\,\pi/\mu$, and
 # $\lambda \le 1$ keeps that at most $\pi/\mu$. So a row's sum, $E_\mu[c_t]$, is at most
 # $E_\mu[\pi/\mu] = \sum_u \pi(u) \le 1$.
+#
+# </details>
 #
 # State by state, the whole mean correction is
 # $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$. The fold below derives this
@@ -110,28 +114,11 @@ rng = np.random.default_rng(41)
 #
 # </details>
 #
-# **In training's windows.** Training in windows has the same fixed point: it stops exactly where
-# $d = 0$. Training sees windows of $T$ steps, and a window cuts the series short. Its last step
-# [resets](GLOSSARY.md#reset), taking nothing from after the window, and its $b$ takes the
+# **In training's windows.** Training sees windows of $T$ steps, and a window cuts the series
+# short. Its last step [resets](GLOSSARY.md#reset), and its $b$ takes the
 # [end form](GLOSSARY.md#end-form): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
-# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)), so a step $j$ steps
-# before the end gets only the first $j + 1$ terms. Assume the rollout is stationary: each state
-# is as likely at every position of the window. Training then stops where the correction,
-# averaged over the window's positions, is 0. That average is
-#
-# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
-#
-# and the matrix in front of $d$ is invertible, so the average is 0 only where $d$ is. The two
-# folds below derive the average and prove the matrix invertible.
-#
-# <details><summary>Details: the average over a window's positions (optional)</summary>
-#
-# Given the state at a position, the $k$-th term's mean is $(\gamma C)^k d$ at every position it
-# reaches: the series' fold above shows it, and by the Markov property it does not depend on the
-# position. Training adds up the corrections of every visit to a state. Assume that μ's states are
-# equally likely at every position, as in a stationary rollout. Then every position counts
-# equally in each state's sum, and that sum is proportional to the plain average over the
-# positions. A window of $T = 3$ steps shows which positions receive which terms:
+# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a position $j$ steps
+# before the end gets only the first $j + 1$ terms. A window of $T = 3$ steps:
 #
 # | position | steps before the end | term 0, mean $d$ | term 1, mean $\gamma C d$ | term 2, mean $(\gamma C)^2 d$ |
 # | --- | --- | --- | --- | --- |
@@ -141,9 +128,26 @@ rng = np.random.default_rng(41)
 # | positions it reaches | | 3 | 2 | 1 |
 #
 # Read by column, the $k$-th term reaches the $T-k$ positions that lie at least $k$ steps before
-# the end: 3, 2 and 1 of them here. So the correction averaged over the positions is
-# $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$ for $T = 3$, and the formula above in
-# general.
+# the end: 3, 2 and 1 of them here.
+#
+# Assume the rollout is stationary: each state is as likely at every position of the window. Then
+# training stops where the correction, averaged over the window's positions, is 0. For $T = 3$ that
+# average is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$, and in general
+#
+# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d.$$
+#
+# The matrix in front of $d$ is invertible, so the average is 0 only where $d$ is: training in
+# windows has the same fixed point. The two folds below derive the average and prove the matrix
+# invertible.
+#
+# <details><summary>Details: the average over a window's positions (optional)</summary>
+#
+# Given the state at a position, the $k$-th term's mean is $(\gamma C)^k d$ at every position it
+# reaches: the series' fold above shows it, and by the Markov property it does not depend on the
+# position. Training adds up the corrections of every visit to a state. Assume that μ's states are
+# equally likely at every position, as in a stationary rollout. Then every position counts
+# equally in each state's sum, and that sum is proportional to the plain average over the
+# positions, which the table above counts.
 #
 # </details>
 #
@@ -152,7 +156,7 @@ rng = np.random.default_rng(41)
 # Write $X = \gamma C$.
 #
 # 1. **Count by row, not by column.** Write each term by its matrix: term $k$ is $X^k d$. In the
-#    previous fold's table, the last position receives term 0 alone, so its row adds up to $I$.
+#    table above, the last position receives term 0 alone, so its row adds up to $I$.
 #    The position before it receives terms 0 and 1, which add up to $I + X$. The first position
 #    receives all three: $I + X + X^2$. The three rows add up to $3I + 2X + X^2$, the same sum as
 #    the columns. For any
@@ -259,9 +263,12 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 #
 # So the fixed point moves from 8 to 5.
 #
-# Uneven clipping need not move the value, though. Where every action has the same $Q^\pi$, each
-# action's mean TD error at $V^\pi$ is 0, so any weights average them to 0. Then
-# $V^{\pi_{\bar\rho}} = V^\pi$, although $\pi_{\bar\rho} \ne \pi$.
+# <details><summary>Details: uneven clipping need not move the value (optional)</summary>
+#
+# Where every action has the same $Q^\pi$, each action's mean TD error at $V^\pi$ is 0, so any
+# weights average them to 0. Then $V^{\pi_{\bar\rho}} = V^\pi$, although $\pi_{\bar\rho} \ne \pi$.
+#
+# </details>
 #
 # The cells below check, on μ's rollouts, that the mean of `vs` − V is 0 at the fixed point and
 # points towards it elsewhere.
@@ -291,9 +298,9 @@ r_same = np.array([1.0, 1.0])  # every action has the same Q^pi: pi_rho_bar != p
 assert not np.allclose(pi_clipped(1.0), pi) and np.isclose(float(pi_clipped(1.0) @ r_same), float(pi @ r_same))
 
 # %% [markdown]
-# The cell below draws a batch of μ's rollouts, 16,384 rows × 100 steps. The folded measurement at
-# the end of this section needs that many rows to see a small effect. Then it defines the
-# correction `vs` − V that V-trace applies to a critic whose value is V at every step, and its mean:
+# The cell below draws 16,384 of μ's rollouts of 100 steps: the folded measurement at the end of
+# this section needs that many. Then it defines the correction `vs` − V for a critic whose value
+# is V at every step, and its mean:
 
 # %%
 actions = rng.random((16384, 100)) < mu[1]  # μ's actions: True is action 1
@@ -392,20 +399,31 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
 # **`vtrace_fixed_point`**, in NumPy. Section 1's condition holds state by state, so it applies to
-# any finite MDP. Write the value that V-trace's critic converges to when it learns from μ's data.
+# any finite MDP.
+#
+# **You write:** `vtrace_fixed_point(P_trans, R, pi, mu, gamma, rho_bar)`, in NumPy on the MDP's
+# tables.
+#
+# **It returns:** `V`, shape (S,), the value that V-trace's critic converges to when it learns
+# from μ's data: the $V$ at which $E_\mu[\rho_t\delta_t \mid s_t = s] = 0$ in every state.
 #
 # **Contract.**
 #
-# * **No steps, no resets:** NumPy, float64, on the MDP's tables; nothing is scanned.
+# * **No steps, no resets:** float64; nothing is scanned.
 # * **Inputs:** `P_trans[s, u, s2]`, (S, A, S), the probability of `s2` after action `u` in state `s`; `R`, (S, A), the mean
 #   reward; `pi`, `mu`, (S, A), target and behaviour policies, rows summing to 1, `mu > 0`, `pi` may be 0;
 #   `gamma < 1`; `rho_bar > 0` (`float("inf")` for no clip).
-# * **Returns:** `V`, shape (S,), float64, at which $E_\mu[\rho_t\delta_t \mid s_t = s] = 0$ in every state.
-# * **How it is checked:** the checker holds no answer. It computes the mean correction at your `V`: only one $V$
-#   makes it vanish everywhere. Where it does not, the message gives its sign, the way a one-step update would move `V`.
 #
 # Then, for self-study (not graded): as $\bar\rho$ grows, where does `V` go? And as
 # $\bar\rho \to 0$? Mind the actions where $\pi = 0$.
+#
+# <details><summary>Details: how it is checked (optional)</summary>
+#
+# The checker holds no answer. It computes the mean correction at your `V`: only one $V$ makes it
+# vanish everywhere. Where it does not, the message gives its sign, the way a one-step update would
+# move `V`.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -482,7 +500,7 @@ assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
 # This appendix is optional, and it has nothing to do with the fixed point above. It belongs to
 # notebook 04's second output, `pg_advantages`. The package computes it as rlax does, not as the
 # IMPALA paper does, so that λ is one knob for both outputs. The fold derives how the two
-# advantages differ. The cells check it on a rollout like notebook 04, section 4's.
+# advantages differ, and the cells check it.
 #
 # <details><summary>Details: the paper's advantage against rlax's, and why the package follows rlax (optional)</summary>
 #

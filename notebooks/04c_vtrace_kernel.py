@@ -28,11 +28,9 @@
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
 #
-# Where done$_t$ the step resets: the scan takes $v_t = b_t$, with nothing carried in from step
-# $t+1$. In 04 a harness (`exercises.scan_hook`) ran your prologue and epilogue, the per-step code
-# before and after the scan, inside its own kernel. Here you write both kernels yourself: a chunked
-# scan for `vs`, as your `reset_scan` in 00c, and a second kernel for the advantage, as your
-# `vtrace_pg` in 04.
+# In 04 the [harness](GLOSSARY.md#harness) (`exercises.scan_hook`) ran your prologue and epilogue
+# inside its own kernel. Here you write both kernels yourself: a chunked scan for `vs`, as your
+# `reset_scan` in 00c, and a second kernel for the advantage, as your `vtrace_pg` in 04.
 
 # %%
 import inspect
@@ -65,10 +63,14 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
-# **`vtrace_kernel`** (the capstone). Write V-trace in Triton kernels of your own, with no harness.
-# A first kernel scans `vs` row by row, in [chunks](GLOSSARY.md#chunk), with the step and resets
-# above. A second kernel, launched after the first has finished, reads `vs` one step on and
-# computes the advantage of your `vtrace_pg` (04).
+# **`vtrace_kernel`** (the capstone).
+#
+# **You write:** `vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar,
+# c_bar, chunk)`: a Triton kernel that scans `vs` row by row, in [chunks](GLOSSARY.md#chunk), then
+# a second kernel that reads `vs` one step on, and the launcher that runs both.
+#
+# **It returns:** `(vs, pg)`, both (B, T): V-trace's targets $v_t$, and the advantage of your
+# `vtrace_pg` (04), clipped at ρ̄.
 #
 # **Contract.**
 #
@@ -76,7 +78,6 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$,
 #   (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
 # * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step ($t = T-1$, the row's last).
-# * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄.
 # * **The recurrence** is the one above at λ = 1, no truncation input: $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$,
 #   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$, $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
 #
@@ -109,18 +110,19 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # * **Part 1, the loop.** One program per row walks the row's chunks of `chunk` steps, from the
 #   last to the first. It carries one number from chunk to chunk, $v$ at the first step of the
 #   chunk just done, starting at 0.
-# * **Part 2, the triple.** Split the recurrence as above, with the resets and selects (`tl.where`,
-#   never a product with 0) of [the card](01_discounted_return.ipynb#The-episode-end-card), 01's
-#   table of episode ends. At a reset $b_t$ takes its [end form](GLOSSARY.md#end-form), the formula
-#   above with $[\lnot\text{done}_t] = 0$. Padding lanes, past the row's end, get the
+# * **Part 2, the triple.** Split the recurrence as above, with the resets and
+#   [selects](GLOSSARY.md#select) of [01's card](01_discounted_return.ipynb#The-episode-end-card).
+#   At a reset $b_t$ takes its [end form](GLOSSARY.md#end-form): the formula above with
+#   $[\lnot\text{done}_t] = 0$. Padding lanes, past the row's end, get the
 #   [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$ (not tested by the checker: padding
 #   lanes lie only past a row's last step, which resets).
 # * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
 #   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
 #   ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
-#   Each step gets the map $(A, B, K)$ of itself and the chunk's later steps.
-# * **Part 4, the carry and the store.** `vs` is $B + A \cdot \text{carry}$ where $K$ is false (no
-#   reset up to the chunk's end), and $B$ alone where it is true; it is stored at every real step.
+#   Each step gets the scanned map `(a_s, b_s, k_s)` of itself and the chunk's later steps, as in
+#   your `reset_scan`.
+# * **Part 4, the carry and the store.** `vs` is `b_s + a_s * carry` where `k_s` is false (no
+#   reset up to the chunk's end), and `b_s` alone where it is true; it is stored at every real step.
 # * **Part 5, the second kernel's $v_{t+1}$.** Each element of the (B, T) output on its own:
 #   $v_{t+1}$ is the row's `vs` at step $t+1$, or `next_values` at the window's last step.
 # * **Part 6, the advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in your
@@ -213,8 +215,8 @@ assert _vs_of(identity, False).isfinite().all() and _vs_of(junk, False).isnan().
 #
 # $v_2 = 1$ means $b$ at the window's last step is not in its end form: it kept $-\gamma c V'$,
 # which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
-# means your combine's operands are swapped: it applies the earlier run's map first, so $v_0$ comes
-# out as $b_1 + a_1 b_0 + a_1 a_0 v_2$. For the carry, a property: on a random
+# means that, if you wrote your own combine, its operands are swapped: it applies the earlier run's
+# map first, so $v_0$ comes out as $b_1 + a_1 b_0 + a_1 a_0 v_2$. For the carry, a property: on a random
 # row of 10 steps, `vs` with `chunk=2` and with `chunk=16` must agree (to about $10^{-6}$).
 #
 # </details>

@@ -214,6 +214,36 @@ assert round(263 / 53) == 5  # "about a fifth of the shuffles"
 #
 # </details>
 #
+# ### 3.1 Reading the hooks' source
+#
+# [Notebook 02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form) writes GAE's prologue in
+# the package's form, `(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep)`, with three
+# helpers that load its inputs. The package's other hooks use a few more names.
+#
+# <details><summary>Details: the helpers (optional)</summary>
+#
+# * The input slots have names, defined in `rltriton_lite/episode.py`: `X[REWARDS]` is the rewards
+#   and `SX[REWARDS]` their strides. `P` holds the numbers, such as `P[P_GAMMA]`.
+# * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
+#   `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$, from one load:
+#   the `values` tile shifted by one step, as above.
+# * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
+#   per step or one number.
+# * The helpers load at every step in bounds, and the prologue selects afterwards. A load masked by
+#   the flags or by `valid` would also be correct.
+#
+# </details>
+#
+# <details><summary>Details: two names in the source that 02's exercise skips (optional)</summary>
+#
+# * `ahead`, the package's ninth argument, is a masked call's look-ahead. Without a mask it is
+#   `None`, and `last` is `t == T - 1`. A prologue such as 02's `gae_prologue` may leave it out:
+#   `exercises.package_prologue` handles the mask before the kernel runs.
+# * `P[P_OPEN]` is 0 unless the window is one piece of a longer row, split across processes
+#   (notebook 11, and section 7 here). Its last step then ends nothing.
+#
+# </details>
+#
 # ## 4. The tile: how many rows and steps a program owns
 #
 # **The question:** what does one program of the package own, and why so little? **The answer:** a
