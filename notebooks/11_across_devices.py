@@ -19,13 +19,13 @@
 # * **You will learn:** one scan with its steps on several processes. A segment is one affine map;
 #   the maps are exchanged and the carries composed. Then the package's `time_group=` on two
 #   processes.
-# * **Time:** 1.5–2 h with the open questions; 45 min–1 h for the reading and the checked
-#   exercise.
+# * **Time:** 1.75–2.25 h with the open questions; 1–1.25 h for the reading and the checked
+#   exercises.
 # * **Needs:** notebooks 00, 01 (section 6 names its `transposed_scan`) and 02 (section 5 is
 #   GAE); the basics of `torch.distributed`. No GPU: the two processes run on the CPU, where each
 #   takes the package's PyTorch path, not the kernel (the same arithmetic, checked alike).
-# * **Minimum path:** sections 1–5 and the checked exercise `segment_carries` (it needs sections
-#   1–3). Sections 6 (the backward), 7 (the cost) and the open questions can wait. The backward's
+# * **Minimum path:** sections 1–5 and the checked exercises `segment_carries` (it needs sections
+#   1–3) and `gae_segment_map` (section 5). Sections 6 (the backward), 7 (the cost) and the open questions can wait. The backward's
 #   details and what crosses the wire are in
 #   [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire),
 #   for maintainers.
@@ -604,7 +604,7 @@ assert '("rewards", "values", "terminated")' in worker and rollout["terminated"]
 # ## Exercises
 #
 # Checked, as in notebook 00b: write the starter's function and run the cell after it.
-# `print(exercises.task("segment_carries"))` restates the task. The solution is in
+# `print(exercises.task(name))` restates a task. The solution is in
 # `notebooks/solutions/`.
 #
 # **`segment_carries`.** The composition of section 2, for any number of segments, with resets as
@@ -675,6 +675,85 @@ def segment_carries(A, B, reset, initial):
 
 # %%
 exercises.attempt("segment_carries", segment_carries)
+
+# %% [markdown]
+# **`gae_segment_map`.** One rank's map for GAE (section 5): what the rank computes from its own
+# steps, before the maps are exchanged.
+#
+# * **You write:** `gae_segment_map(rewards, values, terminated, next_first_value, gamma, lam)`.
+# * **It returns:** `(A, B, reset)`, one number per row each: the map from the carry $c$ (the
+#   advantage at the next rank's first step) to the advantage at this rank's first step,
+#   $B + A\,c$, or $B$ alone where `reset`.
+# * **Given:** the rank's `rewards`, `values` (rows, n) float64 and `terminated` (rows, n) bool, and
+#   `next_first_value` (rows,): $V$ at the next rank's first step, what the "first values" exchange
+#   brings (on the last rank, the bootstrap value).
+# * **The formulas:** $\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t)$, the $\gamma V(s_{t+1})$ left
+#   out where `terminated[t]`; $\hat A_t = \delta_t + \gamma\lambda \hat A_{t+1}$, cut to $\delta_t$ at a
+#   termination. $B$ is the rank's first $\hat A$ computed with a carry of 0; $A = (\gamma\lambda)^n$;
+#   `reset` is True where any of the $n$ steps terminates ($A$ is then not read, nor graded).
+#
+# Select, do not multiply: the checker puts a NaN in `next_first_value` behind a termination.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 5's hand cell computes $\delta$ at rank 0's last step from rank 1's first value. Do that
+# for every step of the segment: the next values are `values[:, 1:]`, then `next_first_value`.
+# Then run GAE's loop backwards over the segment, starting from 0.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Build the next values: `values[:, 1:]` with `next_first_value` appended as the last column.
+# * $\delta$ with a select at a termination (`np.where`), every step at once.
+# * $B$: start from 0 at the end; walk $t = n - 1$ down to 0; at a termination keep $\delta_t$ alone.
+# * $A$: the carry crosses all $n$ steps, each multiplying it by $\gamma\lambda$.
+# * `reset`: does any step of the row terminate?
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# One row of two steps, rewards 1, values 0, $\gamma = 0.5$, $\lambda = 1$, `next_first_value` 4, no
+# termination: $\delta = (1, 1 + 0.5 \cdot 4) = (1, 3)$, so $B = 1 + 0.5 \cdot 3 = 2.5$, and
+# $A = 0.5^2 = 0.25$. With a termination at the last step, $\delta_1 = 1$ and $B = 1.5$; `reset` is
+# True.
+#
+# * $B = 1.5$ without the termination: your $\delta_1$ took $V(s_2)$ as 0.
+# * $A = 0.5$: one factor short; the carry also crosses the last step.
+#
+# ```python
+# one = lambda *x: np.array([x])  # noqa: E731 -- one row
+# print(gae_segment_map(one(1.0, 1.0), one(0.0, 0.0), one(False, False), np.array([4.0]), 0.5, 1.0))
+# print(gae_segment_map(one(1.0, 1.0), one(0.0, 0.0), one(False, True), np.array([4.0]), 0.5, 1.0))
+# # must print (array([0.25]), array([2.5]), array([False])), then (array([0.25]), array([1.5]), array([ True]))
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# v_next = np.concatenate([values[:, 1:], ___], axis=1)  # ___: the next rank's first value, as a column
+# delta = rewards + np.where(terminated, ___, gamma * v_next) - values
+# B = np.zeros(len(rewards))
+# for t in reversed(range(rewards.shape[1])):
+#     B = np.where(terminated[:, t], ___, ___)  # ___: cut, or carry on with gamma lam
+# return ___, B, terminated.any(axis=1)  # ___: A
+# ```
+#
+# </details>
+#
+# With `segment_carries` above, these maps give every rank its carry, and the rank's own scan from
+# it gives its advantages: section 5's two processes, by hand.
+
+# %%
+def gae_segment_map(rewards, values, terminated, next_first_value, gamma, lam):
+    # YOUR CODE: return (A, B, reset), each of shape (rows,)
+    raise NotImplementedError
+
+# %%
+exercises.attempt("gae_segment_map", gae_segment_map)
 
 # %% [markdown]
 # Without a checker:

@@ -6269,6 +6269,111 @@ def _segment_carries_cases(d):
     return out
 
 
+
+def _gae_segment_map_reference(rewards, values, terminated, next_first_value, gamma, lam, next_as=None, a_steps=0,
+                               a_gamma=False, reset_at=None, carry_as_value=False):
+    """One rank's GAE map (A, B, reset) per row, from its own steps and the next rank's first value, in float64:
+    B is the segment's first advantage from a carry of 0, A = (gamma lam)^n multiplies the carry where reset (a
+    termination in the segment) is not set. The keywords make the usual slips: the next value at the segment's
+    last step taken as 0 (``next_as="zero"``) or as its own last value ("own"), A over n + ``a_steps`` steps or
+    of gamma alone, reset read at one step (``reset_at``), B's carry the next first value, not 0."""
+    r, v, term = (np.asarray(x) for x in (rewards, values, terminated))
+    rows, n = r.shape
+    after = {"zero": np.zeros(rows), "own": v[:, -1]}.get(next_as, np.asarray(next_first_value, dtype=np.float64))
+    v_next = np.concatenate([v[:, 1:], after[:, None]], 1)
+    adv = after.copy() if carry_as_value else np.zeros(rows)
+    with np.errstate(all="ignore"):
+        delta = r + np.where(term, 0.0, gamma * v_next) - v
+        for t in reversed(range(n)):
+            adv = np.where(term[:, t], delta[:, t], delta[:, t] + gamma * lam * adv)
+    A = np.full(rows, (gamma if a_gamma else gamma * lam) ** (n + a_steps))
+    reset = term.any(1) if reset_at is None else term[:, reset_at].copy()
+    return A, adv, reset
+
+
+def _run_segment_map(fn, args, kw):
+    """The student's (A, B, reset), its A left out where the segment terminates (that A is never read)."""
+    got = fn(*args, **kw)
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise AssertionError(f"gae_segment_map must return the triple (A, B, reset), got {_describe(got)}")
+    A, B, reset = (np.asarray(x) for x in got)
+    ends = np.asarray(args[2]).any(1)
+    return (np.where(ends, 0.0, A) if A.shape == ends.shape else A), B, reset
+
+
+_SEGMENT_MAP_SLIPS = {
+    "your delta at the segment's last step takes V(s_{t+1}) as 0. That value is the next rank's first value: "
+    "next_first_value, what the first-values exchange brings (on the last rank, the bootstrap)" + _fix(
+        " At the last step, V(s_{t+1}) = next_first_value: append it to values[:, 1:]."): dict(next_as="zero"),
+    "your delta at the segment's last step reads the segment's own last value for V(s_{t+1}); the next state's "
+    "value is the next rank's first, next_first_value" + _fix(
+        " At the last step, V(s_{t+1}) = next_first_value."): dict(next_as="own"),
+    "your A multiplies n - 1 factors of gamma lam. The carry is the advantage at the next rank's first step, and "
+    "it reaches the segment's first step through every one of its n steps (the last step's A_hat = delta + "
+    "gamma lam * carry included)" + _fix(" A = (gamma lam)^n, n the segment's steps."): dict(a_steps=-1),
+    "your A is gamma^n: an advantage's carry is discounted by gamma lam a step, not gamma" + _fix(
+        " A = (gamma lam)^n."): dict(a_gamma=True),
+    "your B starts its advantages from next_first_value, a value, where B is computed from a carry of 0. The "
+    "carry is an advantage (the next rank's first), and it enters through A, once the exchange of maps brings it"
+    + _fix(" Start B's loop from 0; next_first_value enters delta at the last step only."): dict(carry_as_value=True),
+    "your reset reads the segment's last step alone: a termination at any of its steps cuts the carry off from "
+    "the segment's first step" + _fix(" reset = terminated.any(axis=1)."): dict(reset_at=-1),
+    "your reset reads the segment's first step alone: a termination at any of its steps cuts the carry off" + _fix(
+        " reset = terminated.any(axis=1)."): dict(reset_at=0)}
+
+
+def _segment_map_hint(args, i, bad, got, expected):
+    """The usual slip that ``got`` is, where one is."""
+    got = np.asarray(got)
+    ends = np.asarray(args[2]).any(1)
+    for what, slip in _SEGMENT_MAP_SLIPS.items():
+        ref = np.asarray(_gae_segment_map_reference(*args, **slip)[i])
+        ref = np.where(ends, 0.0, ref) if i == 0 else ref
+        if ref.dtype == bool:
+            if got.shape == ref.shape and (got.astype(bool) == ref).all() and (ref != expected).any():
+                return _Whole(f"That is the reset with a slip: {what}.")
+        elif _is_slip(got.astype(np.float64), ref, np.asarray(expected, dtype=np.float64)):
+            return _Whole(f"That is {('A', 'B')[i]} with a slip: {what}.")
+    return None
+
+
+@_exercise("gae_segment_map", "11_across_devices", "numpy", stream=36, task="""
+gae_segment_map(rewards, values, terminated, next_first_value, gamma, lam) -> (A, B, reset): one rank's
+map for GAE, from its own steps and one number per row that the next rank sends. rewards, values:
+(rows, n) float64 NumPy arrays, the rank's n steps; terminated: (rows, n) bool; next_first_value:
+(rows,) float64, V at the next rank's first step (on the last rank, the bootstrap value), which
+delta reads at this rank's last step: delta_t = r_t + gamma V(s_{t+1}) - V(s_t), without the
+gamma V(s_{t+1}) where terminated[t] (select: a value after a termination may be NaN). The rank's
+advantages are A_hat_t = delta_t + gamma lam A_hat_{t+1}, cut at a termination (A_hat_t = delta_t).
+Return, per row, the map from the carry c (the advantage at the next rank's first step) to the
+advantage at this rank's first step, A_hat_first = B where reset, else B + A c: B, the first
+advantage computed with c = 0; A = (gamma lam)^n; reset, True where any of the n steps terminates.
+Where reset is True, A is not read (nor graded).
+""", scan=None, results=("A", "B", "reset"), run=_run_segment_map,
+   hint=lambda args, i, bad, got, expected: _segment_map_hint(args, i, bad, got, expected))
+def _gae_segment_map_cases(d):
+    rng, out = d.rng, []
+    gamma, lam = d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
+    for what, rows, n in (("one row, no terminations", 1, d.int(4, 3, 6)),
+                          ("terminations, one at a segment's last step, one inside", d.int(4, 3, 6), d.int(7, 5, 10)),
+                          ("a NaN next value behind a termination at the last step", d.int(3, 2, 4), d.int(5, 4, 8))):
+        r, v = rng.normal(size=(rows, n)), rng.normal(size=(rows, n))
+        term = _flags(rng, (rows, n), 0.0 if what.startswith("one") else 0.15)
+        after = rng.normal(size=rows)
+        if not what.startswith("one"):
+            term[0], term[-1] = False, False  # row 0 ends at its last step alone; the last row runs through
+            term[0, -1] = True
+        if what.startswith("terminations"):
+            term[1] = False
+            term[1, n // 2] = True  # row 1 ends inside the segment, not at its last step
+        if what.startswith("a NaN"):
+            after[0] = np.nan  # after row 0's termination: never read (a product with 0 reads it: NaN)
+        args = (r, v, term, after, gamma, lam)
+        A, B, reset = _gae_segment_map_reference(*args)
+        out.append((f"{what}, {rows} row{'s' * (rows > 1)} of {n} steps, gamma={gamma}, lam={lam}", args, {},
+                    (np.where(reset, 0.0, A), B, reset)))
+    return out
+
 # ---- 12: tokens ------------------------------------------------------------------------------------
 @_checker_only
 def _token_gae_reference(r, v, mask, gamma, lam):

@@ -910,6 +910,15 @@ def wrong_answers(name: str):
                          _awr_clipped_at_40),
                         ("clipped at max_weight / 2 (a round-50 review's case)", _awr_clipped_at_half),
                         ("clipped at 100: no weight here reaches it", _awr_clipped_at_100)],
+        "gae_segment_map": [
+            ("the next rank's first value left out (V(s_{t+1}) = 0 at the last step)", _segment_map_with(next_as="zero")),
+            ("the segment's own last value for V(s_{t+1})", _segment_map_with(next_as="own")),
+            ("A over n - 1 steps", _segment_map_with(a_steps=-1)),
+            ("A = gamma^n", _segment_map_with(a_gamma=True)),
+            ("reset from the last step alone", _segment_map_with(reset_at=-1)),
+            ("reset from the first step alone", _segment_map_with(reset_at=0)),
+            ("B's loop started from next_first_value", _segment_map_with(carry_as_value=True)),
+            ("(1 - terminated) multiplied, not selected", _segment_map_with(multiply=True))],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map),
@@ -1020,6 +1029,16 @@ W_SAYS = {
         ("your objective's floor is -c, a constant: the dual clip's floor is c A", "c * A), with A the loaded advantage"),
     ("soft_lambda_targets", "no select on term: gamma V' added at a termination (a later review's case)"):
         "was multiplied by zero (0 * NaN = NaN) or added without a select",
+    ("gae_segment_map", "the next rank's first value left out (V(s_{t+1}) = 0 at the last step)"):
+        ("Hint: That is B with a slip: your delta at the segment's last step takes V(s_{t+1}) as 0",
+         "At the last step, V(s_{t+1}) = next_first_value"),
+    ("gae_segment_map", "A over n - 1 steps"): ("your A multiplies n - 1 factors of gamma lam", "A = (gamma lam)^n"),
+    ("gae_segment_map", "reset from the last step alone"):
+        ("result 2 (reset): at index (1,)", "terminated.any(axis=1)."),
+    ("gae_segment_map", "B's loop started from next_first_value"):
+        ("your B starts its advantages from next_first_value, a value", "Start B's loop from 0"),
+    ("gae_segment_map", "(1 - terminated) multiplied, not selected"):
+        "a value multiplied by 0 that should have been selected away",
     ("segment_carries", "the reset of the next segment, reset[:, s + 1] (a later review's case)"):
         ("These are the carries with a slip: each segment's map selects on the reset of the next segment",
          "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"),
@@ -1805,6 +1824,25 @@ def _carries_from_before(A, B, reset, initial):
         carries[:, s] = c
         c = np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)
     return carries
+
+
+def _segment_map_with(next_as=None, a_steps=0, a_gamma=False, reset_at=None, multiply=False, carry_as_value=False):
+    """gae_segment_map with one slip, as a student writes it."""
+    def gae_segment_map(rewards, values, terminated, next_first_value, gamma, lam):
+        rows, n = rewards.shape
+        after = {"zero": np.zeros(rows), "own": values[:, -1]}.get(next_as, next_first_value)
+        v_next = np.concatenate([values[:, 1:], after[:, None]], axis=1)
+        if multiply:
+            delta = rewards + gamma * v_next * (1 - terminated) - values
+        else:
+            delta = rewards + np.where(terminated, 0.0, gamma * v_next) - values
+        B = after.copy() if carry_as_value else np.zeros(rows)
+        for t in reversed(range(n)):
+            B = np.where(terminated[:, t], delta[:, t], delta[:, t] + gamma * lam * B)
+        A = np.full(rows, (gamma if a_gamma else gamma * lam) ** (n + a_steps))
+        reset = terminated.any(axis=1) if reset_at is None else terminated[:, reset_at]
+        return A, B, reset
+    return gae_segment_map
 
 
 def _carries_multiplied(A, B, reset, initial):
