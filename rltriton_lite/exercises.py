@@ -200,6 +200,9 @@ class _Exercise:
     # The task's answer is one program with one block over the whole row (block_scan): elements never stored by
     # a block narrower than the row are that block's (BLOCK >= T), not a chunk loop's (_block_short_of_the_row)
     one_block: bool = False
+    # The task's plan is one program that walks the tensor block by block (awac_weights): a tail never stored may
+    # be a pass that stops after its first block, not only a grid short of the tensor
+    walks_blocks: bool = False
     # What one element along the scan is, in the messages ("the latest wrong step", "that step is"): a segment
     # in segment_carries, whose scan walks segments (a round-50 review: "step" there read as a rank's step)
     step: str = "step"
@@ -1096,6 +1099,7 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         raise AssertionError(f"{ex.name}, {case}: expected one number, {said} {_describe(got)}")
     if isinstance(got, torch.Tensor):
         got = got.detach().cpu().double().numpy()
+    flags = np.asarray(expected).dtype == bool  # a flag's values are said as True and False, not 1 and 0
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape:
         extra = (ex.kind == "numpy" and got.ndim == expected.ndim + 1 and expected.ndim >= 1
@@ -1179,7 +1183,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                   "np.where" if any(isinstance(x, np.ndarray) for x in args) else "torch.where")
         nan_note = (f", {nans} of them NaN or inf where the answer is finite: something that a select ({select}) or "
                     "a mask should keep out got in, by this slip or another one") if nans and np.isfinite(got[at]) else ""
-        told = (f"{where} {at} expected {_num(expected[at])}, got {_num(got[at])} ({int(bad.sum())} of {bad.size} "
+        show = (lambda x: str(bool(x)) if x in (0, 1) else _num(x)) if flags else _num  # noqa: E731
+        told = (f"{where} {at} expected {show(expected[at])}, got {show(got[at])} ({int(bad.sum())} of {bad.size} "
                 f"elements wrong{nan_note})" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
         raise AssertionError(f"{ex.name}, {case}: {told}" + _inputs_there(ex, args, at, got.shape)
                              + (f"\n{hint}" if hint else ""))
@@ -1234,7 +1239,10 @@ def _unstored_tail(ex, unstored, index) -> str | None:
         rows=f" or, one program per row, all B = {B} rows" if len(shape) == 2 and at[td] == 0 else "",
         # one row (or none): a loop over its chunks that stops short leaves a tail too
         loop=(", and, where a program loops over the chunks of its row, does the loop reach the last chunk"
-              if ex.needs == "scan" and B == 1 else ""))
+              if ex.needs == "scan" and B == 1 else
+              # (a round-56 review: a one-program answer whose passes had no loop was sent to the grid)
+              ", or, one program walking the blocks, does every pass loop over all of them (for start in range(0, "
+              "n, BLOCK))" if ex.walks_blocks else ""))
 
 
 def _row_0_inputs(ex, args, index, bad, got) -> list[str] | None:
@@ -3024,13 +3032,16 @@ def _window_end_marks(ex, case):
 _CARRY_LABELS = ("the last step of a chunk", "the first step of a chunk")  # _carry_steps' marks, and the like
 
 
-def _carry_steps(shape, chunk=64, reverse=True):
-    """The steps where a chunk's scan meets the carry of the chunk before it in scan order."""
+def _carry_steps(shape, chunk=64, reverse=True, tile=False):
+    """The steps where a chunk's scan meets the carry of the chunk before it in scan order (``tile``: a program's
+    tile of rows, each row with a carry of its own)."""
     t = np.arange(shape[-1])
     at = (t % chunk == chunk - 1) & (t < shape[-1] - 1) if reverse else (t % chunk == 0) & (t > 0)
-    label = ("the last step of a chunk, where the carry from the chunk after enters" + _fix(
+    label = ("the last step of a chunk, where the carry from the chunk after enters" + (
+        " (in a tile, each row's own carry: a block of ROWS values, one per row, not one number shared by the "
+        "tile's rows)" if tile else "") + _fix(
         " Is the carry applied there, and is it the scanned value (G, vs, ...) at the first step in time of the "
-        "chunk after, t = c * CHUNK?")
+        "chunk after, t = c * CHUNK" + (", taken row by row (tl.sum along axis 1)" if tile else "") + "?")
         if reverse else
              "the first step of a chunk, where the carry from the chunk before enters")
     return {label: np.broadcast_to(at, shape)}
@@ -5224,6 +5235,13 @@ def _dual_clip_hint(args, i, bad, got, expected):
             " For A ≥ 0 the dual clip must not apply (there the loss is PPO's -min(r A, clip(r, 1-eps, 1+eps) A) "
             "alone; select with tl.where(adv < 0, ...))."))
     neg = adv < 0
+    unclipped = np.where(neg, -np.maximum(ratio * adv, c * adv), -ratio * adv)  # r A for PPO's min(r A, clip(r) A)
+    if np.allclose(got[bad], unclipped[bad], rtol=1e-5, atol=1e-5) \
+            and not np.allclose(unclipped[bad], expected[bad], rtol=1e-5, atol=1e-5):  # (a round-56 review's case)
+        return ("Your loss leaves out PPO's clip: where the ratio r lies outside [1 - eps, 1 + eps] it uses r A, "
+                "where PPO takes min(r A, clip(r, 1 - eps, 1 + eps) A). The dual clip is added to PPO's clip, not put "
+                "in its place." + _fix(" The objective is min(r A, clip(r, 1-eps, 1+eps) A); for A < 0, then "
+                                       "max(that, c A)."))
     floor_as_cap = -np.minimum(-ppo, c * adv)  # tl.minimum where the dual clip takes tl.maximum
     if neg.any() and np.allclose(got[neg], floor_as_cap[neg], rtol=1e-5, atol=1e-5) \
             and not np.allclose(floor_as_cap[neg], expected[neg], rtol=1e-5, atol=1e-5):
@@ -5664,7 +5682,7 @@ wrote. One program can do it, walking the tensor in blocks of BLOCK elements (a 
 say) three times: the max of A / beta, then the sum of exp(A / beta - max), then w. Lanes past N
 must change neither the max nor the sum. A / beta may be large (exp overflows float32 above 88.7)
 or far below 0 (exp underflows to 0): subtract the max before the exp.
-""", needs="kernel", scan=None, recompute=lambda A, beta: _awac_reference(A, beta), key="the max",
+""", needs="kernel", scan=None, recompute=lambda A, beta: _awac_reference(A, beta), key="the max", walks_blocks=True,
     hint=lambda args, i, bad, got, expected: _awac_hint(args[0], args[1], got, expected))
 def _awac_cases(d):
     rng, out = d.rng, []
@@ -5722,8 +5740,10 @@ def _floor_hint(B, T, e, got):
                            "two outputs it writes (a count cannot say which: list the tensors with their bytes)",
                 7 * e: "the flag is one byte per step, not elem_bytes",
                 8 * (6 * e + 1): "that is the count in bits: the task asks for bytes",
-                7 * e + 1: "one float tensor too many: the importance weights come in one tensor, log_rhos = "
-                           "log pi - log mu, not as two log-probabilities",
+                7 * e + 1: "one float tensor too many: notebook 04's kernel reads four (rewards, values, "
+                           "next_values and log_rhos, the importance weights in one tensor, log pi - log mu, not "
+                           "two log-probabilities) and writes two (vs and the policy-gradient advantages); a count "
+                           "cannot say which one you added: list the tensors with their bytes",
                 6 * e + 2: "one flag too many: notebook 04's call reads one, terminated (a truncation is not among "
                            "its inputs)"}
     try:
@@ -6638,7 +6658,7 @@ def _tiled_scan_cases(d):
         out.append((f"{what}, shape {shape}, chunk {chunk}, rows {rows}",
                     (_t(r), _t(done, torch.bool), gamma, chunk, rows), {},
                     reference.discounted_returns(r, gamma=gamma, terminated=done),
-                    {DONE: done, **_carry_steps(shape, chunk), **_reset_before_the_carry(done, chunk)}))
+                    {DONE: done, **_carry_steps(shape, chunk, tile=True), **_reset_before_the_carry(done, chunk)}))
     return out
 
 

@@ -801,6 +801,8 @@ def wrong_answers(name: str):
                                ("the clipped ratios normalised as the policy (mu left out)", _fixed_point_ratios),
                                ("one value for every state (04b section 1's closed form)", _fixed_point_one_state)],
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both),
+                      ("PPO's clip left out: r A, the dual clip alone (round 56's case: no hint then)",
+                       _dual_clip_without_ppo_s_clip),
                       ("the objective, not the loss (the sign flipped)", _dual_clip_negated),
                       ("tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)",
                        _dual_clip_as_a_cap),
@@ -1174,6 +1176,9 @@ W_SAYS = {
     ("gae_kernel", "bootstraps at terminations"):
         ("Hint: Your δ_t at a termination still reads γ V(s_{t+1}), added as it is or multiplied by 0: a terminal state has no next value, and 0 × NaN is NaN.",
          "Select it away there (tl.where), δ_t = r_t - V(s_t)."),
+    ("dual_clip", "PPO's clip left out: r A, the dual clip alone (round 56's case: no hint then)"):
+        ("Hint: Your loss leaves out PPO's clip: where the ratio r lies outside [1 - eps, 1 + eps] it uses r A",
+         "The objective is min(r A, clip(r, 1-eps, 1+eps) A)"),
     ("dual_clip", "tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)"):
         ("Hint: Where A < 0 your loss holds the smaller of the objective and c A",
          "For A < 0: -max(min(r A, clip(r) A), c A), tl.maximum."),
@@ -1342,7 +1347,8 @@ W_SAYS = {
          "shape; the smallest such shape, where the task asks for the largest.",
          "Look at every shape."),
     ("vtrace_floor_bytes", "log pi and log mu counted as two tensors (a later review's case)"):
-        "one float tensor too many: the importance weights come in one tensor, log_rhos = log pi - log mu",
+        "one float tensor too many: notebook 04's kernel reads four (rewards, values, next_values and log_rhos, the "
+        "importance weights in one tensor, log pi - log mu, not two log-probabilities) and writes two",
     ("vtrace_floor_bytes", "terminated and truncated: two flags (a later review's case)"):
         "one flag too many: notebook 04's call reads one, terminated",
     ("vtrace_floor_bytes", "an input left out (next_values)"):
@@ -2154,6 +2160,13 @@ def _ppo(X, P, offs, m, DUAL: tl.constexpr):
 @triton.jit
 def _plain_ppo(X, P, offs, m):
     return _ppo(X, P, offs, m, False)
+
+
+@triton.jit
+def _dual_clip_without_ppo_s_clip(X, P, offs, m):  # r A where PPO takes min(r A, clip(r) A): a round-56 review's case
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    return -tl.where(adv < 0, tl.maximum(ratio * adv, P[1] * adv), ratio * adv)
 
 
 @triton.jit
