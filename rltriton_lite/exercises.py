@@ -1614,8 +1614,9 @@ def _interpreting(poison_scans=False):
             before = all(any(lo - 64 <= int(x) < lo for lo, _, _ in spans) for x in stray)  # just below a tensor
             lanes = np.argwhere(active)[~ok]  # the stray lanes' indices in the block
             shown = ", ".join(str(tuple(x)) if len(x) > 1 else str(x[0]) for x in lanes[:3].tolist())
-            just_past = not ok[-1] and all(  # the block's last active lane among them, just past a tensor
-                any(hi <= int(x) < hi + 64 for _, hi, _ in spans) for x in stray)
+            # the block's last active lane alone, just past a tensor (several lanes past it: an unmasked load, a
+            # round-56 review's case, not a shift)
+            just_past = not ok[-1] and stray.size == 1 and any(hi <= int(stray[0]) < hi + 64 for _, hi, _ in spans)
             past_b = _rows_past_b(ptrs.data, active, lanes, spans)
             where = ("rows past the last through: here the stray lanes lie in the tile's row" + (
                      f"s {past_b} to {active.shape[0] - 1}" if past_b < active.shape[0] - 1 else f" {past_b}")

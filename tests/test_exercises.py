@@ -4642,6 +4642,28 @@ def test_a_load_one_past_the_last_step_names_the_lane():
 
 
 @triton.jit
+def _unmasked_load(X, Y, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(X + offs), mask=offs < N)  # the load without its mask
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="the guard watches the interpreter's loads and stores")
+def test_several_lanes_past_the_end_are_not_told_as_a_shift():
+    """A round-56 review: block_scan's load without a mask (lanes 5 to 7 of 8 past the row's 5 elements) was told,
+    besides the lanes, that the block's last lane read just past the end "(a load shifted on, offs + 1 ...)":
+    that guess is for one stray lane alone."""
+    def unmasked(x):
+        y = torch.empty_like(x)
+        _unmasked_load[(1,)](x, y, x.numel(), BLOCK=8)
+        return y
+    with pytest.raises(RuntimeError) as e:
+        exercises.guarded(unmasked, torch.arange(5.0))
+    said = str(e.value)
+    assert "(3 of 8 active lanes; lanes 5, 6, 7 of the block)" in said and "offs + 1" not in said, said
+    assert "lanes past the end of the row (or rows past the last) through" in said, said
+
+
+@triton.jit
 def _tile_next_unmasked_load(X, Y, B, T, ROWS: tl.constexpr, CHUNK: tl.constexpr):
     rows, t = tl.arange(0, ROWS), tl.arange(0, CHUNK)
     m = (rows < B)[:, None] & (t < T)[None, :]
