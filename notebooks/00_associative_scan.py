@@ -415,9 +415,11 @@ exercises.attempt("matrix_compose", matrix_compose)
 #   combine(first, second) = second: the later run, the next episode, never reaches y_0
 # ```
 #
-# `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell composes four steps from
-# $t = 3$ down, where step 1 resets and step 2's $b$ is a NaN. It prints the running triple beside
-# the running $B$ of a product with $a = 0$:
+# `combine_np` below is this combine on triples $(a, b, \kappa)$. The list `four` holds steps 3, 2,
+# 1, 0: it runs backwards in time, as a reverse scan meets the steps. Step 1 resets, and step 2's
+# $b$ is a NaN. Row $t$ shows step $t$, then the run of steps 3 down to $t$ two ways: its triple
+# $(A, B, \kappa)$ from `combine_np`, which selects, and in the last column its $B$ with the reset
+# written as a product by $a = 0$:
 
 # %%
 def combine_np(first, second):  # the first operand is the map applied first (section 3)
@@ -426,9 +428,9 @@ def combine_np(first, second):  # the first operand is the map applied first (se
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
 
-four = [(0.5, 1.0, False), (0.5, np.nan, False), (0.5, 3.0, True), (0.5, 4.0, False)]  # t = 3, 2, 1, 0
+four = [(0.5, 1.0, False), (0.5, np.nan, False), (0.5, 3.0, True), (0.5, 4.0, False)]  # t = 3, 2, 1, 0: backwards
 run, run_mult, B_by_t = four[0], four[0][:2], {}  # B_by_t: t -> (the select's B, the product's B)
-print("   t  (a, b, κ)             running (A, B, κ), select     running B, multiply by a = 0")
+print(f"{'t':>4}  {'step t (a, b, κ)':<22}  {'the run 3..t, select':<28}  the run's B, product by a = 0")
 for i, step in enumerate(four):
     if i:
         run = combine_np(run, step)
@@ -485,11 +487,10 @@ assert second == combine_np(first, second) == (0.125, 3.0, True)
 # %% [markdown]
 # The combine is still associative: a triple is a map ($y \mapsto b$ if $\kappa$ is set, else
 # $y \mapsto a y + b$), and composing maps is associative (section 2). The
-# [appendix](#Appendix:-behind-the-scenes) shows that both groupings give the same triple, which
-# the checkers compare.
+# [appendix](#Appendix:-behind-the-scenes) shows that both groupings give the same triple.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the combine with resets is associative; the forward row; a set flag's a (CI runs them; skip when reading)
+# Checks: the combine with resets is associative; the forward row (CI runs them; skip when reading)
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
 for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
     np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
@@ -498,13 +499,6 @@ for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
 # the direction card's forward column: combine(steps 0-3, steps 4-7), and a reset in the second operand wins
 fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
 assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
-# combine_arrays' text: where the flag is set, a reaches no output (y_t = B_t, selected), so any value passes
-row3 = [(0.5, 1.0, False), (0.5, 2.0, True), (0.5, 3.0, False)]  # t = 0, 1, 2: step 1 resets
-row3_nan_a = [row3[0], (np.nan, 2.0, True), row3[2]]  # the same row, step 1's a a NaN
-outputs = lambda row, carry=10.0: [B if K else B + A * carry  # noqa: E731
-                                   for A, B, K in (reduce(combine_np, row[t:][::-1]) for t in range(len(row)))]
-assert np.isnan(reduce(combine_np, row3_nan_a[::-1])[0])  # the combine did compute with it: A at t = 0 is NaN
-assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 
 # %% [markdown]
 # ### Exercise: `combine_arrays`
@@ -512,8 +506,7 @@ assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 # Write section 4's combine for whole arrays of steps, as a kernel's combine sees them.
 # `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one shape, with
 # `k` bool, and returns the combined triple, element by element. Select with `np.where`, because
-# `b1` may hold a NaN where the second operand resets. The checker compares `a` only where the
-# combined flag is clear, since no output reads it elsewhere.
+# `b1` may hold a NaN where the second operand resets.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -709,8 +702,8 @@ plt.show()
 #   chunk's length.
 # * **Returns:** `y` and `carry_in`, float64 arrays of $T$ steps. `y` is the reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
-#   the carry that entered step $t$'s chunk, 0 for the last chunk. The checker compares both
-#   ([why](#Appendix:-behind-the-scenes)).
+#   the carry that entered step $t$'s chunk, 0 for the last chunk
+#   ([why both](#Appendix:-behind-the-scenes)).
 # * **How:** `chunked`'s walk, with each chunk composed by `combine_np` into $(A_t, B_t, K_t)$. Then
 #   $y_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
 # * **Edge cases:** a NaN or `inf` in `b` behind a reset, inside a chunk and across a chunk's
@@ -983,14 +976,24 @@ print("kernel gradients match autograd")
 # The reset applied last wins. The last row, without a reset, is section 2's affine combine. So
 # both groupings give the same triple, not only the same map. The checkers test this stronger
 # property.
+#
+# `combine_arrays`'s checker compares `a` only where the combined flag is clear. Where it is set,
+# the output is $y_t = B_t$, selected, so no output reads $a$.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table of three cases, both groupings giving the row's (a, b) whatever the other flags (CI runs them; skip when reading)
+# Checks: the table of three cases, both groupings giving the row's (a, b) whatever the other flags; a set flag's a (CI runs them; skip when reading)
 table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0] * q[1]) if q[2]  # noqa: E731
                              else (w[0] * q[0] * p[0], w[1] + w[0] * q[1] + w[0] * q[0] * p[1]))
 for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
     p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
     assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
+# the combine_arrays note above: where the flag is set, a reaches no output (y_t = B_t, selected), so any value passes
+row3 = [(0.5, 1.0, False), (0.5, 2.0, True), (0.5, 3.0, False)]  # t = 0, 1, 2: step 1 resets
+row3_nan_a = [row3[0], (np.nan, 2.0, True), row3[2]]  # the same row, step 1's a a NaN
+outputs = lambda row, carry=10.0: [B if K else B + A * carry  # noqa: E731
+                                   for A, B, K in (reduce(combine_np, row[t:][::-1]) for t in range(len(row)))]
+assert np.isnan(reduce(combine_np, row3_nan_a[::-1])[0])  # the combine did compute with it: A at t = 0 is NaN
+assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 
 # %% [markdown]
 # ### Why the checker asks for carry_in (section 6)

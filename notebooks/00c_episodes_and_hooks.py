@@ -391,6 +391,26 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # algorithm, the prologue that `hooked_scan` calls takes its tensors as one tuple `X` and its
 # numbers as one tuple `P`, as the harness's prologues in notebooks 01–06 do. The glossary's
 # [table of hooks](GLOSSARY.md#hooks-signatures) lists every signature, the package's included.
+#
+# Here is the discounted return's prologue in that form. Its `X` is `(rewards, terminated)`, and
+# its `P` is `(gamma,)`. The harness `exercises.scan_hook` runs it through a chunk loop, and the
+# cell checks the result against the loop:
+
+# %%
+@triton.jit
+def returns_prologue(X, P, offs, t, m, T):  # X = (rewards, terminated), P = (gamma,)
+    r = tl.load(X[0] + offs, mask=m, other=0.0)  # offs = row * T + t, under the mask m = t < T
+    done = tl.load(X[1] + offs, mask=m, other=0) != 0
+    return tl.zeros_like(r) + P[0], r, done  # (a_t, b_t, reset_t) = (gamma, r_t, terminated_t), each a block
+
+
+r_hook = np.random.default_rng(2).normal(size=(2, 100))  # 100 steps: two chunks of 64, the second padded
+d_hook = np.random.default_rng(3).random((2, 100)) < 0.05  # episode ends
+inputs_hook = (torch.tensor(r_hook, dtype=torch.float32, device=DEVICE), torch.tensor(d_hook, device=DEVICE))
+y_hook = exercises.scan_hook(returns_prologue, inputs_hook, (0.9,), chunk=64)
+np.testing.assert_allclose(y_hook.cpu().numpy(), reference.discounted_returns(r_hook, gamma=0.9, terminated=d_hook),
+                           rtol=1e-4, atol=1e-5)
+print("returns_prologue, run by exercises.scan_hook on 2 x 100 steps with episode ends == the loop")
 
 # %% [markdown]
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
@@ -414,7 +434,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # <details><summary>Hint 1: where to start</summary>
 #
 # Start from your `reset_scan` kernel. Replace its loads and its triple by the prologue's call,
-# made as in `weighted_sum_kernel`. Hint 3 shows how to get the prologue the checker passes.
+# made as in `weighted_sum_kernel`. Try your loop with `returns_prologue` above (Hint 3).
 #
 # </details>
 #
@@ -436,19 +456,29 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Take the checker's prologue for the discounted return: its `inputs` are `(rewards, terminated)`,
-# its `params` are `(gamma,)`, and it returns $(\gamma, r_t, \text{terminated}_t)$. On one row, with
-# $\gamma = 0.5$, $r = (1, 2, 3)$ and an episode end at $t = 1$, it gives $y_2 = 3$, $y_1 = 2$ and
-# $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4`, the fourth lane is past $T$. There this prologue
-# returns $(2, 100, \text{true})$ on purpose. If your loop lets that in, $y_2$ comes out 53, not 3.
-# Also put a NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
+# Take `returns_prologue` from above. On one row, with $\gamma = 0.5$, $r = (1, 2, 3)$ and an
+# episode end at $t = 1$, it gives $y_2 = 3$, $y_1 = 2$ and $y_0 = 1 + 0.5 \cdot 2 = 2$. With
+# `chunk = 4`, the fourth lane is past $T$. Run it again with `initial = 10`: then
+# $y_2 = 3 + 0.5 \cdot 10 = 8$. If you get 3 there, `initial` never entered. If you get 5.5, the
+# lane past $T$ was not the identity: it applied $\gamma$ once more. Also put a NaN in $r_2$: $y_0$
+# and $y_1$ must stay 2 and 2.
 #
 # ```python
-# hint_case = exercises.cases("hooked_scan")[0]  # the checker's first case: (description, args, kwargs, expected, marks)
-# hint_prologue = hint_case[1][0]  # its first argument (hooked_scan's prologue): the discounted return's
+# import triton
+# import triton.language as tl
+#
+#
+# @triton.jit
+# def returns_prologue(X, P, offs, t, m, T):  # the prologue above, again, so that this block runs on its own
+#     r = tl.load(X[0] + offs, mask=m, other=0.0)
+#     done = tl.load(X[1] + offs, mask=m, other=0) != 0
+#     return tl.zeros_like(r) + P[0], r, done
+#
+#
 # hint_r = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE)
 # hint_term = torch.tensor([[False, True, False]], device=DEVICE)
-# print(exercises.guarded(hooked_scan, hint_prologue, (hint_r, hint_term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
+# print(exercises.guarded(hooked_scan, returns_prologue, (hint_r, hint_term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
+# print(exercises.guarded(hooked_scan, returns_prologue, (hint_r, hint_term), (0.5,), 4, initial=10.0).tolist())  # must print [[2.0, 2.0, 8.0]]
 # ```
 #
 # </details>

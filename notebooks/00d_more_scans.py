@@ -217,13 +217,15 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # </details>
 #
-# **The guards.** Float32 underflow makes $g = 0$, and $0 \cdot (-\infty)$ is NaN in any
-# arithmetic. So guard every product that can meet $-\infty$ with `tl.where`. The checker tests it.
+# **The guards.** A run's $g$ is a power of $\gamma$. With a small $\gamma$, it underflows to 0 in
+# float32. Two products in your kernel then need a guard, a `tl.where`, and the checker tests
+# them. Open the fold once you have found the identity: it names it.
 #
-# <details><summary>Details: the two guards</summary>
+# <details><summary>The two guards</summary>
 #
-# A small $\gamma$ over a long chunk underflows: the checker's last case has $\gamma = 0.01$. Two
-# products can meet $-\infty$:
+# The identity's $c$ is $-\infty$, and $0 \cdot (-\infty)$ is NaN in any arithmetic. So guard
+# every product that can meet $-\infty$. The checker's last case has $\gamma = 0.01$. Two products
+# can meet $-\infty$:
 #
 # * in the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
 #   `tl.where(c1 == float("-inf"), c2, ...)`;

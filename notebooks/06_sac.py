@@ -45,8 +45,10 @@
 #   \begin{cases} G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1}) & \text{not done}_t \\
 #   V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]$$
 #
-# Here $\text{done}_t$ means that step $t$ is terminated or truncated, or is the window's last
-# step. There the bracket is $V^{\text{soft}\prime}_t$ alone.
+# The subscript $t$ of $V^{\text{soft}\prime}_t$ names the transition from $t$ to $t + 1$, as with
+# `next_values`: it is evaluated at $s_{t+1}$. Here $\text{done}_t$ means that step $t$ is
+# terminated or truncated, or is the window's last step. There the bracket is
+# $V^{\text{soft}\prime}_t$ alone.
 #
 # With $\lambda = 0$ this is SAC's target, $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$.
 # With $\lambda > 0$ the target follows the buffer's actions, each paying its entropy bonus
@@ -56,14 +58,6 @@
 #   `next_log_probs` $= \log\pi(\tilde u_{t+1}|s_{t+1})$.
 # * `log_probs`, the current policy's log-probabilities of the stored actions, recomputed.
 # * The flags of notebooks 01–03.
-#
-# Two points are left to the caller:
-#
-# * **Target critics.** In SAC, `next_q` comes from the *target* critics, slow copies of the
-#   critics: pass their outputs, computed under `torch.no_grad()`.
-# * **λ > 0 is off-policy and uncorrected:** the target follows older policies' actions with no
-#   reweighting, so it is a biased estimate of $Q^\pi$ (section 5 measures the bias; λ = 0 has no
-#   off-policy bias).
 #
 # <details><summary>Details (optional): the papers, the inputs, the target critics and the bias</summary>
 #
@@ -144,10 +138,9 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 #
 # A reverse scan computes $y_t = b_t + a_t\,y_{t+1}$, from the last step back to the first
 # (notebook 00). This section writes $G_t$ in that form, and the exercise builds this very scan.
-# Write $V'_t$ for $V^{\text{soft}\prime}_t$, and $\log\pi_{t+1}$ for $\log\pi(u_{t+1}|s_{t+1})$.
-# The subscript $t$ of $V'_t$ names the transition from $t$ to $t + 1$, as with `next_values`:
-# $V'_t$ is evaluated at $s_{t+1}$. $\log\pi_{t+1}$ is of the buffer's next action $u_{t+1}$, not
-# of the fresh $\tilde u_{t+1}$ inside $V'_t$.
+# Write $V'_t$ for $V^{\text{soft}\prime}_t$ (evaluated at $s_{t+1}$), and $\log\pi_{t+1}$ for
+# $\log\pi(u_{t+1}|s_{t+1})$. $\log\pi_{t+1}$ is of the buffer's next action $u_{t+1}$, not of the
+# fresh $\tilde u_{t+1}$ inside $V'_t$.
 #
 # Two flags and one symbol come first:
 #
@@ -182,13 +175,12 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # * **At a termination, $b_t = r_t$.** $\ell_t = 0$ alone would still leave $\gamma_t V'_t$. The
 #   factor $[\lnot\text{term}_t]$ removes the whole bracket. In Triton it is a `tl.where`, which
 #   also removes a NaN that $V'_t$ may hold behind a termination.
-# * **γℓ or the plain γλ: the reset makes $a_t$ unused.** Notebook 03's `td_lambda_prologue`,
-#   where the exercise starts, returns the plain $a_t = \gamma\lambda$. That is right too.
-#   $\ell_t$ differs from $\lambda_t$ only at done steps. A done step resets, so the scan never
-#   reads its $a_t$.
-# * **γℓ still needs the reset: its select blocks $0 \cdot \text{NaN}$.** With
-#   $a_t = \gamma\ell_t$, a done step has $a_t = 0$ already. But the value carried in from step
-#   $t + 1$ may be NaN or infinite, and $0 \cdot \text{NaN}$ is NaN. The select keeps it out.
+# * **At a done step, the reset is what stops the trace, not $a_t = 0$.** The reset selects
+#   $y_t = b_t$ and drops the value carried in from step $t + 1$. That value may be NaN or
+#   infinite, and $0 \cdot \text{NaN}$ is NaN, so $a_t = 0$ alone would not keep it out.
+# * **Given the reset, $a_t$'s value at a done step does not matter.** So notebook 03's
+#   `td_lambda_prologue`, where the exercise starts, may return the plain $a_t = \gamma\lambda$.
+#   $\ell_t$ differs from $\lambda_t$ only at done steps.
 #
 # </details>
 #
@@ -299,15 +291,72 @@ assert ((_ell != 0.8) <= _done).all()  # "ℓ_t differs from λ_t only at done s
 # $$H_t = \big(b^G_t - \alpha\log\pi_t\big) + \gamma_t\ell_t\,H_{t+1}.$$
 #
 # So each step reads its own $\log\pi_t$, never the next step's. In a padded batch the next step
-# may be padding, whose $\log\pi$ is not the next real step's
-# ([the appendix's example](#Why-an-epilogue:-padding)). After the scan, one line per step turns
-# $H$ back into $G_t$. ([The appendix](#Appendix:-inside-the-package) shows how.)
+# may be padding, whose $\log\pi$ is not the next real step's (an example follows).
 #
+# **Back from $H$ to $G$.** After the scan, an *epilogue* computes each target as
+# $G_t = b^G_t + a_t H_{t+1}$ ($b^G_t$ alone at a reset). $H_{t+1}$ is the value the scan carries
+# into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read $\log\pi_0$ at the row's
+# first step, which $G$ never needs: section 2's $b_t$ reads only $\log\pi_{t+1}$. So a NaN in
+# $\log\pi_0$ would leak into $G_0$.
+#
+# **The padding example.** A padded step passes the carried value through unchanged. Take real
+# steps 0 and 2, padding at step 1, $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$,
+# $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$ and $\log\pi_2 = 2$.
+#
+# * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$, so $H_2 = G_2 - \alpha\log\pi_2 = 1$.
+# * The scan of $H$ carries $H_2 = 1$ through the padding to step 0. The epilogue gives
+#   $G_0 = b^G_0 + a_0 H_1 = (1 + 0.5 \cdot 0.5 \cdot 4) + 0.25 \cdot 1 = 2.25$.
+# * A scan of $G$ would read $\log\pi$ at step 1, the padding's. A masked load gives 0 there, so
+#   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$: a wrong target.
+#
+# The next cell runs the kernel on both: the padding example, and section 2's random rows with a
+# NaN in $\log\pi_0$.
+
+# %%
+tt = lambda x: torch.as_tensor(np.asarray(x), device=DEVICE)  # noqa: E731  NumPy to torch; float64 stays float64
+# the padding example: steps 0 and 2 are real; step 1 is padding, and holds anything
+G_pad = rl.sac_targets(tt([[1.0, 7.0, 2.0]]), [tt([[4.0, 9.0, 2.0]])], tt([[0.0, 0.0, 0.0]]), gamma=0.5, alpha=1.0,
+                       lambda_=0.5, log_probs=tt([[5.0, 3.0, 2.0]]), mask=tt([[True, False, True]]), backend=KERNEL)
+print("padding:", G_pad)  # G_0 = 2.25, G_2 = 3, and 0 at the padded step
+torch.testing.assert_close(G_pad, tt([[2.25, 0.0, 3.0]]))
+
+# section 2's random rows, with a NaN in log π_0 of row 0: a value G never reads
+LP_NAN = LP.copy()
+LP_NAN[0, 0] = np.nan
+sac_kw = dict(gamma=0.97, alpha=0.2, lambda_=0.8)
+G_ref = reference.sac_targets(R, list(Q), NLP, log_probs=LP_NAN, terminated=TERM, truncated=TRUNC, **sac_kw)
+G_nan = rl.sac_targets(tt(R), [tt(q) for q in Q], tt(NLP), log_probs=tt(LP_NAN), terminated=tt(TERM),
+                       truncated=tt(TRUNC), backend=KERNEL, **sac_kw)
+assert not np.isnan(G_ref).any() and not torch.isnan(G_nan).any()
+np.testing.assert_allclose(n(G_nan), G_ref, rtol=1e-10, atol=1e-10)  # the epilogue, b^G_t + a_t H_{t+1}
+H_0 = G_ref[0, 0] - 0.2 * LP_NAN[0, 0]  # the scan's H_0 = G_0 − α log π_0 holds log π_0 ...
+assert np.isnan(H_0 + 0.2 * LP_NAN[0, 0])  # ... so the shorter H_0 + α log π_0 would be NaN
+print("NaN in log π_0: the kernel's G == the loop's, no NaN; H_0 + α log π_0 would be NaN")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the padding example's claims (CI runs them; skip when reading)
+from rltriton_lite import scan  # noqa: E402
+
+_walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk))  # the scan's loop over chunks
+assert "a = tl.where(valid, a, 1.0)" in _walk and "b = tl.where(valid, b, 0.0)" in _walk  # a padded step: (1, 0)
+assert "reset = reset & valid" in _walk  # ... and no reset: it passes the carried value through
+_G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
+                               log_probs=np.array([[9.0, 2.0]]), gamma=0.5, alpha=1.0, lambda_=0.5)
+assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding between them
+assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * 0.5 * 4 + 0.25 * 1 == 2.25  # "H_2 = 1"; the epilogue's G_0
+assert 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # the G-scan's wrong 2.75
+assert np.isnan(LP_NAN[0, 0]) and not np.isnan(LP_NAN.ravel()[1:]).any()  # one NaN, at row 0's first step
+np.testing.assert_allclose(G_ref, G_loop, rtol=1e-12, atol=1e-12)  # the loop gives the same G with or without the NaN
+
+# %% [markdown]
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
 # * **`log_probs` is read once**, at its own step. Padding is never read.
 # * **λ = 0 is the usual SAC target.** Then $\ell_t = 0$ at every step, so $a_t = 0$,
 #   $G_t = b_t$ and `log_probs` is not needed.
+# * **Left to the caller:** pass the *target* critics' outputs as `next_q`, computed under
+#   `torch.no_grad()`. And λ > 0 is not corrected for off-policy data: it follows the buffer's
+#   older actions unweighted, so it is biased for $Q^\pi$ (section 5 measures the bias).
 #
 # <details><summary>Details (optional): the critics, and the λ = 0 kernel</summary>
 #
@@ -334,8 +383,8 @@ assert ((_ell != 0.8) <= _done).all()  # "ℓ_t differs from λ_t only at done s
 #   J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi(u|s) + \bar{\mathcal H})\big),$$
 #
 # Here $u \sim \pi(\cdot|s)$ is sampled with the reparameterisation trick, so that gradients flow
-# through the sample to the policy, and $\log\pi$ is a constant in $J(\log\alpha)$.
-# $N$ is the number of unmasked elements. The gradients are simple enough to assert exactly:
+# through the sample to the policy, and $\log\pi$ is a constant in $J(\log\alpha)$. Each mean is
+# over the $N$ unmasked elements. The gradients are simple enough to assert exactly:
 #
 # * $\partial J_\pi/\partial\log\pi = \alpha/N$;
 # * $\partial J_\pi/\partial Q_k = -1/N$ on the critic that is the min;
@@ -842,40 +891,13 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # This appendix is for readers who want to read the package's own code. Nothing above depends on
 # it, and the exercise does not need it.
 #
-# ### The scan of $H$ and its epilogue
+# ### The epilogue, on section 1's example
 #
-# **The package scans $H_t = G_t - \alpha\log\pi_t$**, not $G_t$. Let
-# $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V'_t$, the part of $G_t$ that does not
-# depend on the future. Subtract $\alpha\log\pi_t$ from both sides of section 2's formula:
-#
-# $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b^H_t} + \gamma_t\ell_t\,H_{t+1}.$$
-#
-# Each step now reads its own $\log\pi_t$, not the next step's. The scan returns $H$, so a
-# per-step *epilogue* rebuilds $G$. A reverse scan reaches step $t$ from step $t + 1$ and carries
-# $y_{t+1}$ into it. The course calls that value `y_in` (0 after the row's last step). Here `y_in`
-# is $H_{t+1}$, and the epilogue computes $G_t = b^G_t + a_t\,$`y_in`, or $G_t = b^G_t$ at a
-# reset.
-#
-# In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives $H = [2.75, 2, 5.5]$. Each
-# $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$. The epilogue gives
-# $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
-#
-# ### Why an epilogue: padding
-#
-# With a `mask`, a padded step passes $H$ through unchanged: the scan gives it
-# $(a_t, b_t) = (1, 0)$ and no reset, so $y_t = 0 + 1 \cdot y_{t+1}$. The value carried into
-# step $t$ is then $H_{t'}$ of the next unpadded step $t'$. That $H_{t'}$ already holds $\log\pi_{t'}$, its own
-# step's. A scan of $G$ instead reads $\log\pi$ at `offs + 1`, which
-# may be padding. Take two real steps, 0 and 2, with a padded step 1 between them, and
-# $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$,
-# $\log\pi_2 = 2$.
-#
-# * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$, so $H_2 = G_2 - \alpha\log\pi_2 = 1$.
-# * The scan of $H$ carries $H_2 = 1$ through the padded step to step 0. There the epilogue gives
-#   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5 \cdot 1] = 2.25$. $\log\pi_2$ stayed with $G_2$.
-# * A scan of $G$ that reads $\log\pi$ at `offs + 1` pairs $G_2$ with step 1's $\log\pi$, the
-#   padding's. A masked load gives 0 there, so $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$:
-#   a wrong target. To be right it would have to look ahead to the next unpadded step.
+# A reverse scan reaches step $t$ from step $t + 1$ and carries $y_{t+1}$ into it. The course
+# calls that value `y_in` (0 after the row's last step). In section 3's epilogue, `y_in` is
+# $H_{t+1}$. In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives
+# $H = [2.75, 2, 5.5]$. Each $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$.
+# The epilogue gives $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
 #
 # ### The multiplier at a reset, and the exercise
 #
@@ -889,7 +911,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # right outside the checker.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the scan of H, the plain γλ and the padding example (CI runs them; skip when reading)
+# Checks: the scan of H and the plain γλ (CI runs them; skip when reading)
 _r1, _q1, _nlp1 = [1.0, 1.0, 1.0], [[2.0, 4.0, 6.0], [3.0, 3.0, 8.0]], [-2.0, 0.0, -2.0]  # section 1's case
 _lp1, _term1 = [-1.0, -2.0, -2.0], [0, 1, 0]
 _G1 = reference.sac_targets(_r1, _q1, _nlp1, gamma=0.5, alpha=0.5, lambda_=0.5, log_probs=_lp1, terminated=_term1)
@@ -915,21 +937,6 @@ for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the p
 _src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
 assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − ℓ_t; the plain γλ
 assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
-_pad = dict(gamma=0.5, alpha=1.0, lambda_=0.5)
-_r, _q, _lp = ([[1.0, 7.0, 2.0]], [[4.0, 9.0, 2.0]], [[5.0, 3.0, 2.0]])  # step 1, padding, holds anything
-_t = lambda x: torch.tensor(x, dtype=torch.float64, device=DEVICE)  # noqa: E731
-_G = rl.sac_targets(_t(_r), [_t(_q)], torch.zeros(1, 3, dtype=torch.float64, device=DEVICE), log_probs=_t(_lp),
-                    mask=_t([[1.0, 0.0, 1.0]]).bool(), backend=KERNEL, **_pad)
-assert torch.allclose(_G, _t([[2.25, 0.0, 3.0]]))  # "G_2 = 3", "G_0 = 2.25"
-from rltriton_lite import scan  # noqa: E402
-
-_walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk))  # the scan's loop over chunks
-assert "a = tl.where(valid, a, 1.0)" in _walk and "b = tl.where(valid, b, 0.0)" in _walk  # a padded step: (1, 0)
-assert "reset = reset & valid" in _walk  # ... and no reset
-_G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
-                               log_probs=np.array([[9.0, 2.0]]), **_pad)
-assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding between them
-assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # "H_2 = 1"; the G-scan's 2.75
 
 # %% [markdown]
 # ### The three hooks

@@ -266,6 +266,26 @@ print("loss = −Σ w·logπ / N; bitwise identical across calls")
 # * **NaN fails loudly in exp mode.** A NaN from a broken critic gives a NaN weight and a NaN
 #   loss, not a plausible $w_{\max}$. Binary mode drops it silently (`NaN > 0` is false), as the
 #   reference does.
+#
+# The next cell shows all three on section 1's four steps, where $N = 4$ and the exp weights are
+# $1, 2, 0.5, 20$.
+
+# %%
+lp4 = torch.tensor(logp, device=DEVICE, requires_grad=True)  # section 1's four steps, in float64
+q4, v4 = torch.tensor(q, device=DEVICE), torch.tensor(v, device=DEVICE)
+(g4,) = torch.autograd.grad(rl.crr_loss(lp4, q4, v4, backend=KERNEL).loss, lp4)
+print("d loss / d log π:", n(g4))  # −w/N = −(1, 2, 0.5, 20)/4
+q_bad = q4.clone()
+q_bad[3] = torch.nan  # a broken critic at step 3
+last_padded = torch.tensor([True, True, True, False], device=DEVICE)
+losses = {"exp": rl.crr_loss(lp4, q_bad, v4, backend=KERNEL).loss.item(),
+          "binary": rl.crr_loss(lp4, q_bad, v4, mode="binary", backend=KERNEL).loss.item(),
+          "exp, step 3 padded": rl.crr_loss(lp4, q_bad, v4, mask=last_padded, backend=KERNEL).loss.item()}
+print(losses)
+np.testing.assert_allclose(n(g4), [-0.25, -0.5, -0.125, -5.0])
+assert np.isnan(losses["exp"])  # exp mode: NaN loss
+np.testing.assert_allclose(losses["binary"], 0.5)  # binary: NaN > 0 is false, step 3 dropped: −(1·(−2))/4
+np.testing.assert_allclose(losses["exp, step 3 padded"], 5.5 / 3)  # padding never read: −(−1 − 4 − 0.5)/3
 
 # %% [markdown]
 # ## 5. Kernel against the loop
@@ -361,8 +381,8 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #   as long as the fused loss. GPU time counts the kernels alone. The fused loss keeps the GPU busy
 #   under 10 µs per call, less than a thirtieth of its wall time: the rest is host time, Python,
 #   autograd and the kernel launches.
-# * **Wall-clock time.** There it is the other way round: the eager formula takes 0.73 to 0.84 of
-#   our time.
+# * **Wall-clock time.** There it is the other way round: the eager formula takes 0.73–0.84× the
+#   package's wall time. Eager is faster.
 #
 # So the reversal comes from the host: both calls are mostly host time at these shapes, and CRR's
 # short formula costs the host less than our call. The measurements are in
@@ -384,7 +404,7 @@ assert all(_gpu[ours[s]] < _wall[ours[s]][0] / 30 for s in SHAPES_TIMED)  # "les
 assert all(_gpu[k[s]] < 0.5 * _wall[k[s]][0] for k in (ours, eager) for s in SHAPES_TIMED)  # "both ... mostly host time"
 x_wall = [_wall[eager[s]][1] for s in SHAPES_TIMED]  # the median ratio of the rounds, eager ÷ ours
 _lo, _hi = np.floor(round(100 * min(x_wall), 9)) / 100, np.ceil(round(100 * max(x_wall), 9)) / 100
-assert max(x_wall) < 1 and (_lo, _hi) == (0.73, 0.84)  # "0.73 to 0.84", rounded outwards
+assert max(x_wall) < 1 and (_lo, _hi) == (0.73, 0.84)  # "0.73–0.84×", rounded outwards; "eager is faster"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "H100" in _head and "H200" not in _head  # "one card, an H100": named in the file's first line
 _loss_walls = glob.glob(os.path.join(profile.results_folder(), "**", "*loss-wall*"), recursive=True)

@@ -423,10 +423,10 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 #    * $x_1 = s_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$);
 #    * $x_2 = s_1 + A_1 x_1 = 0.75 + 0.25 \cdot 0.75 = 0.9375$, with $A_1 = a_2 a_3 = 0.25$.
 #
-#    Why $A_r\,x_r$: only rank $r$'s first output carries $x_r$, because the ranks before read rank
-#    $r$ through their carry alone, and that carry is its first output; $s_r$ holds the rest, the
-#    gradient of rank $r$'s own $dy_t$. That first output is $B_r + A_r\,c_r$, so the $x_r$ on it
-#    reaches $c_r$ times $A_r$.
+#    Why: $x_{r+1}$ is the whole gradient with respect to $c_r$, rank $r+1$'s first output. One
+#    part, $s_r$, comes from rank $r$'s own $dy_t$. The other comes from the ranks before: their
+#    gradient $x_r$ lands on rank $r$'s first output, $B_r + A_r\,c_r$, so it reaches $c_r$ times
+#    $A_r$.
 # 3. **Pass 2:** ranks 1 and 2 rerun their backward with $x_r$ added at their first step. Rank 1
 #    gets $1 + 0.75 = 1.75$, then $1.875$; rank 2 gets $1 + 0.9375 = 1.9375$, then $1.96875$.
 #    These are the one-process gradients. Without the term $A_1 x_1$, rank 2 would start at $1.75$.
@@ -477,6 +477,11 @@ _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
 _y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
 assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
 assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
+# "x_{r+1} is the whole gradient with respect to c_r": rank 0 reads c_0, rank 1's first output; d(sum of y_0..y_3)/d c_1 = x_2
+_c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+_y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
+_y_r0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_y_r1[:, 0])
+assert torch.autograd.grad(_y_r0.sum() + _y_r1.sum(), [_c1])[0].item() == x[2].item() == 0.9375
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
 assert bwd_src.count(" = gather(") == 2  # two exchanges (13c, section 7, checks what each one carries)
 assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: one number per row, the carry's
@@ -536,22 +541,22 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
       f"{local_wall / 1e3:.1f} ms with time_group= and a local gather, {nccl_wall / 1e3:.1f} ms over NCCL")
 
 # %% [markdown]
-# **Which to use.**
+# **Which to use.** A gather leaves every rank holding the whole row: 1 MB per 128K tokens for the
+# values and rewards, plus a byte per done flag. The split sends a few numbers per row per rank,
+# whatever the length, but each call above took 1.3–6.7 ms, mostly host work. The gather was not
+# timed, so no figure here says which is faster.
 #
 # * **Gather, then one local call,** if every rank can hold the whole row, as section 5's workers
-#   also did: simpler code, the same advantages (not timed).
+#   did: simpler code, the same advantages.
 # * **`time_group=`** when no rank may hold the whole row, or when the gradients must come back to
 #   each rank's own values without gathering them too. PPO computes its advantages without
 #   gradients, so it needs none.
 #
-# <details><summary>Details: the gathered row's size, and gathering with gradients</summary>
+# <details><summary>Details: gathering with gradients</summary>
 #
-# * The gathered row is 1 MB per 128K tokens for the values and rewards alone, plus the done flags.
-# * `dist.all_gather` carries no gradient. `torch.distributed.nn.functional.all_gather` does, and
-#   its backward sends every rank's whole gradient row. With `time_group=`, each rank's piece of
-#   the gradient is exact and stays on its rank.
-# * No figure here says the gather is faster, though the split's milliseconds are mostly host
-#   work.
+# `dist.all_gather` carries no gradient. `torch.distributed.nn.functional.all_gather` does, and its
+# backward sends every rank's whole gradient row. With `time_group=`, each rank's piece of the
+# gradient is exact and stays on its rank.
 #
 # </details>
 #
@@ -596,8 +601,8 @@ assert _order == sorted(_order)  # in this order: the header, the ends (first va
 assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
 assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
-assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's and section 7's "1 MB per row of 128K tokens": 2 float32 per token
-# ... for the values and rewards alone: section 5's gather also sends the done flags, one byte each as booleans
+assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's and section 7's "1 MB per 128K tokens": 2 float32 per token
+# ... for the values and rewards, "plus a byte per done flag": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
 
 # %% [markdown]

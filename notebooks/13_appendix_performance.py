@@ -132,6 +132,11 @@ print(profile.table(sector_table, digits=3))
 assert [t["sectors"] for t in sector_table] == [4, 32, 4]
 assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 times the traffic
 assert Config().time_major_tile[0] == 64  # "the package's tile for a time-major buffer covers up to 64 environments"
+assert 64 * 4 == 8 * SECTOR and SECTOR // 4 == 8  # "8 neighbouring ones fill a sector ... 64, eight whole sectors"
+assert "bounded by their registers" in plan._tile.__doc__  # "as many as its registers allow"
+# the fold: at most 2,048 steps of 4 bytes; 64 environments with chunks of 32 steps, 8 with chunks of 256
+assert Config().time_major_tile[1] == 2048 and plan._tile(B_ENVS, 32, False, 4, Config())[:2] == (64, 32)
+assert plan._tile(B_ENVS, 1000, False, 4, Config())[:2] == (8, 256)
 # the fold: the 8 neighbouring environments' programs, one load each, touch the same 32 sectors and use every byte
 _env_sectors = [set((4 * e + 4 * B_ENVS * lane) // SECTOR) for e in range(8)]
 assert all(s_ == _env_sectors[0] for s_ in _env_sectors) and len(_env_sectors[0]) == 32
@@ -139,9 +144,11 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 
 # %% [markdown]
 # Read along time, each load instruction of the warp fetches 8 times the bytes it uses. So the
-# package's tile for a time-major buffer covers up to 64 environments. (In a `(T, B)` buffer each
-# row of memory is one step, so these 64 environments are 64 neighbouring columns.) At each step
-# its lanes read neighbouring environments, as in the table's last row.
+# package's tile for a time-major buffer reads environments side by side instead: 8 neighbouring
+# ones fill a sector at each step, and the tile covers up to 64, eight whole sectors, as many as its
+# registers allow. (In a `(T, B)` buffer each row of memory is one step, so these 64 environments
+# are 64 neighbouring columns.) At each step its lanes read neighbouring environments, as in the
+# table's last row.
 #
 # <details><summary>Details: 8 times per load, not always 8 times the DRAM traffic</summary>
 #
@@ -149,6 +156,9 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 # programs load the same 32 sectors, and may find them still in the L1 or L2 cache, so the bytes
 # read from DRAM can be fewer than 8 times those used. Section 0.5's anchor gains in the same
 # way. Nothing keeps a sector in the cache until its neighbours read it, though.
+#
+# The tile's registers hold at most 2,048 steps in all (`Config.time_major_tile`), so it covers 64
+# environments only with chunks of 32 steps; with chunks of 256 it covers 8.
 #
 # </details>
 #
@@ -312,17 +322,18 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 #
 # > **split when programs < 2 × SMs and each row has more than 31,744 steps.**
 #
-# The planner counts a row in its widest chunks, of 1024 steps (not the table's 256 below): 31,744
-# steps are 31 of them, and one step more starts a 32nd. Why 32 chunks? The threshold was chosen by
-# wall time per call, what a training loop pays, since a split call costs a second launch and more
-# work on the host. On an H200, GAE rows of 32 wide chunks ran faster split, and rows of 16 ran
-# faster walked (section 0.5's table of sources gives the times). So 64×16384, 16 wide chunks a row,
-# is not split, though its 64 programs leave about half the SMs idle (section 0.5).
+# The rule counts a row in **wide chunks** of 1024 steps, since a launch of few programs walks an
+# unsplit row in them; the table's "hypothetical" columns count the default chunk of 256 steps, to
+# show the launch before the planner acts. So 31,744 steps are 31 wide chunks, and one step more
+# starts a 32nd. Why 32 chunks? The threshold was chosen by wall time per call, what a training loop
+# pays, since a split call costs a second launch and more work on the host. On an H200, GAE rows of
+# 32 wide chunks ran faster split, and rows of 16 ran faster walked (section 0.5's table of sources
+# gives the times). So 64×16384, 16 wide chunks a row, is not split, though its 64 programs leave
+# about half the SMs idle (section 0.5).
 #
-# Fewer programs but shorter rows are walked in wider chunks instead. `tile_plan(B, T)` returns
-# the planner's choices by name. In the table, after the shape (B × T), the two columns marked
-# "hypothetical" are what one program per row, walking its row in chunks of 256 steps, would give.
-# The columns after them are the planner's.
+# `tile_plan(B, T)` returns the planner's choices by name. In the table, after the shape (B × T),
+# the two "hypothetical" columns give one program per row, in chunks of 256 steps. The columns
+# after them are the planner's.
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM over the launch, as on an H200
@@ -357,7 +368,9 @@ assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its ch
 # the two conditions: 64 programs are too few, but a row of 16384 steps has only 16 wide chunks, fewer than 32
 assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 < Config().split_min_chunks == 32
 assert 31 * Config().wide_block == 31_744  # the boundary: "31,744 steps are 31 of them", chunks of 1024
-assert min(Config().wide_block, Config().max_block_t) == 1024  # "its widest chunks, 1024 steps"
+assert min(Config().wide_block, Config().max_block_t) == 1024  # "wide chunks of 1024 steps"
+assert by_shape["64×16384"]["its chunk (steps)"] == 1024 and tile_plan(8, 31_744)["block"] == 1024  # unsplit rows walk them
+assert "256 steps per chunk" in plan._tile.__doc__  # "the default chunk of 256 steps"
 # "more than 31,744 steps": 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
 assert tile_plan(8, 31_744)["segments"] == 1 and tile_plan(8, 31_745)["segments"] > 1
 assert all(tile_plan(8, T_)["segments"] > 1 for T_ in (32_768, 131_072))  # longer rows are split too
