@@ -141,8 +141,13 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ### The episode-end card
 #
-# Every estimator of the course splits as the return just did. This card states once how episode
-# ends enter a scan; the later notebooks link here.
+# > **What the exercises need**
+# >
+# > 1. **Reset where done$_t$:** at a termination, a truncation and the window's last step.
+# > 2. **Select, never multiply:** drop a value with a `where`, since $0 \times \text{NaN}$ is NaN.
+# > 3. **The end form is the bootstrap:** where the return resets, $b_t = r_t + \gamma_t V'_t$ ($r_t$ at a termination).
+#
+# The rest of the card is reference, for every estimator of the course.
 #
 # | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
 # | --- | --- | --- | --- | --- |
@@ -153,28 +158,22 @@ print("prologue + scan + epilogue == the loop")
 #
 # * **An end does two things.** It **cuts** the [carry](GLOSSARY.md#carry), the value carried in
 #   from step $t+1$ (that is the reset), and it gives $b_t$ its [**end form**](GLOSSARY.md#end-form).
-#   For the return the end form is the bootstrap, $r_t + \gamma_t V'_t$, or $r_t$ at a termination.
 # * **The reset's two forms** (the last two columns). Tensor code such as `rl.linear_scan` has no
 #   flag argument, so it writes a reset as $a_t = 0$. Triton code returns a flag beside the pair,
 #   the triple $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`, and either way the scan takes
 #   $y_t = b_t$ there.
-# * **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and
-#   so may a next value behind a termination. Since $0 \times \text{NaN}$ is NaN, the reset and the
-#   dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`), and a factor
-#   $(1-\text{term}_t)$ in a formula is a select in the code. The reset keeps out a NaN behind the
-#   step, but a NaN in the step's own $b_t$ needs a select that you write.
+# * **Why selects.** NaNs are real inputs: a failed environment step gives one, and so may a next
+#   value behind a termination. So a factor $(1-\text{term}_t)$ in a formula is a **select** in the
+#   code (`np.where`, `torch.where`, `tl.where`). The reset keeps out a NaN behind the step; a NaN
+#   in the step's own $b_t$ needs a select that you write.
 # * **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
-#   after the window, so only the reset keeps out a value that a scan brings in from past the window.
-#   From $y_T = 0$ the reset changes nothing; it matters when the scan starts from another value:
-#   `initial` in `rl.linear_scan`, or the checkers' 100, which makes a missing reset show up.
-#   [The appendix](#Appendix:-two-windows-of-one-rollout) works this out on two windows of one rollout.
+#   after the window. From $y_T = 0$ the reset changes nothing. But start the scan from a value,
+#   `initial` in `rl.linear_scan`, and without the reset $G_{T-1} = b_{T-1} + \gamma_{T-1}\,$`initial`:
+#   the steps after the window count twice, once in the bootstrap and once in `initial`.
+#   [The appendix](#Appendix:-two-windows-of-one-rollout) puts numbers on it.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the checkers' 100, and the card's two reset forms in each scan exercise's task (CI runs them; skip when reading)
-said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
-assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
-assert exercises.PAST_WINDOW == 100.0  # "the checkers' 100"
-# the card's "two forms": which reset form each scan exercise uses
+# Checks: the card's two reset forms in each scan exercise's task (CI runs them; skip when reading)
 tasks = {name: " ".join(exercises.task(name).split()) for name in (
     "n_step_returns", "gae_pairs", "transposed_scan", "returns_autograd", "gae_prologue", "q_lambda", "retrace",
     "vtrace_kernel")}
@@ -389,6 +388,16 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # `print(exercises.task(name))` restates a task. The first two are Triton prologues, the third
 # tensor code, each with [the card](#The-episode-end-card)'s reset form for its code.
 #
+# Some checker cases start the scan past the window from 100, not 0, so a missing reset at the
+# window's last step shows up.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the checkers' 100 past the window (CI runs them; skip when reading)
+said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
+assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
+assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
+
+# %% [markdown]
 # ### Triton prologues: the reset is a flag
 #
 # **`transposed_scan`** (a Triton prologue).
@@ -508,8 +517,9 @@ exercises.attempt("transposed_scan", transposed_scan)
 # <details><summary>Details: what the checker compares (optional)</summary>
 #
 # The checker differentiates a weighted sum of your returns, and compares both the returns and the
-# gradient. In its cases marked "past the window" both scans start from 100, not 0. Only the
-# forward's reset at the window's last step and the backward's at step 0 keep that value out.
+# gradient. In its cases marked "past the window" both scans start from 100 (see
+# [Exercises](#Exercises)). Only the forward's reset at the window's last step and the backward's
+# at step 0 keep that value out.
 #
 # </details>
 #

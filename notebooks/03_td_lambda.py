@@ -100,15 +100,18 @@ print(G)
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
 #   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in.
 #
-# Where done$_t$, that $b_t$ is the [end form](GLOSSARY.md#end-form). Write
-# $b^{ord}_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\lambda_t)V'_t$ for the ordinary step's $b_t$.
-# At a truncation or the window's last step, one rule gives the end form:
-# end form $= b^{ord}_t + a_t\,\hat y_{t+1}$. The reset removes the term $a_t G_{t+1}$; the rule
-# adds it back with the critic's estimate $\hat y_{t+1} = V'_t$ in place of $G_{t+1}$, which turns
-# $(1-\lambda_t)$ into 1. [04's end-form card](04_vtrace.ipynb#The-end-form-card) applies the rule
-# to every estimator of 01–04. The window's last step needs the end form: $b^{ord}_2$ would give
-# $G_2 = 0.5 \cdot 30 = 15$ in section 1's example, not 30. The [epilogue](GLOSSARY.md#epilogue)
-# stores $y_t = G_t$.
+# Where done$_t$, that $b_t$ is the [end form](GLOSSARY.md#end-form). At a truncation there is no
+# $G_{t+1}$, so the bracket takes the critic's $V'_t$ in its place:
+#
+# $$r_t + \gamma_t(1-\lambda_t)V'_t + \gamma_t\lambda_t V'_t = r_t + \gamma_t V'_t,$$
+#
+# the bootstrap. The window's last step needs it too: the ordinary $b_2$ would give
+# $G_2 = 0.5 \cdot 30 = 15$ in section 1's example, not 30.
+#
+# The rule behind it: end form $= b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary
+# step's $b_t$ and $\hat y_{t+1}$ the critic's estimate of the cut-off $y_{t+1}$ (here $V'_t$).
+# [04's end-form card](04_vtrace.ipynb#The-end-form-card) applies it to every estimator of 01–04.
+# The [epilogue](GLOSSARY.md#epilogue) stores $y_t = G_t$.
 #
 # In NumPy, against the loop:
 
@@ -142,7 +145,7 @@ b_ordinary = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 0.5 * 30.0]], device=DE
 a_cut = torch.tensor([[0.5, 0.5, 0.0]], device=DEVICE)  # gamma lambda, and a_2 = 0: the reset in tensor form
 target = torch.tensor([[17.5, 25.0, 30.0]], device=DEVICE)  # section 1's G
 torch.testing.assert_close(rl.linear_scan(a_cut, b_end, backend=KERNEL), target)
-assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "b^ord_2 would give G_2 = 15"
+assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the ordinary b_2 would give G_2 = 15"
 
 # %% [markdown]
 # ## 3. The kernel's prologue

@@ -228,12 +228,18 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # %% [markdown]
 # ### The end-form card
 #
-# One rule makes every [end form](GLOSSARY.md#end-form), the $b_t$ of a truncation or of the
-# window's last step. Write $b^{ord}_t$ for the ordinary step's $b_t$. Then end form
-# $= b^{ord}_t + a_t\,\hat y_{t+1}$: the reset removes the term $a_t y_{t+1}$, and the rule adds it
-# back with the critic's estimate $\hat y_{t+1}$ in place of $y_{t+1}$, as
-# [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) first did for TD(λ).
-# Here is the rule at work in every estimator of notebooks 01–04, with a number in the last column.
+# > **What the exercises need**
+# >
+# > 1. **Reset where done$_t$:** `retrace` resets at a termination and at $t = T-1$; `vtrace_pg`'s given prologue does it for you.
+# > 2. **Select, never multiply:** drop a terminated step's bootstrap with `tl.where`, since its `next_*` inputs may be NaN.
+# > 3. **The end form is the bootstrap:** at $t = T-1$, `retrace`'s $b_t$ is the card's Retrace row ($c = 0$), and `vtrace_pg` reads $v_{t+1}$ from `next_values`.
+#
+# The rest of the card is reference. One rule makes every [end form](GLOSSARY.md#end-form), the
+# $b_t$ of a truncation or of the window's last step: end form $= b^{ord}_t + a_t\,\hat y_{t+1}$,
+# with $b^{ord}_t$ the ordinary step's $b_t$. The reset removes the term $a_t y_{t+1}$; the rule adds
+# it back with the critic's estimate $\hat y_{t+1}$, as
+# [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) did for TD(λ).
+# Here is the rule in every estimator of notebooks 01–04, with a number in the last column.
 # $M_t = \max_u Q(s_{t+1}, u)$ is from 03's `q_lambda`, and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ from
 # this notebook's `retrace` (below).
 #
@@ -247,65 +253,8 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [`retrace`'s Hint 3](#Exercises), below: $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 #
 # A termination has no next state: a select drops the bootstrap instead ($V'_t$, $M_t$ or
-# $\mathbb E_\pi Q_{t+1}$ is not read).
-
-# %% jupyter={"source_hidden": true}
-# Checks: the end-form card, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
-g4, l4, last4 = 0.5, 0.5, np.arange(4) == 3
-r4, v4 = np.array([1.0, 2.0, -1.0, 3.0]), np.array([2.0, 0.5, 1.0, -1.0])
-nv4 = np.array([0.5, np.nan, 4.0, 10.0])  # NaN behind the termination; after the truncation, not values[3]
-term4, trunc4 = np.array([False, True, False, False]), np.array([False, False, True, False])
-done4 = term4 | trunc4 | last4
-gV = np.where(term4, 0.0, g4 * nv4)  # the bootstrap gamma V'_t, selected away at a termination
-ratio4 = np.array([2.0, 0.5, 1.0, 0.8])  # pi/mu
-rho4, c4 = np.minimum(1.0, ratio4), l4 * np.minimum(1.0, ratio4)
-delta4 = r4 + gV - v4
-# Q(lambda) and Retrace: their Hint 3's rollouts (gamma = 0.5, rewards 1, step 2 terminates)
-term_h = np.array([False, False, True, False])
-q_h = np.array([[2.0, 2.0], [4.0, 0.0], [np.nan, np.nan], [6.0, 2.0]])
-M_h = q_h.max(1)
-greedy_h = q_h[np.arange(4), [1, 1, 0, 0]] == M_h  # a tie is greedy
-ell_h = np.where(greedy_h & ~last4, 0.5, 0.0)
-eq_h, qn_h, c_h = np.array([2.0, 4.0, np.nan, 6.0]), np.array([1.5, 2.0, np.nan, 8.0]), np.minimum(1.0, [0.5, 2.0, np.nan, 1.0])
-G_q, G_r, want_q, want_r = 100.0, 100.0, np.zeros(4), np.zeros(4)  # the loops of 03's and this notebook's formulas
-for t in reversed(range(4)):
-    G_q = 1.0 + (0.0 if term_h[t] else 0.5 * ((1 - ell_h[t]) * M_h[t] + ell_h[t] * G_q))
-    G_r = 1.0 + (0.0 if term_h[t] else 0.5 * (eq_h[t] + (0.0 if last4[t] else c_h[t]) * (G_r - qn_h[t])))
-    want_q[t], want_r[t] = G_q, G_r
-np.testing.assert_allclose(want_q, [2.25, 3.0, 1.0, 4.0])  # q_lambda's Hint 3
-np.testing.assert_allclose(want_r, [2.25, 2.5, 1.0, 4.0])  # retrace's Hint 3
-card_rows = {  # estimator: (a_t, ordinary b_t, end-form b_t, resets at, the critic's estimate of y_{t+1}, termination, the loop)
-    "return": (g4, r4, r4 + gV, done4, nv4, term4,
-               reference.discounted_returns(r4, gamma=g4, terminated=term4, truncated=trunc4, next_values=nv4)),
-    "GAE": (g4 * l4, delta4, delta4, done4, 0.0, term4,
-            reference.gae(r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4, next_values=nv4)[0]),
-    "TD(λ)": (g4 * l4, r4 + (1 - l4) * gV, r4 + gV, done4, nv4, term4,
-              reference.td_lambda(r4, nv4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4)),
-    "Q(λ)": (0.5 * 0.5, 1.0 + np.where(term_h, 0.0, 0.5 * 0.5 * M_h), 1.0 + np.where(term_h, 0.0, 0.5 * M_h),
-             term_h | last4 | ~greedy_h, M_h, term_h, want_q),
-    "V-trace": (g4 * c4, v4 + rho4 * delta4 - g4 * c4 * nv4, v4 + rho4 * delta4, done4, nv4, term4,
-                reference.vtrace(np.log(ratio4), r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4,
-                                 next_values=nv4)[0]),
-    "Retrace": (0.5 * c_h, 1.0 + np.where(term_h, 0.0, 0.5 * (eq_h - c_h * qn_h)), 1.0 + np.where(term_h, 0.0, 0.5 * eq_h),
-                term_h | last4, qn_h, term_h, want_r),
-}
-a_card = np.stack([np.where(row[3], 0.0, row[0]) for row in card_rows.values()])  # the reset as a = 0
-b_card = np.stack([np.where(row[3], row[2], row[1]) for row in card_rows.values()])  # the end form where it resets
-y_card = rl.linear_scan(torch.tensor(a_card, dtype=torch.float32, device=DEVICE),
-                        torch.tensor(b_card, dtype=torch.float32, device=DEVICE),
-                        initial=torch.full((6,), 100.0, device=DEVICE), backend=KERNEL)  # 100 past the window: the reset keeps it out
-np.testing.assert_allclose(to_numpy(y_card), np.stack([row[6] for row in card_rows.values()]), rtol=1e-6)
-for name, (a_, b_ord, b_endf, reset_, y_hat, term_, _) in card_rows.items():  # "one rule makes every end form"
-    ends = reset_ & ~term_
-    np.testing.assert_allclose(b_endf[ends], (b_ord + a_ * np.asarray(y_hat))[ends], err_msg=name)
-assert done4.sum() == 3 and (~greedy_h & ~term_h).sum() == 1  # a termination, a truncation, the window's end; a non-greedy step
-# the last column's numbers
-assert reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=6.0)[3] == 7.0
-assert reference.gae(np.ones(4), np.full(4, 2.0), gamma=0.5, lambda_=0.5, terminated=[False, True, False, False],
-                     bootstrap_value=10.0)[0][3] == 4.0
-assert reference.td_lambda([0.0] * 3, [10.0, 20.0, 30.0], gamma=1.0, lambda_=0.5)[2] == 30.0 == 2 * 15.0
-assert reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0] * 3, [1.0] * 3, gamma=0.5, bootstrap_value=2.0)[0][2] == 2.0
-assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
+# $\mathbb E_\pi Q_{t+1}$ is not read). [An appendix](#Appendix:-the-end-form-card,-checked) checks
+# every row.
 
 # %% [markdown]
 # ## 3. The kernel
@@ -318,17 +267,9 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
-# Points worth noticing:
+# Points worth noticing (IMPALA's own code, which scans $v_t - V_t$, is compared in
+# [an appendix](#Appendix:-IMPALA's-reference-code)):
 #
-# * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code (`vtrace.py` in DeepMind's
-#   scalable_agent) scans backwards from 0,
-#   `vs_minus_v_xs[t] = deltas[t] + discounts[t] * cs[t] * vs_minus_v_xs[t + 1]`, with
-#   `deltas[t]` $= \rho_t(r_t + \text{discounts}_t V_{t+1} - V_t)$ and `discounts[t]` $= \gamma_t$,
-#   or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Its $V_{t+1}$ comes from the one
-#   `values` input (the bootstrap value after the last step), which forces $V'_t = V_{t+1}$: false
-#   across padding, and wherever the next values are not `values[t+1]`. Truncations are a second
-#   problem: scalable_agent's code ends an episode by setting the discount to 0, and that 0 drops
-#   the bootstrap $\gamma V_{t+1}$ along with the trace, where a time limit should keep it.
 # * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
 #   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
 # * **Gradients.** The importance weights are constants: `log_rhos` gets no gradient. IMPALA's
@@ -357,22 +298,6 @@ d_lr, d_r, d_v = torch.autograd.grad(out.vs.sum(), (lr_grad, r_grad, v_grad), al
 assert d_lr is None and d_r.abs().sum() > 0 and d_v.abs().sum() > 0  # vs depends on r and V: detach it as a target
 assert not out.vs.detach().requires_grad
 print("importance weights are constants; rewards and values get gradients")
-
-# %% jupyter={"source_hidden": true}
-# Checks: IMPALA's recurrence, in the first point above, gives our vs where V'_t = values[t+1] (CI runs them; skip when reading)
-g_i = torch.Generator().manual_seed(7)
-lr_i, r_i, v_i = (torch.randn(3, 20, generator=g_i, dtype=torch.float64) for _ in range(3))
-boot_i, term_i = torch.randn(3, generator=g_i, dtype=torch.float64), torch.rand(3, 20, generator=g_i) < 0.15
-cs_i = rho_i = torch.clamp(lr_i.exp(), max=1.0)  # rho_bar = c_bar = 1, lambda = 1
-discounts_i = 0.9 * (~term_i).double()  # gamma, or 0 at an episode end
-deltas_i = rho_i * (r_i + discounts_i * torch.cat([v_i[:, 1:], boot_i[:, None]], 1) - v_i)  # V_(t+1) from values
-acc_i, vs_minus_v_xs = torch.zeros(3, dtype=torch.float64), torch.zeros_like(r_i)
-for t in reversed(range(20)):  # backwards from 0
-    acc_i = deltas_i[:, t] + discounts_i[:, t] * cs_i[:, t] * acc_i
-    vs_minus_v_xs[:, t] = acc_i
-torch.testing.assert_close(vs_minus_v_xs + v_i, rl.vtrace(lr_i, r_i, v_i, gamma=0.9, terminated=term_i,
-                                                          bootstrap_value=boot_i, backend="torch").vs)
-assert term_i.any()
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -530,8 +455,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
 #   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
-# **Mind the index.** The link from step $t+1$ back to step $t$ carries $c_{t+1}$ in Retrace, $c_t$
-# in V-trace:
+# **Mind the index.** Retrace's input `next_log_ratio[t]` holds $\log\pi/\mu$ of the *next*
+# action, $u_{t+1}$, so step $t$ loads $c_{t+1}$ at `offs`, with no shift. That $c_{t+1}$ weights the
+# link from step $t+1$ back to step $t$. In V-trace the link carries step $t$'s own $c_t$:
 #
 # $$\begin{aligned}
 # \text{Retrace:}\quad G_t &= r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot)
@@ -539,22 +465,26 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # \text{V-trace:}\quad v_t &= V_t + \rho_t\delta_t &&+\ \gamma\,c_t\,\big(v_{t+1} - V'_t\big).
 # \end{aligned}$$
 #
-# Why the index differs: a ratio turns an average over μ's actions into one over π's,
+# <details><summary>Details: why the index differs (optional)</summary>
+#
+# A ratio turns an average over μ's actions into one over π's,
 #
 # $$\mathbb E_{u\sim\mu}\Big[\tfrac{\pi(u)}{\mu(u)}\,f(u)\Big] = \sum_u \mu(u)\,\tfrac{\pi(u)}{\mu(u)}\,f(u)
 #   = \mathbb E_{u\sim\pi}[f(u)].$$
 #
 # So an action's ratio appears where the target averages over that action under π. $V^\pi(s_t)$
-# averages over $u_t$, so V-trace weighs the link by $u_t$'s own ratio. $Q(s_t, u_t)$ is given
+# averages over $u_t$, so V-trace weights the link by $u_t$'s own ratio. $Q(s_t, u_t)$ is given
 # $u_t$, and the first action it averages over is $u_{t+1}$, so Retrace's link carries $c_{t+1}$.
 # Unrolled one step inside an episode ($V'_t = V_{t+1}$; Retrace's TD error is
 # $\delta^Q_t = r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot) - Q(s_t, u_t)$):
 #
 # $$v_t = V_t + \rho_t\delta_t + \gamma\,c_t\,\rho_{t+1}\,\delta_{t+1} + \dots, \qquad
 #   G_t = Q(s_t, u_t) + \delta^Q_t + \gamma\,c_{t+1}\,\delta^Q_{t+1} + \dots$$
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the unrolled step above, on two steps inside an episode (CI runs them; skip when reading)
+# Checks: the unrolled step in the fold above, on two steps inside an episode (CI runs them; skip when reading)
 g_u = torch.Generator().manual_seed(11)
 lr_u, r_u, v_u = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
 boot_u, gam_u = 0.7, 0.9
@@ -847,7 +777,8 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # * $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value `vs` converges to, and
 #   $c_t = \lambda_t\min(\bar c, \pi/\mu)$ how far a TD error travels.
 # * IMPALA's code scans $v_t - V_t$ from one `values` input, which forces $V'_t = V_{t+1}$: wrong
-#   across padding, and where the next values are not `values[t+1]`.
+#   across padding, and where the next values are not `values[t+1]`
+#   ([appendix](#Appendix:-IMPALA's-reference-code)).
 # * `pg_advantages` come from the same pass, as in rlax: the IMPALA paper's advantage at λ = 1.
 #   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
 #   compares the two at λ < 1.
@@ -857,3 +788,99 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 #
 # Next, the capstone: [notebook 04c](04c_vtrace_kernel.ipynb) has you write V-trace as whole
 # kernels of your own, with no harness.
+
+# %% [markdown]
+# ## Appendix: IMPALA's reference code
+#
+# Optional. The package scans $v_t$. IMPALA's reference code (`vtrace.py` in DeepMind's
+# scalable_agent) scans $v_t - V_t$ instead, backwards from 0:
+#
+# `vs_minus_v_xs[t] = deltas[t] + discounts[t] * cs[t] * vs_minus_v_xs[t + 1]`,
+#
+# with `deltas[t]` $= \rho_t(r_t + \text{discounts}_t V_{t+1} - V_t)$ and `discounts[t]` $= \gamma_t$,
+# or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Two problems:
+#
+# * Its $V_{t+1}$ comes from the one `values` input (the bootstrap value after the last step). That
+#   forces $V'_t = V_{t+1}$: false across padding, and wherever the next values are not `values[t+1]`.
+# * It ends an episode by setting the discount to 0. At a truncation that 0 drops the bootstrap
+#   $\gamma V_{t+1}$ along with the trace, where a time limit should keep it.
+
+# %% jupyter={"source_hidden": true}
+# Checks: IMPALA's recurrence above gives our vs where V'_t = values[t+1] (CI runs them; skip when reading)
+g_i = torch.Generator().manual_seed(7)
+lr_i, r_i, v_i = (torch.randn(3, 20, generator=g_i, dtype=torch.float64) for _ in range(3))
+boot_i, term_i = torch.randn(3, generator=g_i, dtype=torch.float64), torch.rand(3, 20, generator=g_i) < 0.15
+cs_i = rho_i = torch.clamp(lr_i.exp(), max=1.0)  # rho_bar = c_bar = 1, lambda = 1
+discounts_i = 0.9 * (~term_i).double()  # gamma, or 0 at an episode end
+deltas_i = rho_i * (r_i + discounts_i * torch.cat([v_i[:, 1:], boot_i[:, None]], 1) - v_i)  # V_(t+1) from values
+acc_i, vs_minus_v_xs = torch.zeros(3, dtype=torch.float64), torch.zeros_like(r_i)
+for t in reversed(range(20)):  # backwards from 0
+    acc_i = deltas_i[:, t] + discounts_i[:, t] * cs_i[:, t] * acc_i
+    vs_minus_v_xs[:, t] = acc_i
+torch.testing.assert_close(vs_minus_v_xs + v_i, rl.vtrace(lr_i, r_i, v_i, gamma=0.9, terminated=term_i,
+                                                          bootstrap_value=boot_i, backend="torch").vs)
+assert term_i.any()
+
+# %% [markdown]
+# ## Appendix: the end-form card, checked
+#
+# Optional: each row of [the end-form card](#The-end-form-card), its triples scanned from 100 past
+# the window, against the estimator's loop.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the end-form card, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
+g4, l4, last4 = 0.5, 0.5, np.arange(4) == 3
+r4, v4 = np.array([1.0, 2.0, -1.0, 3.0]), np.array([2.0, 0.5, 1.0, -1.0])
+nv4 = np.array([0.5, np.nan, 4.0, 10.0])  # NaN behind the termination; after the truncation, not values[3]
+term4, trunc4 = np.array([False, True, False, False]), np.array([False, False, True, False])
+done4 = term4 | trunc4 | last4
+gV = np.where(term4, 0.0, g4 * nv4)  # the bootstrap gamma V'_t, selected away at a termination
+ratio4 = np.array([2.0, 0.5, 1.0, 0.8])  # pi/mu
+rho4, c4 = np.minimum(1.0, ratio4), l4 * np.minimum(1.0, ratio4)
+delta4 = r4 + gV - v4
+# Q(lambda) and Retrace: their Hint 3's rollouts (gamma = 0.5, rewards 1, step 2 terminates)
+term_h = np.array([False, False, True, False])
+q_h = np.array([[2.0, 2.0], [4.0, 0.0], [np.nan, np.nan], [6.0, 2.0]])
+M_h = q_h.max(1)
+greedy_h = q_h[np.arange(4), [1, 1, 0, 0]] == M_h  # a tie is greedy
+ell_h = np.where(greedy_h & ~last4, 0.5, 0.0)
+eq_h, qn_h, c_h = np.array([2.0, 4.0, np.nan, 6.0]), np.array([1.5, 2.0, np.nan, 8.0]), np.minimum(1.0, [0.5, 2.0, np.nan, 1.0])
+G_q, G_r, want_q, want_r = 100.0, 100.0, np.zeros(4), np.zeros(4)  # the loops of 03's and this notebook's formulas
+for t in reversed(range(4)):
+    G_q = 1.0 + (0.0 if term_h[t] else 0.5 * ((1 - ell_h[t]) * M_h[t] + ell_h[t] * G_q))
+    G_r = 1.0 + (0.0 if term_h[t] else 0.5 * (eq_h[t] + (0.0 if last4[t] else c_h[t]) * (G_r - qn_h[t])))
+    want_q[t], want_r[t] = G_q, G_r
+np.testing.assert_allclose(want_q, [2.25, 3.0, 1.0, 4.0])  # q_lambda's Hint 3
+np.testing.assert_allclose(want_r, [2.25, 2.5, 1.0, 4.0])  # retrace's Hint 3
+card_rows = {  # estimator: (a_t, ordinary b_t, end-form b_t, resets at, the critic's estimate of y_{t+1}, termination, the loop)
+    "return": (g4, r4, r4 + gV, done4, nv4, term4,
+               reference.discounted_returns(r4, gamma=g4, terminated=term4, truncated=trunc4, next_values=nv4)),
+    "GAE": (g4 * l4, delta4, delta4, done4, 0.0, term4,
+            reference.gae(r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4, next_values=nv4)[0]),
+    "TD(λ)": (g4 * l4, r4 + (1 - l4) * gV, r4 + gV, done4, nv4, term4,
+              reference.td_lambda(r4, nv4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4)),
+    "Q(λ)": (0.5 * 0.5, 1.0 + np.where(term_h, 0.0, 0.5 * 0.5 * M_h), 1.0 + np.where(term_h, 0.0, 0.5 * M_h),
+             term_h | last4 | ~greedy_h, M_h, term_h, want_q),
+    "V-trace": (g4 * c4, v4 + rho4 * delta4 - g4 * c4 * nv4, v4 + rho4 * delta4, done4, nv4, term4,
+                reference.vtrace(np.log(ratio4), r4, v4, gamma=g4, lambda_=l4, terminated=term4, truncated=trunc4,
+                                 next_values=nv4)[0]),
+    "Retrace": (0.5 * c_h, 1.0 + np.where(term_h, 0.0, 0.5 * (eq_h - c_h * qn_h)), 1.0 + np.where(term_h, 0.0, 0.5 * eq_h),
+                term_h | last4, qn_h, term_h, want_r),
+}
+a_card = np.stack([np.where(row[3], 0.0, row[0]) for row in card_rows.values()])  # the reset as a = 0
+b_card = np.stack([np.where(row[3], row[2], row[1]) for row in card_rows.values()])  # the end form where it resets
+y_card = rl.linear_scan(torch.tensor(a_card, dtype=torch.float32, device=DEVICE),
+                        torch.tensor(b_card, dtype=torch.float32, device=DEVICE),
+                        initial=torch.full((6,), 100.0, device=DEVICE), backend=KERNEL)  # 100 past the window: the reset keeps it out
+np.testing.assert_allclose(to_numpy(y_card), np.stack([row[6] for row in card_rows.values()]), rtol=1e-6)
+for name, (a_, b_ord, b_endf, reset_, y_hat, term_, _) in card_rows.items():  # "one rule makes every end form"
+    ends = reset_ & ~term_
+    np.testing.assert_allclose(b_endf[ends], (b_ord + a_ * np.asarray(y_hat))[ends], err_msg=name)
+assert done4.sum() == 3 and (~greedy_h & ~term_h).sum() == 1  # a termination, a truncation, the window's end; a non-greedy step
+# the last column's numbers
+assert reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=6.0)[3] == 7.0
+assert reference.gae(np.ones(4), np.full(4, 2.0), gamma=0.5, lambda_=0.5, terminated=[False, True, False, False],
+                     bootstrap_value=10.0)[0][3] == 4.0
+assert reference.td_lambda([0.0] * 3, [10.0, 20.0, 30.0], gamma=1.0, lambda_=0.5)[2] == 30.0 == 2 * 15.0
+assert reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0] * 3, [1.0] * 3, gamma=0.5, bootstrap_value=2.0)[0][2] == 2.0
+assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0

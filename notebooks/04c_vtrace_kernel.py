@@ -205,7 +205,7 @@ assert _vs_of(identity, False).isfinite().all() and _vs_of(junk, False).isnan().
 # $= (1.5, 1, 2)$ and `pg` $= (0.5, 0, 1)$.
 #
 # ```python
-# one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a (1, 3) tensor
+# one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a tensor of one row
 # lr_r_v = (torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0))
 # for nv3, term3 in ((one_row(1.0, 1.0, 2.0), one_row(False, False, False)),
 #                    (one_row(1.0, float("nan"), 2.0), one_row(False, True, False))):
@@ -216,8 +216,24 @@ assert _vs_of(identity, False).isfinite().all() and _vs_of(junk, False).isnan().
 # $v_2 = 1$ means $b$ at the window's last step is not in its end form: it kept $-\gamma c V'$,
 # which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
 # means that, if you wrote your own combine, its operands are swapped: it applies the earlier run's
-# map first, so $v_0$ comes out as $b_1 + a_1 b_0 + a_1 a_0 v_2$. For the carry, a property: on a random
-# row of 10 steps, `vs` with `chunk=2` and with `chunk=16` must agree (to about $10^{-6}$).
+# map first, so $v_0$ comes out as $b_1 + a_1 b_0 + a_1 a_0 v_2$.
+#
+# For the carry, a row of five steps: $\pi/\mu = (2, 0.5, 1, 0.5, 1)$, rewards and values 1,
+# `next_values` $(1, 1, 1, 1, 2)$.
+# With `chunk=2` the carry crosses three chunks; with `chunk=16` the row is one chunk and no carry
+# is read. The two must print the same `vs`:
+#
+# ```python
+# lr5, ones5 = torch.log(one_row(2.0, 0.5, 1.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0, 1.0, 1.0)
+# nv5, term5 = one_row(1.0, 1.0, 1.0, 1.0, 2.0), one_row(False, False, False, False, False)
+# for chunk in (2, 16):
+#     print(exercises.guarded(vtrace_kernel, lr5, ones5, ones5, nv5, term5, 0.5, 1.0, 1.0, chunk)[0].tolist())
+# # must print [[1.71875, 1.4375, 1.75, 1.5, 2.0]], twice
+# ```
+#
+# `[[1.625, 1.25, 1.5, 1.0, 2.0]]` with `chunk=2` means the carry came from the chunk's last lane:
+# the chunk before needs $v$ at the chunk's first step. Any other difference between the two lines is
+# a carry slip too.
 #
 # </details>
 #
