@@ -765,8 +765,9 @@ assert "loop = _op(name).loop" in inspect.getsource(bench._pytorch)
 # ### The same two calls under `torch.profiler`
 #
 # **Question: does PyTorch's own profiler tell the same story?** The next cell profiles three calls
-# of each code at 128×4 and prints the eight ops with the most **self CPU time**, an op's own time
-# without the ops it calls. **Predict first:** which kind of op fills the loop's table?
+# of each code at 128×4 and prints the eight ops called most often (`# of Calls`). Its time columns
+# move from run to run on a busy CPU; the counts do not. **Predict first:** which kind of op fills
+# the loop's table?
 
 # %%
 from torch.profiler import ProfilerActivity  # noqa: E402
@@ -783,11 +784,11 @@ for who, fn in [("CleanRL's loop", cleanrl_gae), ("rl.gae (the PyTorch path)", p
     profiled[who] = {e.key: e.count for e in averages if e.key.startswith("aten::")}
     print(f"[{SOURCE['here']}] {who}, {PROFILED_CALLS} calls at 128×4: {len(profiled[who])} kinds of aten op, "
           f"{sum(profiled[who].values())} calls")
-    print(averages.table(sort_by="self_cpu_time_total", row_limit=8))
+    print(averages.table(sort_by="count", row_limit=8))  # by calls: the same on every run
 
 # %% [markdown]
 # **Finding:** the same story, in the profiler's own counts. The loop's table is a few kinds of tiny op,
-# indexing (`select`) and arithmetic, each run hundreds of times per call. `rl.gae` runs more kinds
+# indexing (`select`), copies and arithmetic, each run hundreds of times per call. `rl.gae` runs more kinds
 # of op (`where`, `cat`) but less than a fifth as many calls. (The profiler also counts ops run
 # inside other ops, so it counts more than `CountOps`.)
 
@@ -798,6 +799,9 @@ assert sum(_loop_p.values()) > 5 * sum(_scan_p.values())  # "less than a fifth a
 assert len(_scan_p) > len(_loop_p)  # "rl.gae runs more kinds of op"
 assert {"aten::where", "aten::cat"} <= set(_scan_p) and not {"aten::where", "aten::cat"} & set(_loop_p)
 assert _loop_p["aten::select"] > 4 * 128 * PROFILED_CALLS  # "hundreds of times per call": about five per step
+_loop_top = sorted(_loop_p, key=_loop_p.get)[-8:]  # the loop's printed table: its eight ops called most often
+assert min(_loop_p[k] for k in _loop_top) > 100 * PROFILED_CALLS  # "each run hundreds of times per call"
+assert {"aten::select", "aten::copy_", "aten::mul", "aten::add"} <= set(_loop_top)  # "indexing, copies and arithmetic"
 assert sum(_loop_p.values()) > PROFILED_CALLS * op_rows[0]["loop ops"]  # "more calls than CountOps"
 assert "aten::_to_copy" in _loop_p  # lean_gae_loop's question: "the aten::_to_copy calls that torch.profiler lists"
 assert not any("_to_copy" in k for k in ops_of(cleanrl_gae, rollouts[128, 4]))  # "... not in its count"
@@ -812,9 +816,12 @@ assert not any("_to_copy" in k for k in ops_of(cleanrl_gae, rollouts[128, 4]))  
 #
 # *A live tool, not a lesson.* `profile.profiler(name)` times the kernel, the PyTorch path and the
 # code it replaces here; on a CPU the Triton row is a **correctness run**, checked and not timed.
+# Pick shapes and press **run**: the widget plots them and prints their table. Its first run, at the
+# defaults, is printed under it.
 
 # %%
-ui, prof_rows = profile.profiler("gae")
+ui, prof_rows = profile.profiler("gae")  # the controls, and a first run at the defaults
+ui.children[-1].clear_output()  # that run's table is printed once, below, outside the widget; "run" redraws here
 ui
 
 # %%
