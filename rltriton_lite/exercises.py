@@ -4614,6 +4614,15 @@ def _gae_pairs_hint(args, got, expected):
                                          initial=PAST_WINDOW)
         v_next = np.concatenate([v[..., 1:], nv[..., -1:]], -1)  # values[t + 1]: the next step's V, not V(s_{t+1})
         shifted = _gae_with(r, v, v_next, ends, term, gamma * lam, gamma)
+        # the pair returned in the other order, (b, a): the checker scans linear_scan(b, a) (a round-56 review's case)
+        cut = ends.copy()
+        cut[..., -1] = True  # (the window's last step resets too)
+        swapped = reference.linear_scan(r + np.where(term, 0.0, gamma * nv) - v, np.where(cut, 0.0, gamma * lam),
+                                        initial=PAST_WINDOW)
+    if _is_slip(got, swapped, expected):
+        return _Whole("Your function returns the pair as (b, a): the checker scans linear_scan(a, b) with the first "
+                      "array as the multipliers a_t and the second as the b_t, so your TD errors multiplied the carry "
+                      "and your decays were added." + _fix(" return a, b (the multipliers first)."))
     if _is_slip(got, open_end, expected):
         return _Whole(f"Your window's last step does not reset, so the value past the window (here "
                       f"{PAST_WINDOW:g}, where the scan starts) flows into the last step and, through it, into every "
@@ -6561,6 +6570,9 @@ def _sectors_hint(addresses, nbytes, got, expected):
         got = int(got)
     except (TypeError, ValueError, OverflowError):
         return None
+    if got == SECTOR * int(expected) != int(expected):  # (a round-56 review's case: no hint then)
+        return _Whole(f"that is {SECTOR} times the answer: the bytes the sectors hold, not the sectors (each holds 32 "
+                      "bytes)." + _fix(" Return the count of distinct sectors, not their bytes."))
     return next((said for value, said in slips if value == got != int(expected)), None)
 
 

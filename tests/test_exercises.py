@@ -750,6 +750,8 @@ def wrong_answers(name: str):
                             ("step 0 not a reset, the row before's a read there (a round-40 review's case)",
                              _transposed_previous_row)],
         "gae_pairs": [
+            ("(b, a) returned, not (a, b) (round 56's case: no hint then)",
+             lambda *args: tuple(reversed(s(*args)))),
             ("truncation ignored", lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term, no_flags(trunc), g, lam)),
             ("a truncation taken as a termination: no bootstrap there (the tenth review's case)",
              lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term | trunc, no_flags(trunc), g, lam)),
@@ -950,6 +952,8 @@ def wrong_answers(name: str):
                             ("the values scanned as they are, not zeroed at the masked tokens (a cold review's case)",
                              _token_values_not_zeroed)],
         "warp_sectors": [("one sector per lane (lanes counted, not sectors)", lambda a, n: len(a)),
+                         ("the sectors' bytes, 32 times the count (round 56's case: no hint then)",
+                          lambda a, n: 32 * len({s for x in a.tolist() for s in range(x // 32, (x + n - 1) // 32 + 1)})),
                          ("the bytes asked for ÷ 32, as if every load were contiguous",
                           lambda a, n: -(-len(a) * n // 32)),
                          ("only the sector of each load's first byte (a load across a boundary counted once)",
@@ -1176,6 +1180,11 @@ W_SAYS = {
     ("gae_kernel", "bootstraps at terminations"):
         ("Hint: Your δ_t at a termination still reads γ V(s_{t+1}), added as it is or multiplied by 0: a terminal state has no next value, and 0 × NaN is NaN.",
          "Select it away there (tl.where), δ_t = r_t - V(s_t)."),
+    ("gae_pairs", "(b, a) returned, not (a, b) (round 56's case: no hint then)"):
+        ("Hint: Your function returns the pair as (b, a): the checker scans linear_scan(a, b)",
+         "a, b (the multipliers first)"),
+    ("warp_sectors", "the sectors' bytes, 32 times the count (round 56's case: no hint then)"):
+        ("that is 32 times the answer: the bytes the sectors hold", "Return the count of distinct sectors"),
     ("dual_clip", "PPO's clip left out: r A, the dual clip alone (round 56's case: no hint then)"):
         ("Hint: Your loss leaves out PPO's clip: where the ratio r lies outside [1 - eps, 1 + eps] it uses r A",
          "The objective is min(r A, clip(r, 1-eps, 1+eps) A)"),
