@@ -48,12 +48,13 @@ def check_small(fn, chunk=LAB_CHUNK):
             torch.testing.assert_close(got, expected)
         except AssertionError as e:
             case = f"check_small at chunk {c}" + (", where the carry crosses chunks" if c == 16 else "")
-            raise AssertionError(_first_wrong(case, got, expected, d, e)) from None
+            raise AssertionError(_first_wrong(case, got, expected, d, e, c)) from None
 
 
-def _first_wrong(case, got, expected, terminated, error):
+def _first_wrong(case, got, expected, terminated, error, chunk):
     """check_small's message: the first wrong row, and in it the latest wrong step (a return is a reverse
-    scan: an error there reaches every earlier step of its episode), expected against got."""
+    scan: an error there reaches every earlier step of its episode), expected against got; where that step
+    ends a chunk (chunks counted from the row's start or from its end), that the carry enters there."""
     if not isinstance(got, torch.Tensor) or got.shape != expected.shape or got.dtype != expected.dtype:
         return f"{case}: expected a {expected.dtype} tensor of shape {tuple(expected.shape)}, got " + (
             f"a {got.dtype} tensor of shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else type(got).__name__)
@@ -62,9 +63,16 @@ def _first_wrong(case, got, expected, terminated, error):
         return f"{case}: {str(error).splitlines()[0]}"
     row = int(bad.any(1).nonzero()[0])
     t = int(bad[row].nonzero()[-1])
+    T = got.shape[-1]
+    # (a round-56 review: "step 43" said nothing of the chunk of 256 whose carry enters there, 300 - 256 - 1)
+    boundary = t < T - 1 and ((t + 1) % chunk == 0 or (T - t - 1) % chunk == 0)
     return (f"{case}: row {row}, step {t} (the latest wrong step of the first wrong row: the error starts there) "
             f"expected {float(expected[row, t]):.6g}, got {float(got[row, t]):.6g}; terminated there: "
-            f"{bool(terminated[row, t])} ({int(bad.sum())} of {bad.numel()} elements wrong)")
+            f"{bool(terminated[row, t])} ({int(bad.sum())} of {bad.numel()} elements wrong)" + (
+                f". Step {t} is the last step of a chunk of {chunk} (chunks counted from the row's "
+                f"{'start' if (t + 1) % chunk == 0 else 'end'}): the carry from the chunk after enters there. Is it "
+                "applied, selected away only where step t terminates, and is it the return at the next chunk's "
+                "first step?" if boundary else ""))
 
 
 def time_lab(fn, chunk=LAB_CHUNK, name=None, shapes=LAB_SHAPES):

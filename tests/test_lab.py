@@ -69,6 +69,26 @@ def test_check_small_names_the_case_and_the_first_wrong_step():
         lab.check_small(lambda rewards, terminated, gamma, chunk: rewards[:, :10])
 
 
+def test_check_small_says_where_a_chunk_s_carry_enters():
+    """A round-56 review: a carry lost between chunks was told as "step 43" (300 - 256 - 1, chunks counted from the
+    row's end) with nothing about the chunk: where the latest wrong step ends a chunk, the message says so."""
+    def no_carry(rewards, terminated, gamma, chunk):  # each chunk scanned alone, from 0 at its end
+        return torch.cat([package(rewards[:, s:s + chunk], terminated[:, s:s + chunk], gamma, chunk)
+                          for s in range(0, rewards.shape[-1], chunk)], -1)
+
+    with pytest.raises(AssertionError) as wrong:
+        lab.check_small(no_carry)
+    said = str(wrong.value)
+    assert said.startswith("check_small at chunk 256: row 0, step 255 "), said
+    assert said.endswith("Step 255 is the last step of a chunk of 256 (chunks counted from the row's start): the carry "
+                         "from the chunk after enters there. Is it applied, selected away only where step t terminates, "
+                         "and is it the return at the next chunk's first step?"), said
+    with pytest.raises(AssertionError) as wrong:  # step 298 ends no chunk: no such sentence
+        lab.check_small(ignores_terminated)
+    said = str(wrong.value)
+    assert ", step 298 " in said and "the carry from the chunk after enters there" not in said, said
+
+
 @CPU_ONLY
 def test_nothing_is_timed_or_profiled_on_a_cpu(capsys):
     assert lab.time_lab(package) == []
