@@ -6301,12 +6301,13 @@ def _segment_carries_cases(d):
 
 
 def _gae_segment_map_reference(rewards, values, terminated, next_first_value, gamma, lam, next_as=None, a_steps=0,
-                               a_gamma=False, reset_at=None, carry_as_value=False):
+                               a_gamma=False, reset_at=None, carry_as_value=False, no_cut=False):
     """One rank's GAE map (A, B, reset) per row, from its own steps and the next rank's first value, in float64:
     B is the segment's first advantage from a carry of 0, A = (gamma lam)^n multiplies the carry where reset (a
     termination in the segment) is not set. The keywords make the usual slips: the next value at the segment's
     last step taken as 0 (``next_as="zero"``) or as its own last value ("own"), A over n + ``a_steps`` steps or
-    of gamma alone, reset read at one step (``reset_at``), B's carry the next first value, not 0."""
+    of gamma alone, reset read at one step (``reset_at``), B's carry the next first value, not 0, B's loop not cut at
+    a termination (``no_cut``)."""
     r, v, term = (np.asarray(x) for x in (rewards, values, terminated))
     rows, n = r.shape
     after = {"zero": np.zeros(rows), "own": v[:, -1]}.get(next_as, np.asarray(next_first_value, dtype=np.float64))
@@ -6315,7 +6316,7 @@ def _gae_segment_map_reference(rewards, values, terminated, next_first_value, ga
     with np.errstate(all="ignore"):
         delta = r + np.where(term, 0.0, gamma * v_next) - v
         for t in reversed(range(n)):
-            adv = np.where(term[:, t], delta[:, t], delta[:, t] + gamma * lam * adv)
+            adv = np.where(term[:, t] & (not no_cut), delta[:, t], delta[:, t] + gamma * lam * adv)
     A = np.full(rows, (gamma if a_gamma else gamma * lam) ** (n + a_steps))
     reset = term.any(1) if reset_at is None else term[:, reset_at].copy()
     return A, adv, reset
@@ -6346,6 +6347,9 @@ _SEGMENT_MAP_SLIPS = {
     "your B starts its advantages from next_first_value, a value, where B is computed from a carry of 0. The "
     "carry is an advantage (the next rank's first), and it enters through A, once the exchange of maps brings it"
     + _fix(" Start B's loop from 0; next_first_value enters delta at the last step only."): dict(carry_as_value=True),
+    "your B's loop runs on through a termination: at a terminated step the advantage is delta_t alone, and the "
+    "advantages after it (the next episode's) must not reach it" + _fix(
+        " In B's loop, np.where(terminated[:, t], delta[:, t], delta[:, t] + gamma * lam * B)."): dict(no_cut=True),
     "your reset reads the segment's last step alone: a termination at any of its steps cuts the carry off from "
     "the segment's first step" + _fix(" reset = terminated.any(axis=1)."): dict(reset_at=-1),
     "your reset reads the segment's first step alone: a termination at any of its steps cuts the carry off" + _fix(

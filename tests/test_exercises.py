@@ -922,7 +922,8 @@ def wrong_answers(name: str):
             ("reset from the last step alone", _segment_map_with(reset_at=-1)),
             ("reset from the first step alone", _segment_map_with(reset_at=0)),
             ("B's loop started from next_first_value", _segment_map_with(carry_as_value=True)),
-            ("(1 - terminated) multiplied, not selected", _segment_map_with(multiply=True))],
+            ("(1 - terminated) multiplied, not selected", _segment_map_with(multiply=True)),
+            ("B's loop not cut at a termination (round 57's case: no hint then)", _segment_map_with(no_cut=True))],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map),
@@ -1038,6 +1039,8 @@ W_SAYS = {
     ("gae_segment_map", "the next rank's first value left out (V(s_{t+1}) = 0 at the last step)"):
         ("Hint: That is B with a slip: your delta at the segment's last step takes V(s_{t+1}) as 0",
          "At the last step, V(s_{t+1}) = next_first_value"),
+    ("gae_segment_map", "B's loop not cut at a termination (round 57's case: no hint then)"):
+        ("your B's loop runs on through a termination", "np.where(terminated[:, t], delta[:, t]"),
     ("gae_segment_map", "A over n - 1 steps"): ("your A multiplies n - 1 factors of gamma lam", "A = (gamma lam)^n"),
     ("gae_segment_map", "reset from the last step alone"):
         ("result 2 (reset): at index (1,)", "terminated.any(axis=1)."),
@@ -1841,7 +1844,8 @@ def _carries_from_before(A, B, reset, initial):
     return carries
 
 
-def _segment_map_with(next_as=None, a_steps=0, a_gamma=False, reset_at=None, multiply=False, carry_as_value=False):
+def _segment_map_with(next_as=None, a_steps=0, a_gamma=False, reset_at=None, multiply=False, carry_as_value=False,
+                      no_cut=False):
     """gae_segment_map with one slip, as a student writes it."""
     def gae_segment_map(rewards, values, terminated, next_first_value, gamma, lam):
         rows, n = rewards.shape
@@ -1853,7 +1857,8 @@ def _segment_map_with(next_as=None, a_steps=0, a_gamma=False, reset_at=None, mul
             delta = rewards + np.where(terminated, 0.0, gamma * v_next) - values
         B = after.copy() if carry_as_value else np.zeros(rows)
         for t in reversed(range(n)):
-            B = np.where(terminated[:, t], delta[:, t], delta[:, t] + gamma * lam * B)
+            B = delta[:, t] + gamma * lam * B if no_cut else np.where(terminated[:, t], delta[:, t],
+                                                                      delta[:, t] + gamma * lam * B)
         A = np.full(rows, (gamma if a_gamma else gamma * lam) ** (n + a_steps))
         reset = terminated.any(axis=1) if reset_at is None else terminated[:, reset_at]
         return A, B, reset
