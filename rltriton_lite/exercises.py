@@ -4819,6 +4819,12 @@ def _q_lambda_hint(args, i, bad, got, expected):
     with np.errstate(all="ignore"):
         slip = _key("q_lambda", r, strideless, action, term, gamma, lam)
         uncut = _key("q_lambda", r, q, action, term, gamma, lam, window_end=False)
+        taken = _key("q_lambda", r, q, action, term, gamma, lam, taken=True)
+    if _is_slip(got, taken, expected):  # (a round-57 review's case: no hint then)
+        return _Whole("These are the targets bootstrapped from the Q of the action taken, Q(s_{t+1}, u_{t+1}): Watkins's "
+                      "Q(lambda) bootstraps from the greedy value, max_u Q(s_{t+1}, u), and follows the action taken "
+                      "only through the trace (cut where it is not greedy)." + _fix(
+                          " In b, (1 - l_t) * max_q, with max_q the loop's maximum over the actions."))
     if _is_slip(got, slip, expected):
         return _Whole("These are the targets of next_q read at offs + a: step offs's action a is at offs * n_actions "
                       "+ a (n_actions values per step, the actions last)." + _fix(

@@ -1039,6 +1039,9 @@ W_SAYS = {
     ("gae_segment_map", "the next rank's first value left out (V(s_{t+1}) = 0 at the last step)"):
         ("Hint: That is B with a slip: your delta at the segment's last step takes V(s_{t+1}) as 0",
          "At the last step, V(s_{t+1}) = next_first_value"),
+    ("q_lambda", "bootstraps from the action taken (SARSA)"):
+        ("Hint: These are the targets bootstrapped from the Q of the action taken, Q(s_{t+1}, u_{t+1})",
+         "(1 - l_t) * max_q"),
     ("gae_segment_map", "B's loop not cut at a termination (round 57's case: no hint then)"):
         ("your B's loop runs on through a termination", "np.where(terminated[:, t], delta[:, t]"),
     ("gae_segment_map", "A over n - 1 steps"): ("your A multiplies n - 1 factors of gamma lam", "A = (gamma lam)^n"),
