@@ -396,14 +396,15 @@ exercises.attempt("matrix_compose", matrix_compose)
 # %% [markdown]
 # ## 4. Episode ends are resets
 #
-# At an episode's last step, nothing flows back from the next episode, so $y_t = b_t$. Writing
-# that as $a_t = 0$ is not safe, because $0 \cdot \text{NaN} = \text{NaN}$: one bad reward would
-# poison every earlier episode. Instead, each step carries a *reset flag* $\kappa$ (kappa), and
+# At an episode's last step nothing flows back from the next episode, so $y_t = b_t$. Writing
+# that as $a_t = 0$ is not safe: $0 \cdot \text{NaN} = \text{NaN}$, so one bad reward would
+# poison every earlier episode. Instead each step carries a *reset flag* $\kappa$ (kappa), and
 # where it is set the kernels **select** $b_t$, as `np.where` does.
 #
 # A step with a reset ignores its input: its map is $y \mapsto b_t$. So when the second operand
 # resets, the combine returns it alone and drops the first. A run resets if any of its steps does,
-# so the combined flag is the OR of the two. On section 3's drawing, with an episode end at $t = 2$:
+# so the combined flag is the OR of the two. Here is section 3's drawing with an episode end at
+# $t = 2$:
 #
 # ```text
 #   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -415,11 +416,18 @@ exercises.attempt("matrix_compose", matrix_compose)
 #   combine(first, second) = second: the later run, the next episode, never reaches y_0
 # ```
 #
-# `combine_np` below is this combine on triples $(a, b, \kappa)$. The list `four` holds steps 3, 2,
-# 1, 0: it runs backwards in time, as a reverse scan meets the steps. Step 1 resets, and step 2's
-# $b$ is a NaN. Row $t$ shows step $t$, then the run of steps 3 down to $t$ two ways: its triple
-# $(A, B, \kappa)$ from `combine_np`, which selects, and in the last column its $B$ with the reset
-# written as a product by $a = 0$:
+# `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell runs it on the drawing,
+# with $a_t = 0.5$ and a NaN at $t = 5$, in the later run that the reset drops.
+#
+# <details><summary>Details: the two operands' triples</summary>
+#
+# Take $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The
+# first operand, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand,
+# steps 0–3, composes to $(0.125, 3, \text{set})$. Its $b$ is $1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$,
+# because step 2's reset already dropped step 3. The second operand's reset wins, so the combine
+# returns the second operand, and $y_0 = 3$.
+#
+# </details>
 
 # %%
 def combine_np(first, second):  # the first operand is the map applied first (section 3)
@@ -428,61 +436,29 @@ def combine_np(first, second):  # the first operand is the map applied first (se
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
 
-four = [(0.5, 1.0, False), (0.5, np.nan, False), (0.5, 3.0, True), (0.5, 4.0, False)]  # t = 3, 2, 1, 0: backwards
-run, run_mult, B_by_t = four[0], four[0][:2], {}  # B_by_t: t -> (the select's B, the product's B)
-print(f"{'t':>4}  {'step t (a, b, κ)':<22}  {'the run 3..t, select':<28}  the run's B, product by a = 0")
-for i, step in enumerate(four):
-    if i:
-        run = combine_np(run, step)
-        a2 = 0.0 if step[2] else step[0]  # the reset as a multiplication
-        run_mult = (a2 * run_mult[0], step[1] + a2 * run_mult[1])
-    print(f"{3 - i:>4}  {str(step):<22}  {str(run):<28}  {run_mult[1]}")
-    B_by_t[3 - i] = (run[1], run_mult[1])
-assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
-
-# %% [markdown]
-# At $t = 2$ both columns are NaN, because step 2's own $b$ is NaN. At the reset, $t = 1$, the
-# select drops steps 3 and 2, NaN included. So it is clean again at $t = 1$ and 0, and ends at
-# $B = 4 + 0.5 \cdot 3 = 5.5$. The product stays NaN at $t = 1$ and 0.
-#
-# The running $A$ is 0.25 though the run resets, and that is harmless. Once the flag is set, the
-# composed map ignores its input: it is $y \mapsto B$, so its $A$ holds whatever the products left
-# and is never read.
-
-# %% jupyter={"source_hidden": true}
-# Checks: the table's NaNs; once the flag is set, A is never read (CI runs them; skip when reading)
-# the table: both columns NaN at t = 2; at t = 1 and 0 the select is clean again, and the product stays NaN
-assert np.isnan(B_by_t[2]).all() and B_by_t[1][0] == 3.0 and B_by_t[0][0] == 5.5
-assert np.isnan([B_by_t[1][1], B_by_t[0][1]]).all()
-for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
-    for a_run in (0.25, -7.0, np.nan):  # any A in the reset run
-        r = (a_run, run[1], run[2])
-        assert combine_np(r, other)[1:] == combine_np(run, other)[1:]  # the run as first operand
-        assert combine_np(other, r)[1:] == combine_np(other, run)[1:]  # the run as second operand
-
-# %% [markdown]
-# A tree scan applies the same rule to two runs. The next cell checks it on section 3's drawing,
-# with an episode end at $t = 2$ and a NaN at $t = 5$.
-#
-# <details><summary>Details: section 3's drawing with a reset</summary>
-#
-# Take $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The
-# first operand, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand,
-# steps 0–3, composes to $(0.125, 3, \text{set})$. Its $b$ is $1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$,
-# because step 2's reset already dropped step 3. Its flag is set, so its $a$ of 0.125 is never
-# read. The second operand's reset wins, so the combine returns the second operand, and $y_0 = 3$.
-#
-# </details>
-
-# %%
 b8 = [1.0, 2.0, 4.0, 3.0, 5.0, np.nan, 6.0, 7.0]
 steps8 = [(0.5, b8[t], t == 2) for t in range(8)]  # the episode ends at t = 2
 first = reduce(combine_np, steps8[4:][::-1])  # the first operand: steps 7, 6, 5, 4
 second = reduce(combine_np, steps8[:4][::-1])  # the second operand: steps 3, 2, 1, 0
-print("first (steps 4-7):", first, "  second (steps 0-3):", second, "  combine(first, second):",
-      combine_np(first, second))
+y0_product = second[1] + 0.0 * first[1]  # the reset as a product: a_2 = 0 makes second's A 0, and B2 + 0 * B1
+print("first (steps 4-7):", first, "  second (steps 0-3):", second, "\ncombine(first, second):",
+      combine_np(first, second), "  y_0 with the reset as a product by 0:", y0_product)
 assert first[0] == 0.0625 and np.isnan(first[1]) and not first[2]
 assert second == combine_np(first, second) == (0.125, 3.0, True)
+assert np.isnan(y0_product)  # 3 + 0 * NaN is NaN
+
+# %% [markdown]
+# The select drops the later run, NaN included, so $y_0 = 3$; the product gives NaN. The second
+# operand's $A$ is 0.125 though it resets, and that is harmless: once the flag is set, the composed
+# map is $y \mapsto B$, so its $A$ holds whatever the products left and is never read.
+
+# %% jupyter={"source_hidden": true}
+# Checks: once the flag is set, A is never read (CI runs them; skip when reading)
+for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
+    for a_run in (0.125, -7.0, np.nan):  # any A in the reset run
+        r = (a_run, second[1], second[2])
+        assert combine_np(r, other)[1:] == combine_np(second, other)[1:]  # the run as first operand
+        assert combine_np(other, r)[1:] == combine_np(other, second)[1:]  # the run as second operand
 
 # %% [markdown]
 # The combine is still associative: a triple is a map ($y \mapsto b$ if $\kappa$ is set, else

@@ -661,13 +661,20 @@ exercises.attempt("chunked_scan", chunked_scan)
 # The GPU halves of these notes were checked with Triton 3.6's compiler, and no cell can check them
 # on a CPU. Notebook 00's GPU notes say why the version matters.
 #
-# 1. **Python operators on blocks** (section 1). Always use the table's forms, in combines too. The
-#    interpreter treats a whole block as one value, with no warning: `max(x, y)` returns one of the
-#    two blocks whole, and an `if` on a block **always takes its `if` branch**, for every lane, even
-#    when the condition is false in every lane. So if a kernel seems to ignore an `else`, look for
-#    an `if` on a block. A GPU compile instead turns `min`, `max`, `and` and `or` on blocks into the
-#    elementwise forms and refuses the `if`. So Python's forms can be right on a GPU and wrong in
-#    the interpreter. The folded check below shows the interpreter's half.
+# 1. **Python operators on blocks** (section 1). In a kernel's body, the interpreter treats a whole
+#    block as one value, with no warning: `max(x, y)` returns one of the two blocks whole, and an
+#    `if` on a block **always takes its `if` branch**, for every lane, even when the condition is
+#    false in every lane. So if a kernel seems to ignore an `else`, look for an `if` on a block. A
+#    GPU compile instead turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
+#    refuses the `if`. So Python's forms can be right on a GPU and wrong in the interpreter.
+#
+#    A scan's combine is another case. Stock Triton's interpreter calls it element by element. With
+#    `rltriton_lite` imported, the interpreter first tries it on whole blocks. If a Python form such
+#    as `max`, `if` or `and` asks whether a block is true, it falls back to the element-by-element
+#    loop. So Python's `max` in a combine may give the right values on the CPU, and a `print` in the
+#    combine shows single elements after that first try. Write `tl.maximum` and `tl.where` anyway:
+#    that is what the table's rule is for. The loop can also hide a combine that is not associative
+#    (note 4). The folded check below shows the interpreter's side of this note.
 # 2. **A loop variable whose type changes**, such as a carry started as `0`, from int32 to float32
 #    (the table's last row). A GPU compile refuses it, but the interpreter runs it. The checks
 #    compile your kernel for a GPU too, and say so.
@@ -675,12 +682,16 @@ exercises.attempt("chunked_scan", chunked_scan)
 # 4. **Import `rltriton_lite` before you test a scan** (section 2). Without the package, the
 #    interpreter runs `tl.associative_scan` as a loop, where a combine that is not associative can
 #    look right. The package makes it a tree on whole blocks, as on a GPU, so a `print` in your
-#    combine shows blocks. A GPU groups the steps another way, so a wrong combine can give other
-#    wrong numbers there. The checkers try your combine grouped both ways, and say so if it is not
-#    associative.
+#    combine shows blocks, unless a Python form sends it back to the loop (note 1). A GPU groups
+#    the steps another way, so a wrong combine can give other wrong numbers there. The checkers try
+#    your combine grouped both ways, and say so if it is not associative.
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 1's claims on Python's max and if, and GPU note 1's interpreter half (CI runs them; skip when reading)
+# Checks: section 1's claims on Python's max and if, and GPU note 1's interpreter side, in a body and in a combine (CI runs them; skip when reading)
+import contextlib
+import io
+
+
 @triton.jit
 def _python_max(X, Y, OUT, BLOCK: tl.constexpr):  # max in a kernel body
     i = tl.arange(0, BLOCK)
@@ -697,6 +708,25 @@ def _python_if(X, OUT, BLOCK: tl.constexpr):  # an if on a block of run-time val
     tl.store(OUT + tl.arange(0, BLOCK), y)
 
 
+@triton.jit
+def _max_python(u, v):  # Python's max in a combine
+    print("combine sees", u)
+    return max(u, v)
+
+
+@triton.jit
+def _running_max(X, OUT, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _max_python))
+
+
+def _run_running_max(x):  # the running max, and what the combine printed
+    out, printed = torch.empty_like(x), io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        _running_max[(1,)](x, out, BLOCK=4)
+    return out.tolist(), [line.split("[")[1].split() for line in printed.getvalue().splitlines()]
+
+
 x_, y_ = (torch.tensor(v, device=DEVICE) for v in ([3.0, -1.0, 5.0, 0.0], [0.0, 2.0, 1.0, 4.0]))
 o_ = torch.empty_like(x_)
 if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a kernel body returns one block whole
@@ -706,6 +736,19 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
         o_if = torch.empty(4, device=DEVICE)
         _python_if[(1,)](torch.tensor(x_if, device=DEVICE), o_if, BLOCK=4)
         assert o_if.tolist() == x_if != [abs(v) for v in x_if]  # the if branch for the whole block, even all below 0
+    # in a combine: the package tries whole blocks once, then falls back to stock Triton's element loop
+    from triton.runtime import interpreter
+
+    tree = interpreter.ScanOps.generic_scan  # the package's, installed by `import rltriton_lite`
+    interpreter.ScanOps.generic_scan = tree.one_by_one  # stock Triton's loop, for this one run
+    try:
+        stock_max, stock_seen = _run_running_max(x_)
+    finally:
+        interpreter.ScanOps.generic_scan = tree
+    package_max, package_seen = _run_running_max(x_)
+    assert stock_max == package_max == torch.cummax(x_, 0).values.tolist() == [3.0, 3.0, 5.0, 5.0]  # max is right
+    assert all(len(seen) == 1 for seen in stock_seen)  # stock: single elements only
+    assert len(package_seen[0]) == 4 and all(len(seen) == 1 for seen in package_seen[1:])  # one block, then elements
 
 # %% [markdown]
 # ### Arithmetic on loaded bool flags

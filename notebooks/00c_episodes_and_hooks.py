@@ -522,6 +522,10 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | `a = tl.where(m, a, 1.0)`<br>`b = tl.where(m, b, 0.0)`<br>`reset = reset & m` | `a = tl.where(valid, a, 1.0).to(ACC)`<br>`b = tl.where(valid, b, 0.0).to(ACC)`<br>`reset = reset & valid` |
 # | `a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`<br>`y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
 #
+# New names on the right: `SX` holds the input's strides, `ACC` is the dtype the scan computes in,
+# `ROWS`, `NV`, `V` give a chunk's tile shape, `valid` is your mask `m`, and `keep` holds loaded
+# values that the epilogue needs too.
+#
 # The right-hand lines are copied whole from the package's source. The other lines of `_walk` serve
 # speed, long rows and the features of later notebooks. The
 # [appendix](#Appendix:-behind-the-scenes) has the last two rows, the store and the carry, and

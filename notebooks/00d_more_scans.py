@@ -149,7 +149,8 @@ exercises.attempt("strided_scan", strided_scan)
 #   episode ends in rows of several chunks, drawn at random, and $\gamma = 0.01$, whose powers
 #   underflow to 0 (the guards, after the hints). The teacher's grader draws others.
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
-#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form.
+#   $c = r_t$ and $g = \gamma \ge 0$ (this $g$ is the run's discount, not the gradient $g$ of
+#   notebook 00, section 8). Check that two steps compose to a map of the same form.
 #   Because $g \ge 0$, it can pass inside the max. Then find the identity, the pair that changes no
 #   $y$. The padding lanes load it. Its $c$ is also the first carry, since nothing after the row
 #   may change $h$. Last, add the reset flag as in 00c, section 1.

@@ -301,8 +301,9 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 
 # %% [markdown]
 # A worked prologue: the plain discounted sum $y_t = r_t + \gamma y_{t+1}$, with no episode ends.
-# Its triple is $a_t = \gamma$, $b_t = r_t$, and a reset only at the window's last step. Through
-# `scan_hook` it matches `rl.linear_scan` on the same pairs:
+# Its triple is $a_t = \gamma$, $b_t = r_t$, and a reset only at the window's last step. The
+# harness also takes a scalar multiplier, such as a bare `P[0]`, and broadcasts it over the chunk.
+# Through `scan_hook`, `discounted_sum` matches `rl.linear_scan` on the same pairs:
 
 # %%
 @triton.jit
@@ -315,6 +316,16 @@ r_w = torch.randn(2, 150, generator=torch.Generator().manual_seed(3)).to(DEVICE)
 y_w = exercises.scan_hook(discounted_sum, (r_w,), (0.9,))
 torch.testing.assert_close(y_w, rl.linear_scan(torch.full_like(r_w, 0.9), r_w, backend=KERNEL), rtol=1e-5, atol=1e-5)
 print("discounted_sum through scan_hook == rl.linear_scan")
+
+
+# %% jupyter={"source_hidden": true}
+# Checks: a scalar multiplier broadcasts (CI runs them; skip when reading)
+@triton.jit
+def _discounted_sum_scalar(X, P, offs, t, m, T):
+    return P[0], tl.load(X[0] + offs, mask=m, other=0.0), t == T - 1  # a_t: the bare scalar P[0]
+
+
+torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (0.9,)), y_w, rtol=1e-5, atol=1e-5)
 
 # %% [markdown]
 # ## 6. The backward
@@ -412,14 +423,14 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 # **Contract.**
 #
 # * **Reset form:** a flag; $a$ is not read where it is set. Step 0 resets ($g_0 = dy_0$).
-# * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32; `P` is `()`.
-# * **Shift:** the multiplier is the step before's, $a_{t-1}$, read at `offs - 1`.
+# * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32.
+# * **Shift:** read $a_{t-1}$ at `offs - 1`.
 #
 # <details><summary>Details: where a_(t-1) = 0, and the checker (optional)</summary>
 #
 # Where step $t-1$ reset in the reverse scan of $y$ ($a_{t-1} = 0$ in `rl.linear_scan`'s pairs),
-# the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does. A reset there
-# would pass too.
+# the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does. So you need not
+# set a reset there, though one would pass too.
 #
 # The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`. In its case marked
 # "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not keep
@@ -508,11 +519,11 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **Contract.**
 #
-# * **Reset form:** a flag in each prologue's triple; the multiplier is $\gamma$ at every step, unread at a reset.
+# * **Reset form:** a flag; the multiplier is $\gamma$ at every step, unread at a reset.
 # * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, reset as on [the card](#The-episode-end-card).
-# * **`backward`, shifted:** section 6's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$:
-#   step $t$ reads step $t-1$'s flag, and step 0 resets. It returns `g, None, None`.
+# * **`backward`, shifted:** section 6's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$,
+#   with a reset at step 0. It returns `g, None, None`.
 #
 # <details><summary>Details: what the checker compares (optional)</summary>
 #
@@ -670,14 +681,13 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # **Contract.**
 #
-# * **Reset form:** $a_t = 0$ in `rl.linear_scan`'s pairs (tensor code has no flag).
+# * **Reset form:** $a_t = 0$ in `rl.linear_scan`'s pairs.
 # * **At step $t$:** `rewards[t]` $= r_t$, `next_values[t]` $= V(s_{t+1})$, `terminated[t]` (bool), all (B, T);
 #   `gamma` a number; `n` an int, which may exceed `T`.
 # * **Shift:** $V(s_{t+n})$ is `next_values[t + n - 1]`.
 # * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
-#   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless the episode or the window ends first.
-# * **Ends:** a termination inside the $n$ steps stops the sum, with no bootstrap; the window's end
-#   bootstraps from `next_values` at its last step.
+#   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless a termination (no bootstrap) or the
+#   window's end (bootstrap from its last step's `next_values`) comes first.
 #
 # <details><summary>Details: how the checker spots a loop over time (optional)</summary>
 #

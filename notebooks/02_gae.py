@@ -157,7 +157,7 @@ print("prologue + scan + epilogue == the loop")
 #
 # **Contract.**
 #
-# * **Reset form:** $a_t = 0$ (tensor code has no flag).
+# * **Reset form:** $a_t = 0$.
 # * **At step $t$:** `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$, and the bool
 #   flags `terminated[t]`, `truncated[t]`, all (B, T); `gamma`, `lam` numbers. No shift: step $t$ reads entry $t$.
 # * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
@@ -447,14 +447,13 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # package's form. `rl.gae` runs it in place of its own.
 #
 # **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag,
-# `step`'s `valid`, and `keep = (v,)`.
+# `step`'s `valid`, and `keep = (v,)`: $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
 #
 # **Contract.**
 #
-# * **Reset form:** a flag, as on [the card](01_discounted_return.ipynb#The-episode-end-card); $a_t$ is unread where it is set.
+# * **Reset form:** as on [the card](01_discounted_return.ipynb#The-episode-end-card); $a_t$ is unread where the flag is set.
 # * **At step $t$:** the template's helpers give `gamma, lam, term, done, valid` (`step`), `r` $= r_t$, and
 #   `v` $= V_t$, `v_next` $= V(s_{t+1})$. No shift for you: `values_now_and_next` makes it.
-# * **`keep`:** $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
 #
 # <details><summary>Details: what the checker runs (optional)</summary>

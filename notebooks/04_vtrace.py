@@ -508,7 +508,7 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # **Contract.**
 #
-# * **Reset form:** a flag (not $a_t = 0$); $a_t$ is unread where it is set.
+# * **Reset form:** $a_t$ is unread where the flag is set.
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
 #   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`. No truncation input.
@@ -615,7 +615,8 @@ exercises.attempt("retrace", retrace)
 # * **Reset form:** a flag, in the given prologue's triple (a termination and $t = T-1$ reset).
 # * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
-# * **Shift:** `y` is $v_t$; `y_in` is $v_{t+1}$, the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$), 0 at the row's last step.
+# * **Shift:** `y` is $v_t$; `y_in` is $v_{t+1}$, the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$), 0 at the row's last step
+#   ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues) passes both to `epilogue`).
 # * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. At a termination `y_in` is
 #   the next episode's: select it away, as the card selects away `next_values`. No truncation input.
 # * **One clip:** $\bar\rho$ (`P[1]`) serves both $\rho_t$ and $\rho^{pg}_t$ here, unlike section 2's own clip
@@ -627,10 +628,6 @@ exercises.attempt("retrace", retrace)
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
 
 # %% [markdown]
-# The advantage needs $v_{t+1}$, the *next* step's target: `scan_hook`'s `epilogue`
-# ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)) gets it
-# as `y_in`.
-#
 # <details><summary>Details: how the harness finds y_in (optional)</summary>
 #
 # Where an epilogue is passed, the harness reruns the scan shifted one step (from `offs + 1`), so
@@ -737,9 +734,10 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 # *(Answer each in its cell below, for your teacher's grader.)*
 #
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return. Its mean
-#    is π's λ-return built on the current critic, with no clipping bias. It equals $V^\pi$ when
-#    $V = V^\pi$, and at λ = 1 already when the bootstrap value is right on average. Take 1000 rows of $T = 20$ steps, γ = 0.9, λ = 1, every reward 1, a
-#    critic $V = 0$ everywhere and a bootstrap value of 0. Draw each step's `log_rhos`
+#    is π's λ-return built on the current critic, with no clipping bias. Take 1000 rows of $T = 20$
+#    steps, γ = 0.9, λ = 1, every reward 1, a critic $V = 0$ everywhere and a bootstrap value of 0.
+#    The expected `vs[:, 0]` is then $\sum_{k<20} 0.9^k \approx 8.78$, not the 10 of endless
+#    rewards of 1: the bootstrap of 0 drops every reward from step 20 on. Draw each step's `log_rhos`
 #    independently from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$ as for a real ratio π/μ.
 #    Compare the variance of `vs[:, 0]` with and without the clips. Then compute the unclipped
 #    variance exactly ($E[\rho^2] = e$ makes it a short double sum) and rerun with a few seeds:
@@ -759,6 +757,14 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 #    Is that the $v - V$ rewrite's fault, or the missing `truncated` flag's?
 # 3. Lower `pg_rho_bar` to 0.5, keeping `rho_bar = 1`. Which output changes, and which does not?
 #    Why would IMPALA want separate clips for the critic's target and the policy gradient?
+
+# %% jupyter={"source_hidden": true}
+# Checks: question 1's expected mean; with every ρ = 1 the setup gives it exactly (CI runs them; skip when reading)
+_q1 = torch.zeros(3, 20, dtype=torch.float64)
+_q1_vs, _ = rl.vtrace(_q1, _q1 + 1, _q1, gamma=0.9, lambda_=1.0, rho_bar=float("inf"), c_bar=float("inf"),
+                      bootstrap_value=torch.zeros(3, dtype=torch.float64), backend="torch")
+assert torch.allclose(_q1_vs[:, 0], torch.tensor(sum(0.9**k for k in range(20)), dtype=torch.float64))
+assert round(sum(0.9**k for k in range(20)), 2) == 8.78  # "≈ 8.78, not the 10"
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

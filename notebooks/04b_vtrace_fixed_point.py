@@ -127,14 +127,14 @@ rng = np.random.default_rng(41)
 # | 2, the last | 0 | yes | no | no |
 # | positions it reaches | | 3 | 2 | 1 |
 #
-# Read by column, the $k$-th term reaches the $T-k$ positions that lie at least $k$ steps before
-# the end: 3, 2 and 1 of them here.
+# Training stops where each state's correction, averaged over the window's positions, is 0.
+# Term $k$ (a column of the table) reaches the $T-k$ positions at least $k$ steps before the end.
+# Assume the rollout is stationary: each state is as likely at every position. Then each state's
+# average weights term $k$ by the share of positions it reaches, $(T-k)/T$:
 #
-# Assume the rollout is stationary: each state is as likely at every position of the window. Then
-# training stops where the correction, averaged over the window's positions, is 0. For $T = 3$ that
-# average is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$, and in general
+# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
 #
-# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d.$$
+# which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$.
 #
 # The matrix in front of $d$ is invertible, so the average is 0 only where $d$ is: training in
 # windows has the same fixed point. The two folds below derive the average and prove the matrix
