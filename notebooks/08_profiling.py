@@ -450,6 +450,9 @@ against(my_lowest_x, lowest_x, "the lowest round's ratio, the eager formula ÷ o
 # equal. The [appendix](#Appendix:-where-the-numbers-come-from) gives the rule of thumb for "far",
 # the **noise rule**.
 #
+# **Practise the rule now** with notebook 14's checked exercise
+# [`noise_verdict`](14_appendix_data.ipynb#Exercises).
+#
 # <details><summary>Details: every round</summary>
 #
 # In every round, the eager formula took over 1.09× our wall time.

@@ -552,6 +552,22 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 #   each rank's own values without gathering them too. PPO computes its advantages without
 #   gradients, so it needs none.
 #
+# **An estimate to make yourself.** On the long row above, each of the two ranks holds 1,048,576
+# steps. A gather brings each rank the other's 8 MB of values and rewards, and 1 MB of flags. At a
+# link of B GB/s between the GPUs, how long do these 9 MB take? For which B would they take as long
+# as the split's GAE call above, 2.6 ms with its local gather? This repository measured no link:
+# take your GPUs' NVLink or PCIe figure.
+#
+# <details><summary>The estimate, worked (arithmetic, not a measurement)</summary>
+#
+# Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
+# bytes per second, they take about 9.4/B ms. That equals the split's 2.6 ms at B ≈ 3.7 GB/s, so
+# on any faster link the wire costs less than the split's call. The estimate leaves out the
+# gather's own host time, and the local call on the gathered 2,097,152 steps (92 µs on one device
+# for half of them).
+#
+# </details>
+#
 # <details><summary>Details: gathering with gradients</summary>
 #
 # `dist.all_gather` carries no gradient. `torch.distributed.nn.functional.all_gather` does, and its
@@ -602,6 +618,14 @@ assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
 assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
 assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's and section 7's "1 MB per 128K tokens": 2 float32 per token
+# the estimate: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
+_other = 1_048_576
+assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1) and 2 * _other == 2_097_152
+_gather_bytes = 9 * 2**20
+assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
+assert round(local_wall / 1e3, 1) == 2.6  # "the split's call, 2.6 ms": GAE forwards, 2 ranks, local gather
+assert round(_gather_bytes / (local_wall * 1e-6) / 1e9, 1) == 3.7  # "B ≈ 3.7 GB/s"
+assert round(one_wall) == 92  # "92 µs on one device for half of them"
 # ... for the values and rewards, "plus a byte per done flag": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
 

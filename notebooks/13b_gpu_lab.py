@@ -69,7 +69,7 @@ with open(LAB_REFERENCE, encoding="utf-8") as f:
     lab_header = f.readline()
 assert "H100" in lab_header and "triton 3.6" in lab_header
 with open(lab.__file__, encoding="utf-8") as f:
-    assert round(len(f.read().splitlines()), -1) == 200  # the tools' code: "rltriton_lite/lab.py, about 200 lines"
+    assert round(len(f.read().splitlines()), -2) == 200  # the tools' code: "rltriton_lite/lab.py, about 200 lines"
 
 # %% [markdown]
 # ## 1. A baseline kernel, and a check
@@ -507,10 +507,12 @@ if any(r["resident programs"] is None for r in walk_compiled):
 # resident programs by the steps each program loads per trip round its loop, its chunk (at most the
 # row's 1024 steps). That product counts the steps an SM has in flight, which sets the throughput
 # while too few bytes are in flight (Little's law, notebook 13, section 0.2). It is an **upper
-# bound**: it takes every program to have its whole chunk in flight all the time, and ignores the
-# barriers between warps and the scan's own time, when a program has no loads in flight. So it
-# ranks some variants wrongly; "Reading the reference" shows one. Question 2 asks you to predict
-# with it and, where the reference disagrees, to say why.
+# bound** on the steps in flight, not a measure of speed: it takes every program to have its whole
+# chunk in flight all the time, and ignores the barriers between warps and the scan's own time,
+# when a program has no loads in flight. So it ranks some variants wrongly; "Reading the reference"
+# shows one. You predict with it anyway because it needs only the compiler's table, no GPU, and
+# each wrong ranking points at what it ignores. Question 2 asks you to predict with it and, where
+# the reference disagrees, to say why.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the baseline's compiled rows as the text reads them (CI runs them; skip when reading)
