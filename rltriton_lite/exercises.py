@@ -5664,6 +5664,9 @@ def _awac_hint(A, beta, got, expected):
                       "lanes past N set the max." + below + _fix(
                           " Subtract the max of A / beta before the exp (the softmax is unchanged by a shift), start "
                           "the running max at -inf, and load the lanes past N as -inf."))
+    if beta != 1 and np.allclose(got, _awac_reference(A, 1.0 / beta), rtol=1e-4, atol=1e-7):  # (round 57's case)
+        return _Whole(f"These are AWAC's weights of A * beta, not A / beta: the temperature divides the advantage "
+                      f"(here beta = {beta:g})." + _fix(" Load A and divide by beta before the max and the exp."))
     with np.errstate(all="ignore"):
         ratio = got / expected
     for block in (2 ** k for k in range(13, 3, -1)):  # the largest first: blocks of 1024 are blocks of 16 too

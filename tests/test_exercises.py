@@ -819,6 +819,8 @@ def wrong_answers(name: str):
                          ("the max over the first block only, the sum over all (a later review's case: it passed)",
                           _awac_with(MAX_OF_ONE_BLOCK=True)),
                          ("the max of A, not of A / beta (round 55's case: it passed)", _awac_with(MAX_OF_A=True)),
+                         ("A * beta, not A / beta (round 57's case: the generic words then)",
+                          lambda advantages, beta: _awac_with()(advantages, 1.0 / beta)),
                          ("one program per block, each normalised on its own (a later review's case)",
                           _awac_per_block),
                          ("one program per block, each normalised on its own and times N (another review's case)",
@@ -1472,6 +1474,8 @@ W_SAYS = {
                        "review's case)"):
         ("Hint: Every wrong step has a termination within its n steps (t .. t + n - 1)",
          "Where a termination lies in t .. t + n - 1, G_t is the discounted sum of the rewards up to it"),
+    ("awac_weights", "A * beta, not A / beta (round 57's case: the generic words then)"):
+        ("Hint: These are AWAC's weights of A * beta, not A / beta", "divide by beta before the max and the exp"),
     ("awac_weights", "the max of A, not of A / beta (round 55's case: it passed)"):
         ("Hint: exp overflowed to inf: here beta = 0.25, so A / beta runs up to 120, while the max of A is 30. "
          "Subtracting the max of A from A / beta leaves exp(90), inf in float32 (above 88.7). Is your max taken of A, "
