@@ -491,8 +491,8 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # ## 7. What it costs
 #
 # **In one line: the split exchanges only a few numbers per row per rank, whatever the length, but
-# it is no speedup: on an H200 a call took milliseconds, against tens to hundreds of µs on one
-# device.**
+# it is slow: on an H100, gathering the whole row and making one plain call was faster, the wire
+# left out of both.**
 #
 # **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. In between
 # come three small `all_gather`s, in this order:
@@ -506,65 +506,66 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 #
 # <details><summary>Details: the timing file, and its columns</summary>
 #
-# `tools/time_group_cost.py` timed it on an H200, on older code than notebook 09's run, so compare
-# its figures with each other only. The cell below prints its file. Each row is one call at one
-# shape, in µs, as *wall time* (calls back to back, host included) and *GPU time* (the kernels
-# alone).
+# `tools/time_group_cost.py` timed it on an H100 on 2026-12-07. Notebooks 08 and 09 quote an H200,
+# so compare this file's figures with each other only. The cell below prints the file. Each line is
+# one call at one shape, in µs, as *wall time* (calls back to back, host included) and *GPU time*
+# (the kernels alone). Each rank holds the steps of one shape: 1,048,576 on the long row, so two
+# ranks hold 2,097,152.
 #
-# **What each column isolates:** the first is the plain call; the second adds all the work the
-# split does on a rank, with the network replaced by a local copy; the third runs the split through
-# real NCCL collectives, but in a group of one rank, so nothing crosses a wire there either. In
-# detail:
+# **What each column isolates.** No column includes the wire: nothing crosses a network.
 #
-# * **one device:** the plain call, no `time_group=`;
-# * **2 ranks, local gather:** the process plays rank 0 of two ranks. Each rank holds as many
-#   steps as the one-device call, 1,048,576 per rank on the long row, so the two hold 2,097,152.
-#   The `all_gather` is replaced by a local copy, so that everything a rank runs is timed except
+# * **one device:** the plain call on the rank's steps, no `time_group=`;
+# * **2 ranks, local gather:** the split. The process plays rank 0 of two ranks that hold the same
+#   steps. The `all_gather` is replaced by a local copy, so everything a rank runs is timed except
 #   the wire;
-# * **NCCL, 1 rank:** a real NCCL group, of one rank.
+# * **NCCL, 1 rank:** the split through real NCCL collectives, in a group of one rank;
+# * **gather, one call:** the alternative. The whole row is gathered (here by a local copy: the
+#   rank's steps twice), one plain call runs on it, and the rank keeps its slice. That call reads
+#   twice the steps of the first column's.
 #
 # </details>
 
 # %%
-COST_FILE = os.path.join(profile.results_folder(), "checks", "H200-2026-12-01f-time-group-cost.txt")
+COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
 with open(COST_FILE, encoding="utf-8") as f:
     cost_lines = f.read().splitlines()
-print("\n".join(line for line in cost_lines if not line.startswith("#")))
-cost = {}  # (shape, call) -> [one device, local gather, NCCL], each (wall µs, GPU µs)
+print("\n".join(cost_lines))
+cost = {}  # (shape, call) -> [one device, local gather, NCCL, gather + one call], each (wall µs, GPU µs)
 for line in cost_lines:
     m = re.match(r"\s*(\d+ x \d+)\s+(\D+?)\s+([\d.]+ \|.*)$", line)
     if m:
         numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
         cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
-(one_wall, _), (local_wall, _), (nccl_wall, _) = cost["1 x 1048576", "gae forwards"]
-print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one device, "
-      f"{local_wall / 1e3:.1f} ms with time_group= and a local gather, {nccl_wall / 1e3:.1f} ms over NCCL")
+(one_wall, _), (local_wall, _), _, (joined_wall, _) = cost["1 x 1048576", "gae forwards"]
+print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall time: {one_wall} µs plain, "
+      f"{local_wall} µs split (time_group=, local gather), {joined_wall} µs gathered, then one plain call")
 
 # %% [markdown]
-# **Which to use.** A gather leaves every rank holding the whole row: 1 MB per 128K tokens for the
-# values and rewards, plus a byte per done flag. The split sends a few numbers per row per rank,
-# whatever the length, but each call above took 1.3–6.7 ms, mostly host work. The gather was not
-# timed, so no figure here says which is faster.
+# **Which to use.** Take GAE forwards on a row of 1,048,576 steps per rank, on the H100. The plain
+# call took 77.5 µs of wall time. The split (`time_group=`, local gather) took 1.31 ms. Gathering
+# the row, then one plain call on it, took 114 µs. The wire is left out of all three.
 #
-# * **Gather, then one local call,** if every rank can hold the whole row, as section 5's workers
-#   did: simpler code, the same advantages.
-# * **`time_group=`** when no rank may hold the whole row, or when the gradients must come back to
-#   each rank's own values without gathering them too. PPO computes its advantages without
-#   gradients, so it needs none.
+# So the gather cost about 1.5 plain calls, and the split about 17. With the backward the story is
+# the same: 459 µs plain, 736 µs gathered (1.6 times), 3.30 ms split (7.2 times). On all eight
+# lines of the file, the gather was at least 4 times faster than the split.
 #
-# **An estimate to make yourself.** On the long row above, each of the two ranks holds 1,048,576
-# steps. A gather brings each rank the other's 8 MB of values and rewards, and 1 MB of flags. At a
-# link of B GB/s between the GPUs, how long do these 9 MB take? For which B would they take as long
-# as the split's GAE call above, 2.6 ms with its local gather? This repository measured no link:
+# * **Gather, then one local call,** whenever one GPU's memory holds the whole row: faster, simpler
+#   code, the same advantages.
+# * **`time_group=`** when it does not: each rank sends a few numbers per row, and no rank ever
+#   holds the whole row.
+#
+# **An estimate to make yourself: the wire.** On the long row, each of the two ranks holds
+# 1,048,576 steps. A gather brings each rank the other's 8 MB of values and rewards, and 1 MB of
+# flags. At a link of B GB/s between the GPUs, how long do these 9 MB take? Below which B would the
+# gather, wire included, take as long as the split's 1.31 ms? This repository measured no link:
 # take your GPUs' NVLink or PCIe figure.
 #
 # <details><summary>The estimate, worked (arithmetic, not a measurement)</summary>
 #
 # Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
-# bytes per second, they take about 9.4/B ms. That equals the split's 2.6 ms at B ≈ 3.7 GB/s, so
-# on any faster link the wire costs less than the split's call. The estimate leaves out the
-# gather's own host time, and the local call on the gathered 2,097,152 steps (92 µs on one device
-# for half of them).
+# bytes per second, they take about 9.4/B ms. The gather then costs its 0.11 ms plus 9.4/B ms.
+# That equals the split's 1.31 ms at B ≈ 7.9 GB/s, so on any faster link the gather is still the
+# faster. The estimate gives the split its own wire for free: its three small exchanges.
 #
 # </details>
 #
@@ -572,20 +573,21 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 #
 # `dist.all_gather` carries no gradient. `torch.distributed.nn.functional.all_gather` does, and its
 # backward sends every rank's whole gradient row. With `time_group=`, each rank's piece of the
-# gradient is exact and stays on its rank.
+# gradient is exact and stays on its rank. PPO computes its advantages without gradients, so it
+# needs none.
 #
 # </details>
 #
-# <details><summary>Details (optional): where the milliseconds go</summary>
+# <details><summary>Details (optional): where the split's time goes</summary>
 #
-# The split costs milliseconds per call: on all eight lines of the file, a call with `time_group=`
-# takes 1.3–6.7 ms of wall time, against 45–740 µs on one device. Most of that is the host's, since
-# the GPU time stays under a tenth of the wall time. It is not the wire: with the `all_gather`
-# replaced by a local copy, the wall time is still milliseconds. Where exactly it goes was not
-# profiled, but the split path is not optimised for small calls:
+# On all eight lines of the file, a call with `time_group=` takes 0.86–4.5 ms of wall time, against
+# 25–620 µs on one device. Most of that is the host's, since the GPU time stays under a tenth of
+# the wall time. It is not the wire: with the `all_gather` replaced by a local copy, the wall time
+# is still 0.86 ms or more. Where exactly it goes was not profiled, but the split path is not
+# optimised for small calls:
 #
 # * it is Python that builds each exchange's table from many small tensor operations, each a
-#   launch of its own (with the local gather, its GPU time alone is 64.1 to 144.5 µs, against under
+#   launch of its own (with the local gather, its GPU time alone is 59.2 to 145.1 µs, against under
 #   30 µs on one device);
 # * it reads exchanged numbers on the host several times per call (the header, each rank's error
 #   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
@@ -595,20 +597,34 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
-assert "H200" in cost_lines[4] and len(cost) == 8
-_head = " ".join(line.lstrip("# ") for line in cost_lines[:4])  # the file's notes: what "2 ranks, local gather" ran
-assert "rank 0 of 2 holding the same steps" in _head and "all_gather replaced by a local stack" in _head
-assert ("1 x 1048576", "gae forwards") in cost  # "1,048,576 per rank on the long row"
-split_walls = [w for row_ in cost.values() for w, _ in row_[1:]]
+assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
+assert re.split(r"\s{2,}", cost_lines[1].strip()) == ["shape call", "one device", "2 ranks, local gather", "NCCL, 1 rank",
+                                                         "gather, one call"]  # the four columns, in this order
+_tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
+             encoding="utf-8").read()
+_doc = " ".join(_tool.split('"""')[1].split())  # the tool's docstring: what each column ran
+assert "plays rank 0 of two ranks that hold the same steps" in _doc and "Only the wire is missing." in _doc
+assert "A second row uses a real NCCL group of one rank." in _doc  # "NCCL, 1 rank"
+assert "gather the whole row (here, the rank's steps concatenated twice, the gather's local equivalent), make one " \
+       "plain call, keep the rank's slice" in _doc  # "gather, one call": twice the steps, no wire either
+assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_152  # "1,048,576 ... two hold 2,097,152"
+# "Which to use": GAE forwards, then with the backward, on the long row; wall µs
+assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
+assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # "about 1.5 plain calls ... 17"
+(_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
+assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs plain, 736 µs gathered, 3.30 ms split"
+assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "(1.6 times)", "(7.2 times)": the same story
+assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # "on all eight lines ... at least 4 times faster than the split"
+# "where the split's time goes"
+split_walls = [w for row_ in cost.values() for w, _ in row_[1:3]]
 one_walls = [row_[0][0] for row_ in cost.values()]
-assert (round(min(split_walls) / 1e3, 1), round(max(split_walls) / 1e3, 1)) == (1.3, 6.7)  # "1.3–6.7 ms"
-assert (round(min(one_walls)), round(max(one_walls), -1)) == (45, 740)  # "45–740 µs"
-assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:])  # "under a tenth of the wall time"
-assert all(w > 1000 for row_ in cost.values() for w, _ in row_[1:2])  # the local gather, no wire: still milliseconds
+assert (round(min(split_walls) / 1e3, 2), round(max(split_walls) / 1e3, 1)) == (0.86, 4.5)  # "0.86–4.5 ms"
+assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # "25–620 µs"
+assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of the wall time"
+assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # local gather, no wire: "0.86 ms or more"
 split_gpus = [row_[1][1] for row_ in cost.values()]  # the local gather's GPU time
-assert (min(split_gpus), max(split_gpus)) == (64.1, 144.5)  # "64.1 to 144.5 µs" of GPU time, split
+assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2 to 145.1 µs" of GPU time, split
 assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
-assert os.path.basename(COST_FILE)[5:15] < profile.COMMITTED_RUN[5:15]  # older code than the run that 09 reads
 head_src = inspect.getsource(distributed._TimeSharded.forward)
 assert head_src.count(" = gather(") == 3  # section 7's "three small all_gathers" (13c, section 7: what each carries)
 _order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
@@ -617,16 +633,15 @@ assert _order == sorted(_order)  # in this order: the header, the ends (first va
 assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
 assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
-assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's and section 7's "1 MB per 128K tokens": 2 float32 per token
+assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's "1 MB per 128K tokens": 2 float32 per token
 # the estimate: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
 _other = 1_048_576
 assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1) and 2 * _other == 2_097_152
 _gather_bytes = 9 * 2**20
 assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
-assert round(local_wall / 1e3, 1) == 2.6  # "the split's call, 2.6 ms": GAE forwards, 2 ranks, local gather
-assert round(_gather_bytes / (local_wall * 1e-6) / 1e9, 1) == 3.7  # "B ≈ 3.7 GB/s"
-assert round(one_wall) == 92  # "92 µs on one device for half of them"
-# ... for the values and rewards, "plus a byte per done flag": section 5's gather also sends the flags, as booleans
+assert round(joined_wall / 1e3, 2) == 0.11  # "its 0.11 ms"
+assert round(_gather_bytes / ((local_wall - joined_wall) * 1e-6) / 1e9, 1) == 7.9  # "B ≈ 7.9 GB/s"
+# the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
 
 # %% [markdown]

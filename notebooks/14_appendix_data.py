@@ -81,10 +81,11 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # **Two cards.** Every figure of notebooks 08 and 09 is from the H200, except the paired loss
 # probe's (08, section 3; 09, sections 3 and 4; also 07, section 6). That probe ran on an H100 and
 # gives those sections both clocks of the losses, wall time and GPU time, so each verdict there
-# rests on one card. Notebook 13b's lab ran on an H100 too. In notebooks 08 and 09, no figure of one
-# card enters a calculation with a figure of the other, and where two files timed the same call, a
-# notebook quotes one. Notebook 13b, section 3, is the one exception: it applies the H100's target,
-# a share of the package's % floor (50/90.3), to the package on the H200.
+# rests on one card. Notebook 13b's lab and notebook 11's cost of `time_group=` ran on an H100
+# too. In notebooks 08 and 09, no figure of one card enters a calculation with a figure of the
+# other, and where two files timed the same call, a notebook quotes one. Notebook 13b, section 3,
+# is the one exception: it applies the H100's target, a share of the package's % floor (50/90.3),
+# to the package on the H200.
 #
 # | file (in `benchmarks/results/`) | what it is | read for |
 # |---|---|---|
@@ -96,7 +97,8 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # | `checks/H100-2026-12-06-lab.txt` | notebook 13b's lab, timed **on an H100** | 13b, section 3 |
 # | `checks/H100-2026-12-07-loss-wall.txt` | the fused losses against their eager formulas, `torch.compile` and a minimal `autograd.Function`, in 15 paired rounds, the order reversed every other round: wall time and GPU time, **on an H100**, the day after the run | 07, section 6; 08, section 3; 09, sections 3 and 4; sections 6–8 here |
 # | `checks/H100-2026-12-07-env.txt` | the loss probe's machine: its card, torch and Triton, the tree it ran, and `torch.cuda.get_device_properties(0)`'s L2 size, 52428800 bytes (50 MiB) | the L2's size (the introduction) |
-# | `checks/H200-2026-12-01f-time-group-cost.txt` | what `time_group=` costs a rank, older code | 11, section 7 |
+# | `checks/H100-2026-12-07-time-group-cost.txt` | what `time_group=` costs a rank, beside the plain call and the row gathered for one plain call, the wire left out, **on an H100** | 11, section 7 |
+# | `checks/H200-2026-12-01f-time-group-cost.txt` | the same on the H200, older code, without the gathered row | not read now: the H100 file replaced it |
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens | 12, section 7 |
 # | `docs/DESIGN.md`, "Decisions" | the probe behind each design choice, each on its own day's code | 13's and 13c's figures marked `DESIGN.md` |
 #
@@ -133,7 +135,15 @@ with open(os.path.join(RESULTS, profile.COMMITTED_WALL), encoding="utf-8") as f:
 h100_files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(RESULTS, "checks", f"H100-{RES['date']}-*")))
 assert h100_files == [f"H100-{RES['date']}-lab.txt"]  # "the lab's file is from an H100 of the same day"
 _next_day = sorted(os.path.basename(f) for f in glob.glob(os.path.join(RESULTS, "checks", "H100-2026-12-07-*")))
-assert _next_day == ["H100-2026-12-07-env.txt", "H100-2026-12-07-loss-wall.txt"]  # "the loss probe's ... the day after"
+assert _next_day == ["H100-2026-12-07-env.txt", "H100-2026-12-07-loss-wall.txt",  # "the loss probe's ... the day after"
+                     "H100-2026-12-07-time-group-cost.txt"]  # and the table's time_group= file (11 reads it)
+_tg = {c: open(os.path.join(RESULTS, "checks", f"{c}-time-group-cost.txt"), encoding="utf-8").read()
+       for c in ("H100-2026-12-07", "H200-2026-12-01f")}
+assert _tg["H100-2026-12-07"].startswith("NVIDIA H100")  # the time_group= row: "on an H100"
+assert "gather, one call" in _tg["H100-2026-12-07"] and "gather, one call" not in _tg["H200-2026-12-01f"]  # "without the gathered row"
+assert "2026-12-01, commit cae4529" in _tg["H200-2026-12-01f"].splitlines()[0]  # "older code": six days before, at its commit
+_nb11 = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", "11_across_devices.ipynb"), encoding="utf-8").read()
+assert "H100-2026-12-07-time-group-cost.txt" in _nb11 and "H200-2026-12-01f" not in _nb11  # "not read now"
 assert RES["date"] == "2026-12-06"  # the day after the committed run's
 with open(os.path.join(RESULTS, "checks", "H100-2026-12-07-env.txt"), encoding="utf-8") as f:
     _env = f.read().splitlines()
