@@ -565,7 +565,7 @@ exercises.attempt("combine_arrays", combine_arrays)
 # <details><summary>Details: the select and the product, and the package's other kernels</summary>
 #
 # At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives what the
-# product would. Only $0 \cdot \text{NaN}$ and $0 \cdot \infty$ differ, and the select keeps them
+# product would. Only $0 \cdot \text{NaN}$ and $0 \cdot (\pm\infty)$ differ, and the select keeps them
 # out. The package's other kernels take a reset flag, and never read $a_t$ where it is set.
 #
 # </details>

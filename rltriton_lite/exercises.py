@@ -3042,7 +3042,8 @@ def _carry_steps(shape, chunk=64, reverse=True, tile=False):
         " (in a tile, each row's own carry: a block of ROWS values, one per row, not one number shared by the "
         "tile's rows)" if tile else "") + _fix(
         " Is the carry applied there, and is it the scanned value (G, vs, ...) at the first step in time of the "
-        "chunk after, t = c * CHUNK" + (", taken row by row (tl.sum along axis 1)" if tile else "") + "?")
+        "chunk after, t = c * CHUNK (c: that chunk's index, whatever your loop calls it)" + (
+            ", taken row by row (tl.sum along axis 1)" if tile else "") + "?")
         if reverse else
              "the first step of a chunk, where the carry from the chunk before enters")
     return {label: np.broadcast_to(at, shape)}
@@ -4131,9 +4132,9 @@ compose, what the identity is (for the padding lanes and for what enters a row's
 how an episode end resets, then write the chunked scan of 00b and 00c for it: one program per
 row, chunks of `chunk` steps (a power of two) from the last one down, each one
 tl.associative_scan, the carry handed from each chunk to the one before it. A run's g, a power of
-gamma, may underflow to 0 (the last case: gamma = 0.01), and 0 * (-inf) is NaN: under the
-interpreter the checker's tl.maximum lets a NaN win (Triton does not promise that its default drops
-it), so select such a product away with tl.where rather than leave it to the max.
+gamma, may underflow to 0 (the last case: gamma = 0.01), and 0 times the identity you found may be
+NaN: under the interpreter the checker's tl.maximum lets a NaN win (Triton does not promise that its
+default drops it), so select such a product away with tl.where rather than leave it to the max.
 """, needs="scan", run=_nan_winning(_in_chunks(3)), window_end=_MAX_END, key="across chunks", maps="max-plus",
    ordinary=("An ordinary step, and every step the scan reached before it is right: check what your code computes "
              "at that step (its pair (g_t, c_t) = (gamma, r_t)) or, in your combine, the order in which it applies "
