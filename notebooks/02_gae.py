@@ -517,9 +517,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | no |
-# | termination | $\gamma_t\lambda_t$ | $r_t - V_t$ | yes |
-# | truncation | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | yes |
-# | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
+# | termination | $\gamma_t\lambda_t$ (unread) | $r_t - V_t$ | yes |
+# | truncation | $\gamma_t\lambda_t$ (unread) | $r_t + \gamma_t V'_t - V_t$ | yes |
+# | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ (unread) | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
 #
 # ```python
 # gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the template's, as given

@@ -230,9 +230,9 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 #
 # > **What the exercises need**
 # >
-# > 1. **Reset where done$_t$:** `retrace` resets at a termination and at $t = T-1$; `vtrace_pg`'s given prologue does it for you.
+# > 1. **Reset where done$_t$:** `retrace` sets its own resets; `vtrace_pg`'s given prologue does it for you.
 # > 2. **Select, never multiply:** drop a terminated step's bootstrap with `tl.where`, since its `next_*` inputs may be NaN.
-# > 3. **The end form is the bootstrap:** at $t = T-1$, `retrace`'s $b_t$ is the card's Retrace row ($c = 0$), and `vtrace_pg` reads $v_{t+1}$ from `next_values`.
+# > 3. **The end form is the bootstrap:** `vtrace_pg` reads $v_{t+1}$ from `next_values`; for `retrace`, fill in the card's Retrace row yourself: the rule gives it.
 #
 # The rest of the card is reference. One rule makes every [end form](GLOSSARY.md#end-form), the
 # $b_t$ of a truncation or of the window's last step: end form $= b^{ord}_t + a_t\,\hat y_{t+1}$,
@@ -240,8 +240,7 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # it back with the critic's estimate $\hat y_{t+1}$, as
 # [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) did for TD(λ).
 # Here is the rule in every estimator of notebooks 01–04, with a number in the last column.
-# $M_t = \max_u Q(s_{t+1}, u)$ is from 03's `q_lambda`, and $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ from
-# this notebook's `retrace` (below).
+# $M_t = \max_u Q(s_{t+1}, u)$ is from 03's `q_lambda`.
 #
 # | estimator | $a_t$ | $b^{ord}_t$, ordinary step | $\hat y_{t+1}$ | $b_t$, end form | resets at | shown with a number |
 # | --- | --- | --- | --- | --- | --- | --- |
@@ -250,7 +249,7 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # | TD(λ) | $\gamma_t\lambda_t$ | $r_t + \gamma_t(1-\lambda_t)V'_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ ($w_t = 1$) | done$_t$ | [03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue): $G_2 = 30$, not 15 |
 # | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 # | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | above: $v_2 = 2$, not 1 |
-# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [`retrace`'s Hint 3](#Exercises), below: $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+# | Retrace | your exercise (`retrace`) | ? | ? | ? | ? | ? |
 #
 # A termination has no next state: a select drops the bootstrap instead ($V'_t$, $M_t$ or
 # $\mathbb E_\pi Q_{t+1}$ is not read). [An appendix](#Appendix:-the-end-form-card,-checked) checks
@@ -832,6 +831,12 @@ assert term_i.any()
 #
 # Optional: each row of [the end-form card](#The-end-form-card), its triples scanned from 100 past
 # the window, against the estimator's loop.
+#
+# The Retrace row, after the exercise ($Q_{t+1} = Q(s_{t+1}, u_{t+1})$, as in `retrace`):
+#
+# | estimator | $a_t$ | $b^{ord}_t$, ordinary step | $\hat y_{t+1}$ | $b_t$, end form | resets at | shown with a number |
+# | --- | --- | --- | --- | --- | --- | --- |
+# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [`retrace`'s Hint 3](#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 
 # %% jupyter={"source_hidden": true}
 # Checks: the end-form card, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
