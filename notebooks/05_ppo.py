@@ -536,7 +536,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # ## 6. Optional: profile it
 #
 # Both measurements below come from the same paired rounds on one card, an H100, so each verdict
-# rests on that card alone:
+# rests on that card alone.
+# Each range runs from the lowest to the highest of three medians, one per timed shape (16×128,
+# 4096×128 and 64×16384), rounded outwards.
 #
 # * **GPU time.** With the backward, the eager PyTorch formula keeps the GPU busy 7.7 to 9.2 times
 #   as long as the fused loss. GPU time counts the kernels alone: for the fused loss it is less

@@ -377,7 +377,9 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # ## 6. Optional: profile it
 #
 # Both measurements below come from the same paired rounds on one card, an H100, so each verdict
-# rests on that card alone:
+# rests on that card alone.
+# Each range runs from the lowest to the highest of three medians, one per timed shape (16×128,
+# 4096×128 and 64×16384), rounded outwards.
 #
 # * **GPU time.** With the backward, the eager PyTorch formula keeps the GPU busy 3.3 to 4.0 times
 #   as long as the fused loss. GPU time counts the kernels alone. The fused loss keeps the GPU busy
