@@ -518,7 +518,9 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # * **2 ranks, local gather:** the split. The process plays rank 0 of two ranks that hold the same
 #   steps. The `all_gather` is replaced by a local copy, so everything a rank runs is timed except
 #   the wire;
-# * **NCCL, 1 rank:** the split through real NCCL collectives, in a group of one rank;
+# * **NCCL, 1 rank:** the split through real NCCL collectives, in a group of one rank. Nothing
+#   crosses a link, yet on every line it is slower than the local gather (1.64 ms against 1.31 ms
+#   on the first): the real NCCL group's own overhead, at one rank;
 # * **gather, one call:** the alternative. The whole row is gathered (here by a local copy: the
 #   rank's steps twice), one plain call runs on it, and the rank keeps its slice. That call reads
 #   twice the steps of the first column's.
@@ -541,31 +543,45 @@ print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall time: {one_wal
       f"{local_wall} µs split (time_group=, local gather), {joined_wall} µs gathered, then one plain call")
 
 # %% [markdown]
-# **Which to use.** Take GAE forwards on a row of 1,048,576 steps per rank, on the H100. The plain
-# call took 77.5 µs of wall time. The split (`time_group=`, local gather) took 1.31 ms. Gathering
-# the row, then one plain call on it, took 114 µs. The wire is left out of all three.
+# **Which to use.** A GAE row is small: by the introduction's figures, about 1 MB per 128K tokens.
+# So it nearly always fits on one GPU, and the default is to gather the row and make one call.
+#
+# The measurement agrees. Take GAE forwards on a row of 1,048,576 steps per rank, two ranks, on the
+# H100. The plain call took 77.5 µs of wall time. The split (`time_group=`, local gather) took
+# 1.31 ms. Gathering the row, then one plain call on it, took 114 µs. The wire is left out of all three.
 #
 # So the gather cost about 1.5 plain calls, and the split about 17. With the backward the story is
 # the same: 459 µs plain, 736 µs gathered (1.6 times), 3.30 ms split (7.2 times). On all eight
 # lines of the file, the gather was at least 4 times faster than the split.
 #
-# * **Gather, then one local call,** whenever one GPU's memory holds the whole row: faster, simpler
-#   code, the same advantages.
-# * **`time_group=`** when it does not: each rank sends a few numbers per row, and no rank ever
-#   holds the whole row.
+# With W ranks instead of 2, the gathered call reads W times a rank's steps, and each rank
+# receives W − 1 times its own bytes. The split still reads only its own steps.
 #
-# **An estimate to make yourself: the wire.** On the long row, each of the two ranks holds
-# 1,048,576 steps. A gather brings each rank the other's 8 MB of values and rewards, and 1 MB of
-# flags. At a link of B GB/s between the GPUs, how long do these 9 MB take? Below which B would the
-# gather, wire included, take as long as the split's 1.31 ms? This repository measured no link:
-# take your GPUs' NVLink or PCIe figure.
+# * **Gather, then one local call:** the default. Faster, simpler code, the same advantages.
+# * **`time_group=`** where gathering does not do:
+#   * a row too long for one GPU's memory: no rank ever holds the whole row;
+#   * gradients that flow through the advantages: each rank's piece of the gradient stays on its
+#     rank, where a gather with gradients sends every rank's whole gradient row (see "gathering
+#     with gradients" below).
+#
+# **An estimate to make yourself: the wire.** On the long row, each rank holds 1,048,576 steps:
+# 8 MB of values and rewards, and 1 MB of flags. A gather brings each rank these 9 MB from every
+# other rank. At a link of B GB/s between the GPUs, how long does that take, with 2 ranks and with
+# 8? At which B are the gather, wire included, and the split equal? Below it, the split wins. This
+# repository measured no link: take your GPUs' NVLink or PCIe figure.
 #
 # <details><summary>The estimate, worked (arithmetic, not a measurement)</summary>
 #
 # Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
-# bytes per second, they take about 9.4/B ms. The gather then costs its 0.11 ms plus 9.4/B ms.
-# That equals the split's 1.31 ms at B ≈ 7.9 GB/s, so on any faster link the gather is still the
-# faster. The estimate gives the split its own wire for free: its three small exchanges.
+# bytes per second, they take about 9.4/B ms.
+#
+# * **2 ranks:** each rank receives 9 MB. The gather costs its 0.11 ms plus 9.4/B ms. That equals
+#   the split's 1.31 ms at B ≈ 7.9 GB/s.
+# * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
+#   with the steps it reads: 4 times 0.11 ms, about 0.46 ms. Assume the split stays at 1.31 ms.
+#   They are equal at B ≈ 78 GB/s.
+#
+# The estimate gives the split its own wire for free: its three small exchanges.
 #
 # </details>
 #
@@ -633,7 +649,7 @@ assert _order == sorted(_order)  # in this order: the header, the ends (first va
 assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
 assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
-assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's "1 MB per 128K tokens": 2 float32 per token
+assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's (and "Which to use"'s) "1 MB per 128K tokens": 2 float32 per token
 # the estimate: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
 _other = 1_048_576
 assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1) and 2 * _other == 2_097_152
@@ -641,6 +657,15 @@ _gather_bytes = 9 * 2**20
 assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
 assert round(joined_wall / 1e3, 2) == 0.11  # "its 0.11 ms"
 assert round(_gather_bytes / ((local_wall - joined_wall) * 1e-6) / 1e9, 1) == 7.9  # "B ≈ 7.9 GB/s"
+# W = 8: each rank receives (W - 1) x 9 MB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
+_w8_bytes = (8 - 1) * _gather_bytes
+assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MB, about 66/B ms"
+_w8_call = joined_wall * 8 / 2
+assert round(_w8_call / 1e3, 2) == 0.46  # "4 times 0.11 ms, about 0.46 ms"
+assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == 78  # "B ≈ 78 GB/s"
+# "NCCL, 1 rank": slower than the local gather on every line; "1.64 ms against 1.31 ms" on the first
+assert all(r[2][0] > r[1][0] for r in cost.values())
+assert (round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2), round(local_wall / 1e3, 2)) == (1.64, 1.31)
 # the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
 

@@ -326,10 +326,9 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # split costs a second launch, so the package's **planner**, which picks each launch's layout,
 # splits only when both hold:
 #
-# > **split when programs < 2 × SMs and each row has more than 31,744 steps.**
+# > **split when programs < 2 × SMs and each row has ceil(T / 1024) ≥ 32 wide chunks.**
 #
-# The rule counts a row in **wide chunks** of 1024 steps, since a launch of few programs walks an
-# unsplit row in them. So 31,744 steps are 31 wide chunks, and one step more starts a 32nd. Why 32
+# A **wide chunk** is 1024 steps: a launch of few programs walks an unsplit row in them. Why 32
 # chunks? The threshold was chosen by wall time per call, what a training loop pays, since a split
 # call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide chunks ran
 # faster split, and rows of 16 ran faster walked (measured; section 0.5's table of sources gives the
@@ -373,11 +372,12 @@ assert long["segments"] > 1 and long["row_programs"] * long["segments"] == 1024 
 assert not by_shape["64×16384"]["time split"] and tile_plan(64, 16384)["block"] == 1024
 # the two conditions: 64 programs are too few, but a row of 16384 steps has only 16 wide chunks, fewer than 32
 assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 < Config().split_min_chunks == 32
-assert 31 * Config().wide_block == 31_744  # the boundary: "31,744 steps are 31 of them", chunks of 1024
+assert 31 * Config().wide_block == 31_744  # the boundary: 31,744 steps are 31 wide chunks of 1024
 assert min(Config().wide_block, Config().max_block_t) == 1024  # "wide chunks of 1024 steps"
 assert tile_plan(64, 16384)["block"] == 1024 and tile_plan(8, 31_744)["block"] == 1024  # unsplit rows walk them
 assert WIDE == 1024 and "256 steps per chunk" in plan._tile.__doc__  # "the default 256 steps"
-# "more than 31,744 steps": 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
+# "ceil(T / 1024) ≥ 32": 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
+assert (-(-31_744 // WIDE), -(-31_745 // WIDE)) == (31, 32)
 assert tile_plan(8, 31_744)["segments"] == 1 and tile_plan(8, 31_745)["segments"] > 1
 assert all(tile_plan(8, T_)["segments"] > 1 for T_ in (32_768, 131_072))  # longer rows are split too
 # "why 32?": docs/DESIGN.md's wall times per call, split against walked
@@ -535,8 +535,8 @@ print(profile.table(model, digits=3))
 #   program keeps its 18.4 KB in flight at every moment. A program walking its row does not: it
 #   waits a whole latency for its first chunk, and between loads it scans each chunk of 1024 steps
 #   on 4 warps, which wait for each other at barriers. Its 16 chunks in series took 2.0 µs each
-#   (measured), where the model allows 0.54 µs (derived). Without the cap of one share per SM, the
-#   same bytes bound it at 87 % ([notebook 13c, section 4](13c_inside_the_package.ipynb#4.-The-tile:-how-many-rows-and-steps-a-program-owns)): either way, far above the 13 %
+#   (derived: the measured kernel time ÷ 16), where the model allows 0.54 µs (derived). Without
+#   the cap of one share per SM, the same bytes bound it at 87 % ([notebook 13c, section 4](13c_inside_the_package.ipynb#4.-The-tile:-how-many-rows-and-steps-a-program-owns)): either way, far above the 13 %
 #   measured.
 #
 # </details>
@@ -571,7 +571,7 @@ assert 3.5 < wide_m["predicted % of floor"] / wide_m["measured % of floor"] < 4 
 # without the cap of one share per SM: every program's bytes against the whole GPU's need, as 13c section 4 ("87 %")
 assert round(100 * wide_m["programs"] * wide_m["B in flight per program"] / in_flight_gpu) == 87
 assert (wide["block"], wide["warps"], wide["stages"]) == (1024, 4, 2)  # "chunks of 1024 steps on 4 warps"
-chunk_us = 1e3 * slow["kernel_ms"] / 16  # measured: each program's 16 chunks in series
+chunk_us = 1e3 * slow["kernel_ms"] / 16  # derived: the measured kernel time over each program's 16 chunks in series
 model_chunk_us = 1e6 * wide["block"] * GAE_READ / (load_bw / H200_SMS)  # the model: one SM's share of the loads
 assert round(chunk_us, 1) == 2.0 and round(model_chunk_us, 2) == 0.54  # "2.0 µs each, where the model allows 0.54"
 order = lambda key: sorted(range(3), key=lambda i: model[i][key])  # noqa: E731
