@@ -3919,6 +3919,9 @@ def _gae_kernel_hint(args, i, bad, got, expected):
                      ": select it away there (tl.where), δ_t = r_t - V(s_t)"))):
             if _is_slip(got, advantages(decay, discount, boots), expected):
                 return _Whole(said[0].upper() + said[1:] + ".")
+        if _is_slip(got, _gae_with(r, np.zeros_like(v), nv, term, term, gamma * lam, gamma), expected):
+            return _Whole("Your δ_t leaves out - V(s_t): it is r_t + γ V(s_{t+1}) alone, the one-step target, not the "
+                          "TD error." + _fix(" δ_t = r_t + γ V(s_{t+1}) - V(s_t), V(s_t) loaded from values."))
         if _is_slip(got, expected + v, expected):
             return _Whole("Your kernel stores the returns, advantages + V(s_t): the task asks for the advantages "
                           "Â_t alone." + _fix(" Store the scanned values y_t themselves."))

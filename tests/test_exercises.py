@@ -728,6 +728,8 @@ def wrong_answers(name: str):
             ("the returns stored, advantages + values (a review's case)",
              lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, lam, c) + v),
             ("the scan's A_t stored (a review's case)", _gae_kernel_storing_a),
+            ("delta without - V(s_t) (round 58's case: the generic words then)",
+             lambda r, v, nv, d, g, lam, c: s(r, torch.zeros_like(v), nv, d, g, lam, c)),
             ("the flags loaded without the row's offset: row 0's in every row (a later review's case)",
              _gae_kernel_flags_of_row_0),
         ],
@@ -1046,6 +1048,8 @@ W_SAYS = {
     ("q_lambda", "bootstraps from the action taken (SARSA)"):
         ("Hint: These are the targets bootstrapped from the Q of the action taken, Q(s_{t+1}, u_{t+1})",
          "(1 - l_t) * max_q"),
+    ("gae_kernel", "delta without - V(s_t) (round 58's case: the generic words then)"):
+        ("Hint: Your δ_t leaves out - V(s_t): it is r_t + γ V(s_{t+1}) alone", "V(s_t) loaded from values"),
     ("gae_segment_map", "B's loop not cut at a termination (round 57's case: no hint then)"):
         ("your B's loop runs on through a termination", "np.where(terminated[:, t], delta[:, t]"),
     ("gae_segment_map", "A over n - 1 steps"): ("your A multiplies n - 1 factors of gamma lam", "A = (gamma lam)^n"),
