@@ -4658,18 +4658,24 @@ def _next_unmasked_load(X, Y, N, BLOCK: tl.constexpr):
     tl.store(Y + offs, tl.load(X + offs + 1, mask=offs < N), mask=offs < N)  # x[t + 1], masked as x[t]
 
 
+def _stray_load_message(kernel):
+    """What exercises.guarded says of ``kernel(X, Y, N, BLOCK)`` launched as one program of 8 lanes over 5
+    elements."""
+    def launch(x):
+        y = torch.empty_like(x)
+        kernel[(1,)](x, y, x.numel(), BLOCK=8)
+        return y
+    with pytest.raises(RuntimeError) as e:
+        exercises.guarded(launch, torch.arange(5.0))
+    return str(e.value)
+
+
 @pytest.mark.skipif(not exercises.INTERPRET, reason="the guard watches the interpreter's loads and stores")
 def test_a_load_one_past_the_last_step_names_the_lane():
     """A load shifted on (offs + 1) masked as the step's own: the row's last step reads just past the
     tensor, and the message names that lane and the shift (a round-43 review's case: "1 of 5 active lanes"
     named no lane)."""
-    def shifted(x):
-        y = torch.empty_like(x)
-        _next_unmasked_load[(1,)](x, y, x.numel(), BLOCK=8)
-        return y
-    with pytest.raises(RuntimeError) as e:
-        exercises.guarded(shifted, torch.arange(5.0))
-    said = str(e.value)
+    said = _stray_load_message(_next_unmasked_load)
     assert "(1 of 5 active lanes; lane 4 of the block)" in said, said
     assert "the block's last active lane read just past the end of a tensor (a load shifted on, offs + 1" in said
 
@@ -4685,13 +4691,7 @@ def test_several_lanes_past_the_end_are_not_told_as_a_shift():
     """A round-56 review: block_scan's load without a mask (lanes 5 to 7 of 8 past the row's 5 elements) was told,
     besides the lanes, that the block's last lane read just past the end "(a load shifted on, offs + 1 ...)":
     that guess is for one stray lane alone."""
-    def unmasked(x):
-        y = torch.empty_like(x)
-        _unmasked_load[(1,)](x, y, x.numel(), BLOCK=8)
-        return y
-    with pytest.raises(RuntimeError) as e:
-        exercises.guarded(unmasked, torch.arange(5.0))
-    said = str(e.value)
+    said = _stray_load_message(_unmasked_load)
     assert "(3 of 8 active lanes; lanes 5, 6, 7 of the block)" in said and "offs + 1" not in said, said
     assert "lanes past the end of the row (or rows past the last) through" in said, said
 
