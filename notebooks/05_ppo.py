@@ -558,18 +558,15 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the H100's paired loss probe (CI runs them; skip when reading)
-_wall, _gpu = profile.read_loss_wall(), profile.read_loss_gpu()  # (µs, ratio's median, lowest, highest); GPU µs
 SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed PPO against its eager formula
-ours = {s: ("ppo", s, "fwd+bwd", profile.OURS_IMPL) for s in SHAPES_TIMED}  # with the backward
-eager = {s: ("ppo", s, "fwd+bwd", "pytorch_eager") for s in SHAPES_TIMED}
-assert {k[1] for k in _wall if k[0] == "ppo"} == set(SHAPES_TIMED)
-x_gpu = [_gpu[eager[s]] / _gpu[ours[s]] for s in SHAPES_TIMED]  # GPU time, eager ÷ ours
-assert [np.floor(10 * min(x_gpu)) / 10, np.ceil(10 * max(x_gpu)) / 10] == [7.7, 9.2]  # "7.7 to 9.2", rounded outwards
-assert all(_gpu[ours[s]] < _wall[ours[s]][0] / 30 for s in SHAPES_TIMED)  # "less than a thirtieth of its wall time"
-assert all(_gpu[k[s]] < 0.5 * _wall[k[s]][0] for k in (ours, eager) for s in SHAPES_TIMED)  # "both ... mostly host time"
-x_wall = [_wall[eager[s]][1] for s in SHAPES_TIMED]  # the median ratio of the rounds, eager ÷ ours
-_lo, _hi = np.floor(round(100 * min(x_wall), 9)) / 100, np.ceil(round(100 * max(x_wall), 9)) / 100
-assert min(x_wall) > 1 and (_lo, _hi) == (1.56, 1.59)  # "1.56–1.59×", rounded outwards; "faster by both clocks"
+vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
+assert {k[1] for k in profile.read_loss_wall() if k[0] == "ppo"} == set(vs) == set(SHAPES_TIMED)
+x_gpu = [v["gpu_ratio"] for v in vs.values()]  # GPU time, eager ÷ ours
+assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7 to 9.2", rounded outwards
+assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of its wall time"
+assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
+x_wall = [v["wall_ratio"] for v in vs.values()]  # the median ratio of the rounds, eager ÷ ours
+assert min(x_wall) > 1 and profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59×", rounded outwards; "faster by both clocks"
 assert max(x_wall) < min(x_gpu) / 4  # "far less so by the wall clock"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "H100" in _head and "H200" not in _head  # "one card, an H100": named in the file's first line

@@ -667,18 +667,15 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the H100's paired loss probe (CI runs them; skip when reading)
-_wall, _gpu = profile.read_loss_wall(), profile.read_loss_gpu()  # (µs, ratio's median, lowest, highest); GPU µs
 SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed SAC against its eager formula
-ours = {s: ("sac", s, "fwd+bwd", profile.OURS_IMPL) for s in SHAPES_TIMED}  # with the backward
-eager = {s: ("sac", s, "fwd+bwd", "pytorch_eager") for s in SHAPES_TIMED}
-assert {k[1] for k in _wall if k[0] == "sac"} == set(SHAPES_TIMED)
-x_gpu = [_gpu[eager[s]] / _gpu[ours[s]] for s in SHAPES_TIMED]  # GPU time, eager ÷ ours
-assert [np.floor(10 * min(x_gpu)) / 10, np.ceil(10 * max(x_gpu)) / 10] == [4.6, 9.2]  # "4.6 to 9.2", rounded outwards
-assert all(_gpu[ours[s]] < _wall[ours[s]][0] / 30 for s in SHAPES_TIMED)  # "less than a thirtieth of its wall time"
-assert all(_gpu[k[s]] < 0.5 * _wall[k[s]][0] for k in (ours, eager) for s in SHAPES_TIMED)  # "both ... mostly host time"
-x_wall = [_wall[eager[s]][1] for s in SHAPES_TIMED]  # the median ratio of the rounds, eager ÷ ours
-_lo, _hi = np.floor(round(100 * min(x_wall), 9)) / 100, np.ceil(round(100 * max(x_wall), 9)) / 100
-assert min(x_wall) > 1 and (_lo, _hi) == (1.08, 1.26)  # "1.08–1.26×", rounded outwards; "faster by both clocks"
+vs = profile.eager_against_ours("sac")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
+assert {k[1] for k in profile.read_loss_wall() if k[0] == "sac"} == set(vs) == set(SHAPES_TIMED)
+x_gpu = [v["gpu_ratio"] for v in vs.values()]  # GPU time, eager ÷ ours
+assert profile.outward(x_gpu, 1) == (4.6, 9.2)  # "4.6 to 9.2", rounded outwards
+assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of its wall time"
+assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
+x_wall = [v["wall_ratio"] for v in vs.values()]  # the median ratio of the rounds, eager ÷ ours
+assert min(x_wall) > 1 and profile.outward(x_wall, 2) == (1.08, 1.26)  # "1.08–1.26×", rounded outwards; "faster by both clocks"
 assert max(x_wall) < 1.3 < min(x_gpu)  # "only slightly by the wall clock"
 _probe_src = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "wall_probe.py"),
                   encoding="utf-8").read()

@@ -396,19 +396,16 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # Checks: the claims above, on the H100's paired loss probe (CI runs them; skip when reading)
 import glob  # noqa: E402
 
-_wall, _gpu = profile.read_loss_wall(), profile.read_loss_gpu()  # (µs, ratio's median, lowest, highest); GPU µs
 SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed CRR against its eager formula
-ours = {s: ("crr", s, "fwd+bwd", profile.OURS_IMPL) for s in SHAPES_TIMED}  # with the backward
-eager = {s: ("crr", s, "fwd+bwd", "pytorch_eager") for s in SHAPES_TIMED}
-assert {k[1] for k in _wall if k[0] == "crr"} == set(SHAPES_TIMED)
-x_gpu = [_gpu[eager[s]] / _gpu[ours[s]] for s in SHAPES_TIMED]  # GPU time, eager ÷ ours
-assert [np.floor(10 * min(x_gpu)) / 10, np.ceil(10 * max(x_gpu)) / 10] == [3.3, 4.0]  # "3.3 to 4.0", rounded outwards
-assert max(_gpu[ours[s]] for s in SHAPES_TIMED) < 10  # "under 10 µs per call"
-assert all(_gpu[ours[s]] < _wall[ours[s]][0] / 30 for s in SHAPES_TIMED)  # "less than a thirtieth of its wall time"
-assert all(_gpu[k[s]] < 0.5 * _wall[k[s]][0] for k in (ours, eager) for s in SHAPES_TIMED)  # "both ... mostly host time"
-x_wall = [_wall[eager[s]][1] for s in SHAPES_TIMED]  # the median ratio of the rounds, eager ÷ ours
-_lo, _hi = np.floor(round(100 * min(x_wall), 9)) / 100, np.ceil(round(100 * max(x_wall), 9)) / 100
-assert max(x_wall) < 1 and (_lo, _hi) == (0.73, 0.84)  # "0.73–0.84×", rounded outwards; "eager is faster"
+vs = profile.eager_against_ours("crr")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
+assert {k[1] for k in profile.read_loss_wall() if k[0] == "crr"} == set(vs) == set(SHAPES_TIMED)
+x_gpu = [v["gpu_ratio"] for v in vs.values()]  # GPU time, eager ÷ ours
+assert profile.outward(x_gpu, 1) == (3.3, 4.0)  # "3.3 to 4.0", rounded outwards
+assert max(v["ours_gpu_us"] for v in vs.values()) < 10  # "under 10 µs per call"
+assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of its wall time"
+assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
+x_wall = [v["wall_ratio"] for v in vs.values()]  # the median ratio of the rounds, eager ÷ ours
+assert max(x_wall) < 1 and profile.outward(x_wall, 2) == (0.73, 0.84)  # "0.73–0.84×", rounded outwards; "eager is faster"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "H100" in _head and "H200" not in _head  # "one card, an H100": named in the file's first line
 _loss_walls = glob.glob(os.path.join(profile.results_folder(), "**", "*loss-wall*"), recursive=True)

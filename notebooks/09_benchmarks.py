@@ -789,9 +789,12 @@ LOSSES = ["ppo", "sac", "crr"]  # timed against their eager formulas at LOSS_SHA
 gpu = profile.read_loss_gpu()  # LOSS_CARD: (loss, shape, pass, impl) -> GPU µs per call, beside `paired`'s wall times
 
 
+AGAINST_EAGER = {loss: profile.eager_against_ours(loss) for loss in LOSSES}  # with the backward, per shape
+
+
 def gpu_ratio(loss, shape):
     """The eager formula's GPU time ÷ ours, with the backward, in the paired loss probe."""
-    return gpu[loss, shape, "fwd+bwd", "pytorch_eager"] / gpu[loss, shape, "fwd+bwd", profile.OURS_IMPL]
+    return AGAINST_EAGER[loss][shape]["gpu_ratio"]
 
 
 def both_host_bound(loss, shape):

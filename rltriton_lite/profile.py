@@ -768,6 +768,29 @@ def read_loss_gpu(path=None) -> dict:
     return out
 
 
+def eager_against_ours(loss: str, path=None) -> dict:
+    """A fused loss against its eager formula, with the backward, in the paired loss probe (``read_loss_wall``
+    and ``read_loss_gpu``; notebooks 05-07, section 6): ``{(B, T): {"ours_wall_us", "eager_wall_us",
+    "ours_gpu_us", "eager_gpu_us", "gpu_ratio", "wall_ratio"}}`` at each shape the probe timed both, the
+    ratios eager ÷ ours (the wall one the median of the interleaved rounds)."""
+    wall, gpu = read_loss_wall(path), read_loss_gpu(path)
+    out = {}
+    for name, shape, pass_, impl in wall:
+        eager = (name, shape, pass_, "pytorch_eager")
+        if (name, pass_, impl) == (loss, "fwd+bwd", OURS_IMPL) and eager in wall:
+            ours = (name, shape, pass_, impl)
+            out[shape] = {"ours_wall_us": wall[ours][0], "eager_wall_us": wall[eager][0], "ours_gpu_us": gpu[ours],
+                          "eager_gpu_us": gpu[eager], "gpu_ratio": gpu[eager] / gpu[ours], "wall_ratio": wall[eager][1]}
+    return out
+
+
+def outward(values, digits: int) -> tuple:
+    """(lowest, highest) of ``values`` rounded outwards to ``digits`` decimals, the course's rule for a range
+    (a value a hair off a boundary by float arithmetic stays on it)."""
+    scale = 10 ** digits
+    return (float(np.floor(round(scale * min(values), 9)) / scale), float(np.ceil(round(scale * max(values), 9)) / scale))
+
+
 def read_wall_probe(path) -> list[dict]:
     """The sections of a committed wall-time probe (``tools/wall_probe.py``'s output, e.g.
     ``benchmarks/results/`` + ``COMMITTED_WALL``) that time one shape: a list of dicts with

@@ -330,3 +330,17 @@ def test_committed_says_where_the_results_are_when_they_are_missing(tmp_path, ca
     assert "benchmarks/results/ of the course's folder" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError, match="no results file"):
         profile.committed("gae", folder=tmp_path, show=False)
+
+
+def test_eager_against_ours_reads_both_clocks_of_the_paired_loss_probe():
+    """notebooks 05-07 (section 6) and 09 (section 4) read each loss against its eager formula from one helper."""
+    wall, gpu = profile.read_loss_wall(), profile.read_loss_gpu()
+    for loss in ("ppo", "sac", "crr"):
+        vs = profile.eager_against_ours(loss)
+        assert set(vs) == {(16, 128), (4096, 128), (64, 16384)}
+        for shape, v in vs.items():
+            ours, eager = (loss, shape, "fwd+bwd", profile.OURS_IMPL), (loss, shape, "fwd+bwd", "pytorch_eager")
+            assert (v["ours_wall_us"], v["eager_wall_us"]) == (wall[ours][0], wall[eager][0])
+            assert (v["ours_gpu_us"], v["eager_gpu_us"]) == (gpu[ours], gpu[eager])
+            assert v["gpu_ratio"] == gpu[eager] / gpu[ours] and v["wall_ratio"] == wall[eager][1]
+    assert profile.outward([1.234, 5.678], 1) == (1.2, 5.7) and profile.outward([0.73, 0.84], 2) == (0.73, 0.84)
