@@ -4614,15 +4614,14 @@ def _gae_pairs_hint(args, got, expected):
                  (_gae_with(r, v, nv, ends, term, gamma * lam, gamma * lam),
                   "Your delta_t discounts next_values by gamma * lam: lam weighs the trace (a) alone, and delta_t is "
                   "the one-step TD error." + _fix(" Set b = r + gamma * V(s_{t+1}) - V(s_t), without lam.")))
-        open_end = reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + np.where(term, 0.0, gamma * nv) - v,
-                                         initial=PAST_WINDOW)
+        delta = r + np.where(term, 0.0, gamma * nv) - v  # the task's b_t
+        open_end = reference.linear_scan(np.where(ends, 0.0, gamma * lam), delta, initial=PAST_WINDOW)
         v_next = np.concatenate([v[..., 1:], nv[..., -1:]], -1)  # values[t + 1]: the next step's V, not V(s_{t+1})
         shifted = _gae_with(r, v, v_next, ends, term, gamma * lam, gamma)
         # the pair returned in the other order, (b, a): the checker scans linear_scan(b, a) (a round-56 review's case)
         cut = ends.copy()
         cut[..., -1] = True  # (the window's last step resets too)
-        swapped = reference.linear_scan(r + np.where(term, 0.0, gamma * nv) - v, np.where(cut, 0.0, gamma * lam),
-                                        initial=PAST_WINDOW)
+        swapped = reference.linear_scan(delta, np.where(cut, 0.0, gamma * lam), initial=PAST_WINDOW)
     if _is_slip(got, swapped, expected):
         return _Whole("Your function returns the pair as (b, a): the checker scans linear_scan(a, b) with the first "
                       "array as the multipliers a_t and the second as the b_t, so your TD errors multiplied the carry "
@@ -5643,14 +5642,14 @@ def _awac_hint(A, beta, got, expected):
                       "that they sum to N and average 1 (a weight of 1 is an average sample)." + _fix(
                           " Multiply by N, the number of advantages."))
     if not np.isfinite(got).all() or not got.any():
-        x = _as_numpy(A) / beta
+        x, top_a = _as_numpy(A) / beta, _as_numpy(A).max()
         with np.errstate(all="ignore"):
             shifted = lambda top: np.exp((x - top).astype(np.float32))  # noqa: E731 -- exp in float32, as a kernel's
-            max_of_a = np.isfinite(shifted(x.max())).all() and not np.isfinite(shifted(_as_numpy(A).max())).all()
+            max_of_a = np.isfinite(shifted(x.max())).all() and not np.isfinite(shifted(top_a)).all()
         if beta != 1 and max_of_a:
             return _Whole(f"exp overflowed to inf: here beta = {beta:g}, so A / beta runs up to {x.max():.4g}, while "
-                          f"the max of A is {_as_numpy(A).max():.4g}. Subtracting the max of A from A / beta leaves "
-                          f"exp({x.max() - _as_numpy(A).max():.4g}), inf in float32 (above 88.7). Is your max taken "
+                          f"the max of A is {top_a:.4g}. Subtracting the max of A from A / beta leaves "
+                          f"exp({x.max() - top_a:.4g}), inf in float32 (above 88.7). Is your max taken "
                           "of A, before the division by beta?" + _fix(
                               " The max pass takes the max of A / beta: divide each loaded block by beta before "
                               "tl.max."))
