@@ -203,6 +203,9 @@ class _Exercise:
     # The task's plan is one program that walks the tensor block by block (awac_weights): a tail never stored may
     # be a pass that stops after its first block, not only a grid short of the tensor
     walks_blocks: bool = False
+    # A one-number answer's expected value is said in its message; False where that value is what the student counts
+    # (vtrace_floor_bytes: its first case, B = T = 1, would give away the count per step)
+    says_expected: bool = True
     # What one element along the scan is, in the messages ("the latest wrong step", "that step is"): a segment
     # in segment_carries, whose scan walks segments (a round-50 review: "step" there read as a rank's step)
     step: str = "step"
@@ -1185,7 +1188,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                     "a mask should keep out got in, by this slip or another one") if nans and np.isfinite(got[at]) else ""
         show = (lambda x: str(bool(x)) if x in (0, 1) else _num(x)) if flags else _num  # noqa: E731
         told = (f"{where} {at} expected {show(expected[at])}, got {show(got[at])} ({int(bad.sum())} of {bad.size} "
-                f"elements wrong{nan_note})" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
+                f"elements wrong{nan_note})" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}"
+                if ex.says_expected else f"{said} {_num(got)}, not the count expected")  # (one number)
         raise AssertionError(f"{ex.name}, {case}: {told}" + _inputs_there(ex, args, at, got.shape)
                              + (f"\n{hint}" if hint else ""))
 
@@ -3042,7 +3046,7 @@ def _carry_steps(shape, chunk=64, reverse=True, tile=False):
         " (in a tile, each row's own carry: a block of ROWS values, one per row, not one number shared by the "
         "tile's rows)" if tile else "") + _fix(
         " Is the carry applied there, and is it the scanned value (G, vs, ...) at the first step in time of the "
-        "chunk after, t = c * CHUNK (c: that chunk's index, whatever your loop calls it)" + (
+        "chunk after, t = (that chunk's index) * CHUNK" + (
             ", taken row by row (tl.sum along axis 1)" if tile else "") + "?")
         if reverse else
              "the first step of a chunk, where the carry from the chunk before enters")
@@ -3851,7 +3855,8 @@ def _reset_before_the_carry(done, chunk):
         flag[..., start:start + chunk] = np.flip(np.logical_or.accumulate(np.flip(seg, -1), -1), -1)
     flag[..., (T - 1) // chunk * chunk:] = False  # the last chunk: no carry enters it
     return {"in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in "
-            "its chunk: does your G_t read the carry there?)" + _fix(
+            "its chunk: does your G_t read the carry there?). A factor 0 on the carry does not keep out a NaN or inf "
+            "carry, whether A_t is 0 (a_t = gamma * (1 - term)) or a (1 - reset) multiplies it: 0 * NaN = NaN" + _fix(
                 ": where the composed reset flag is set, G_t must not read the carry (G_t = B_t there, selected with "
                 "tl.where, not B_t + A_t * carry)"): flag}
 
@@ -4135,9 +4140,10 @@ compose, what the identity is (for the padding lanes and for what enters a row's
 how an episode end resets, then write the chunked scan of 00b and 00c for it: one program per
 row, chunks of `chunk` steps (a power of two) from the last one down, each one
 tl.associative_scan, the carry handed from each chunk to the one before it. A run's g, a power of
-gamma, may underflow to 0 (the last case: gamma = 0.01), and 0 times the identity you found may be
-NaN: under the interpreter the checker's tl.maximum lets a NaN win (Triton does not promise that its
-default drops it), so select such a product away with tl.where rather than leave it to the max.
+gamma, may underflow to 0 (the last case: gamma = 0.01); what a product of it then gives, and the
+guard it needs, is the notebook's fold "The two guards", to open once you have found the identity.
+Under the interpreter the checker's tl.maximum lets a NaN win (Triton does not promise that its
+default drops it).
 """, needs="scan", run=_nan_winning(_in_chunks(3)), window_end=_MAX_END, key="across chunks", maps="max-plus",
    ordinary=("An ordinary step, and every step the scan reached before it is right: check what your code computes "
              "at that step (its pair (g_t, c_t) = (gamma, r_t)) or, in your combine, the order in which it applies "
@@ -4813,8 +4819,8 @@ def _q_lambda_cases(d):
 
 
 def _q_lambda_hint(args, i, bad, got, expected):
-    """Q(lambda)'s targets with next_q read at offs + a, the action stride forgotten, or with the trace
-    not cut at the window's last step."""
+    """Q(lambda)'s targets with next_q read at offs + a, the action stride forgotten, with the trace not cut
+    at the window's last step or at a non-greedy action, or bootstrapped from the action taken."""
     r, q, action, term, gamma, lam, A = _as_numpy(tuple(args))
     action = action.astype(np.int64)  # (as the cases pass it to the key)
     flat = q.reshape(-1)
@@ -4823,6 +4829,7 @@ def _q_lambda_hint(args, i, bad, got, expected):
         slip = _key("q_lambda", r, strideless, action, term, gamma, lam)
         uncut = _key("q_lambda", r, q, action, term, gamma, lam, window_end=False)
         taken = _key("q_lambda", r, q, action, term, gamma, lam, taken=True)
+        peng = _key("q_lambda", r, q, action, term, gamma, lam, greedy_cut=False)
     if _is_slip(got, taken, expected):  # (a round-57 review's case: no hint then)
         return _Whole("These are the targets bootstrapped from the Q of the action taken, Q(s_{t+1}, u_{t+1}): Watkins's "
                       "Q(lambda) bootstraps from the greedy value, max_u Q(s_{t+1}, u), and follows the action taken "
@@ -4832,6 +4839,11 @@ def _q_lambda_hint(args, i, bad, got, expected):
         return _Whole("These are the targets of next_q read at offs + a: step offs's action a is at offs * n_actions "
                       "+ a (n_actions values per step, the actions last)." + _fix(
                           " Load tl.load(X[1] + offs * n_actions + a, ...)."))
+    if _is_slip(got, peng, expected):  # (a round-58 review's case: only the step's mark then)
+        return _Whole("These are Peng's Q(lambda) targets: your trace goes on after a non-greedy next action. "
+                      "Watkins's Q(lambda) learns the greedy policy's values, so the trace stops where the action "
+                      "taken is not greedy: l_t = 0 there, and G_t bootstraps fully from max_q." + _fix(
+                          " A cut where q_taken < max_q: reset = term | ~greedy | (t == T - 1), and lam_t 0 there."))
     if _is_slip(got, uncut, expected):
         return _Whole("These are Q(lambda)'s targets with the trace not cut at the window's last step (t == T - 1): "
                       "there is no G_{t+1} to weigh there, so lambda_t must be 0 and the target bootstraps fully "
@@ -5025,6 +5037,27 @@ def _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, 
                   "advantage bootstraps from the value after the step: rho_t (r_t + gamma v_{t+1} - V_t)." + _fix(fix))
 
 
+def _pg_termination_ignored(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected):
+    """The advantage at a termination bootstrapped as at any step (from y_in, the next episode's vs_{t+1}),
+    compared away from a termination at the window's last step (next_values there is NaN)."""
+    if not term.any():
+        return None
+    with np.errstate(all="ignore"):
+        vs = reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, next_values=nv,
+                              terminated=term)[0]
+        v_next = np.concatenate([vs[..., 1:], nv[..., -1:]], axis=-1)
+        slip = np.minimum(rho_bar, np.exp(log_rhos)) * (r + gamma * v_next - v)
+    seen = ~(term & (np.arange(r.shape[-1]) == r.shape[-1] - 1))
+    got = np.asarray(got)
+    if np.allclose(slip[seen], expected[seen], rtol=1e-5, atol=1e-5) or \
+            not np.allclose(got[seen], slip[seen], rtol=1e-5, atol=1e-5):
+        return None
+    return _Whole("These are the policy-gradient advantages with the terminations ignored: at a terminal step "
+                  "your advantage still adds gamma * v_next, and y_in there is the next episode's vs_{t+1}. A "
+                  "terminal step bootstraps nothing: pg_t = weight * (r_t - V_t) there." + _fix(
+                      " gamma * v_next selected away at a termination: tl.where(term, 0.0, gamma * v_next)."))
+
+
 def _vtrace_pg_hint(args, i, bad, got, expected):
     """vtrace_pg's weight unclipped or clipped at c_bar; y (vs_t) read where y_in (vs_{t+1}) belongs; or
     wrong at the window's last step alone, with y_in read there: y_in is 0 at that step."""
@@ -5038,6 +5071,9 @@ def _vtrace_pg_hint(args, i, bad, got, expected):
             return _Whole(f"These are the policy-gradient advantages with a slip: {said}." + _fix(
                 " The weight is min(rho_bar, exp(log_rhos)), rho_bar = P[1]: pg = weight * (r_t + gamma (1 - term_t) "
                 "v_next - V_t)."))
+    ignored = _pg_termination_ignored(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected)
+    if ignored:
+        return ignored
     vs_minus_v = _pg_as_vs_minus_v(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, y="y (vs_t)", fix=(
         " Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v), with v_next = tl.where(t == T - 1, "
         "next_values, y_in)."))
@@ -5667,7 +5703,7 @@ def _awac_hint(A, beta, got, expected):
                       "lanes past N set the max." + below + _fix(
                           " Subtract the max of A / beta before the exp (the softmax is unchanged by a shift), start "
                           "the running max at -inf, and load the lanes past N as -inf."))
-    if beta != 1 and np.allclose(got, _awac_reference(A, 1.0 / beta), rtol=1e-4, atol=1e-7):  # (round 57's case)
+    if beta != 1 and np.allclose(got, _awac_reference(_as_numpy(A), 1.0 / beta), rtol=1e-4, atol=1e-7):  # (round 57's case)
         return _Whole(f"These are AWAC's weights of A * beta, not A / beta: the temperature divides the advantage "
                       f"(here beta = {beta:g})." + _fix(" Load A and divide by beta before the max and the exp."))
     with np.errstate(all="ignore"):
@@ -5743,7 +5779,7 @@ def _awac_cases(d):
 vtrace_floor_bytes(B, T, elem_bytes) -> bytes: the fewest bytes V-trace's forward must move for a
 (B, T) rollout, as notebook 04's kernel reads and writes it (the profiler's call: log_rhos one
 tensor, next_values a tensor of its own, floats of elem_bytes bytes, one flag, terminated, of 1 byte).
-""", scan=None, hint=lambda args, i, bad, got, expected: _floor_hint(*args, got))
+""", scan=None, says_expected=False, hint=lambda args, i, bad, got, expected: _floor_hint(*args, got))
 def _vtrace_floor_cases(d):
     return [(f"B={B}, T={T}, {e}-byte elements", (B, T, e), {}, B * T * (6 * e + 1))
             for B, T, e in ((1, 1, 4), (d.int(16384, 1000, 65536), d.int(1024, 16, 4096), d.choice(4, (4, 8))),

@@ -1251,7 +1251,7 @@ W_SAYS = {
          "(0 where n < BLOCK): the last, partial block had no program.",
          "The first launch's grid: (triton.cdiv(n, BLOCK),)."),
     ("vtrace_floor_bytes", "counted in bits (a later review's case)"):
-        "expected 25, your function returned 200\nHint: that is the count in bits: the task asks for bytes",
+        "your function returned 200, not the count expected\nHint: that is the count in bits: the task asks for bytes",
     ("awac_weights", "the max and the sum over the first block only"):
         ("your sum of the exponentials misses terms. Does each pass walk all N = 2500 elements, block by block?",
          "Loop over the blocks in every pass: for start in range(0, n, BLOCK)."),
@@ -4081,7 +4081,7 @@ def test_only_the_ends_a_case_passes_are_marked():
 
 def test_no_every_element_hint_for_a_one_number_output():
     msg = _failure("vtrace_floor_bytes", lambda B, T, e: B * T * 6 * e)  # the flags forgotten: a scalar
-    assert "expected 25, your function returned 24" in msg and "Every element" not in msg and "ordinary" not in msg, msg
+    assert "your function returned 24, not the count expected" in msg and "25" not in msg and "Every element" not in msg and "ordinary" not in msg, msg
     assert "flag's byte per step is left out" in msg, msg
 
 
@@ -4262,11 +4262,22 @@ def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_
     for seed in (None, 3):
         msg = _failure_seeded("reset_scan", _reset_scan_with(CARRY_READ=True), seed)
         assert "within and across chunks" in msg and "with the composed reset flag set (an episode end at or after " \
-            "it in its chunk: does your G_t read the carry there?)." in msg, msg
+            "it in its chunk: does your G_t read the carry there?). A factor 0 on the carry" in msg, msg
         assert exercises.fix("reset_scan").startswith("Where the composed reset flag is set, G_t must not read the "
                                                       "carry")
     msg = _failure("reset_scan", reset_scan_by_product)  # one chunk: no carry, not said
     assert "one chunk" in msg and "composed reset flag" not in msg, msg
+
+
+def test_reset_scan_names_a_zero_discount_at_the_end_read_with_the_carry(tmp_path):
+    """Round 58's slip: a_t = gamma * (1 - term) with the select combine, the carry read without a select:
+    A_t is 0 where the reset flag is set, and 0 * a NaN carry is NaN."""
+    fn = with_edits("reset_scan", [
+        ("a = tl.where(m, gamma, 1.0)", "a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)"),
+        ("g = tl.where(k_s, b_s, b_s + a_s * carry)", "g = b_s + a_s * carry")], tmp_path)
+    msg = _failure("reset_scan", fn)
+    assert "does your G_t read the carry there?). A factor 0 on the carry does not keep out a NaN or inf carry, " \
+        "whether A_t is 0 (a_t = gamma * (1 - term))" in msg, msg
 
 
 def test_score_counts_the_checks_passed():
@@ -5558,6 +5569,21 @@ def test_q_lambda_s_cut_may_be_a_0_multiplier(tmp_path):
     assert exercises.check("q_lambda", edited) is None
     assert "A multiplier\na_t = 0 at a cut passes too: what it multiplies, G_{t+1}, is finite in every case" in \
         exercises.task("q_lambda")
+
+
+def test_q_lambda_names_peng_s_trace(tmp_path):
+    """Round 58: the trace not cut at a non-greedy action (Peng's Q(lambda)) got only the step's mark."""
+    msg = _failure("q_lambda", with_edits("q_lambda", [("cut = ~greedy | (t == T - 1)", "cut = t == T - 1")], tmp_path))
+    assert "non-greedy actions" in msg and "These are Peng's Q(lambda) targets: your trace goes on after a " \
+        "non-greedy next action." in msg, msg
+
+
+def test_vtrace_pg_names_a_termination_that_bootstraps(tmp_path):
+    """Round 58: gamma * v_next added at a termination too got only the step's mark."""
+    msg = _failure("vtrace_pg", with_edits("vtrace_pg", [("tl.where(term, 0.0, gamma * v_next)", "gamma * v_next")],
+                                           tmp_path))
+    assert "These are the policy-gradient advantages with the terminations ignored: at a terminal step your " \
+        "advantage still adds gamma * v_next" in msg, msg
 
 
 def test_awr_s_clip_in_the_exponent_at_the_log_passes():
