@@ -21,12 +21,11 @@
 # * **Time:** 1.5–2 h for the reading and the three checked exercises; 3–4 h with the open
 #   questions.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** sections 2–6 and their checked exercises. Notebooks 00b and 00c build on them.
-#   In section 1, read the Hillis–Steele paragraph, which sections 3 and 6 use, and skim the rest.
-#   Skim section 7. Section 8 can wait until notebook 01.
+# * **Minimum path:** sections 1–6 and their checked exercises. Section 8 can wait until notebook
+#   01.
 #
-# Every return and advantage in this course, from GAE and TD(λ) to V-trace and SAC's soft
-# λ-returns, is a loop that runs **backwards in time**:
+# Every return and advantage in this course, from GAE to V-trace, is a loop that runs **backwards
+# in time**:
 #
 # $$y_t = b_t + a_t \, y_{t+1}, \qquad t = T-1, \dots, 0.$$
 #
@@ -35,8 +34,8 @@
 #
 # A GPU is fast only with thousands of independent pieces of work. Yet this loop can run in
 # parallel, because each step is an *affine map*, $y \mapsto a\,y + b$. Composing such maps is
-# *associative*: the steps may be grouped in any way that keeps their order. An `assert` checks
-# every claim a CPU can check. New words are in [`GLOSSARY.md`](GLOSSARY.md).
+# *associative*: the steps may be grouped in any way that keeps their order. New words are in
+# [`GLOSSARY.md`](GLOSSARY.md).
 #
 # <details><summary>The symbols of notebooks 00 to 00d</summary>
 #
@@ -52,8 +51,7 @@
 #
 # </details>
 #
-# Without a GPU, the next cell turns on Triton's *interpreter*, which runs the kernels on the CPU
-# with NumPy.
+# Without a GPU, the next cell runs the kernels on the CPU, in Triton's *interpreter*.
 
 # %%
 import os
@@ -79,20 +77,19 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # %% [markdown]
 # ## 1. What a scan is
 #
-# A *scan* (or prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$ returns every
+# A *scan* of $x_0, \dots, x_{n-1}$ under an operator $\oplus$ returns every
 # prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. Under $+$, the
-# scan of $(3, 1, 4, 1)$ is $(3, 4, 8, 9)$. This is the *inclusive* scan. An *exclusive* scan leaves
-# $x_i$ out of prefix $i$ and starts from the operator's *identity*, the element that changes
-# nothing ($0$ for $+$). It gives $(0, 3, 4, 8)$.
+# scan of $(3, 1, 4, 1)$ is $(3, 4, 8, 9)$. This is the *inclusive* scan: prefix $i$ includes $x_i$.
+# The operator's *identity* is the element that changes nothing, $0$ for $+$.
 #
 # A loop takes $n - 1$ rounds, one after another. The *Hillis–Steele* scan takes only
-# $\lceil \log_2 n \rceil$ rounds, which is $\log_2 n$ rounded up: 4 for the 13 numbers below. In
-# round $k = 1, 2, 4, \dots$, every element combines with the one $k$ places before it, all at
-# once. On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives $(3, 4, 8, 9)$.
+# $\lceil \log_2 n \rceil$ rounds: 4 for the 13 numbers below. In round $k = 1, 2, 4, \dots$,
+# every element combines with the one $k$ places before it, all at once. On $(3, 1, 4, 1)$, round 1
+# gives $(3, 4, 5, 5)$ and round 2 gives $(3, 4, 8, 9)$.
 #
 # This regroups the operations: $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$ instead of
 # $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. The result is the same when $\oplus$ is
-# **associative**, $(x \oplus y) \oplus z = x \oplus (y \oplus z)$. The brackets may move, but the
+# **associative**, $(x \oplus y) \oplus z = x \oplus (y \oplus z)$: the brackets may move, but the
 # operands keep their order. The next cell checks both scans on sums:
 
 # %%
@@ -121,76 +118,15 @@ assert scan_sequential(x, add) == scan_hillis_steele(x, add) == np.cumsum(x).tol
 print(x, "->", scan_sequential(x, add))
 
 # %% [markdown]
-# Blelloch's scan, a third, is in the folds below. Only question 2 needs it.
-#
-# <details><summary>Details: work and depth of the three scans; Blelloch's tree on "abcd"</summary>
-#
-# *Work* counts all the operations. *Depth* counts the rounds, where a round's operations all run
-# at once. With enough processors, the depth sets the time.
-#
-# | algorithm | work (operations) | depth (parallel steps) |
-# |---|---|---|
-# | sequential loop | $n - 1$ | $n - 1$ |
-# | Hillis–Steele (1986) | about $n \log_2 n$ | $\lceil \log_2 n \rceil$ |
-# | Blelloch (1990): up-sweep, down-sweep | about $2n$, plus $n$ for a last pass that makes it inclusive | $2 \log_2 n$, plus 1 |
-#
-# The folded cell prints Blelloch's tree after each round, on the letters `"abcd"` joined as
-# strings. The *up-sweep* leaves partial joins in the odd positions. Then the root, the last
-# position, is cleared to the identity `''`. The *down-sweep* pushes the prefixes back down. In each
-# of its rounds, a left child takes its parent's value, the join of everything before it. The right
-# child takes the parent's value joined with the left child's old one. The result is the exclusive
-# scan. The function's last line joins it with `x` to make it inclusive.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Blelloch's scan, checked on sums, and its tree on "abcd" (folded: no later notebook uses it)
-def scan_blelloch(x, op, identity, trace=None):
-    """Up-sweep builds a tree of partial sums; down-sweep pushes prefixes back down.
-    That gives the exclusive scan; the last line combines it with x and returns the inclusive scan.
-    A list passed as `trace` receives the tree after each round."""
-    n = 1 << (len(x) - 1).bit_length()
-    t = list(x) + [identity] * (n - len(x))
-    d = 1
-    while d < n:  # up-sweep
-        for i in range(2 * d - 1, n, 2 * d):
-            t[i] = op(t[i - d], t[i])
-        if trace is not None:
-            trace.append((f"up-sweep, d={d}", list(t)))
-        d *= 2
-    t[n - 1] = identity
-    if trace is not None:
-        trace.append(("root cleared", list(t)))
-    while d > 1:  # down-sweep: the left child gets the prefix, the right one prefix ⊕ left
-        d //= 2
-        for i in range(2 * d - 1, n, 2 * d):
-            t[i - d], t[i] = t[i], op(t[i], t[i - d])
-        if trace is not None:
-            trace.append((f"down-sweep, d={d}", list(t)))
-    return [op(e, v) for e, v in zip(t, x)]
-
-
-assert scan_blelloch(x, add, 0) == np.cumsum(x).tolist()
-trace = []
-result = scan_blelloch(list("abcd"), lambda u, v: u + v, "", trace=trace)
-for phase, tree in trace:
-    print(f"{phase:<17} {tree}")
-print("inclusive        ", result)
-assert [tree for _, tree in trace] == [["a", "ab", "c", "cd"], ["a", "ab", "c", "abcd"], ["a", "ab", "c", ""],
-                                       ["a", "", "c", "ab"], ["", "a", "ab", "abc"]]
-assert result == ["a", "ab", "abc", "abcd"]
-
-# %% [markdown]
 # Sums *commute*: $u + v = v + u$. So a test on sums cannot catch swapped operands. Joining strings
 # is associative but does not commute, since `"ab"` is not `"ba"`. A scan that swaps operands gives
-# wrong prefixes on strings. The empty string is the identity:
+# wrong prefixes on strings. (Blelloch's scan, a third, is in the appendix, for question 2.)
 
 # %%
 letters = list("abcdefghijklm")
 join = lambda u, v: u + v  # noqa: E731
 prefixes = ["".join(letters[:i + 1]) for i in range(len(letters))]
-assert scan_sequential(letters, join) == scan_hillis_steele(letters, join) == scan_blelloch(letters, join, "") \
-    == prefixes
+assert scan_sequential(letters, join) == scan_hillis_steele(letters, join) == prefixes
 print(prefixes[-1])
 
 # %% [markdown]
@@ -202,13 +138,13 @@ print(prefixes[-1])
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
 # So a map is a pair $(a, b)$. `combine(first, second)` returns the map that applies `first`, then
-# `second`. In the loop, operand 1 (`first`) is step $t+1$, and operand 2 (`second`) is step $t$:
+# `second`. In the loop, `first` is step $t+1$ and `second` is step $t$:
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# The subscripts 1 and 2 name the operands, not time steps. Put $(a_{t+1}, b_{t+1})$ for operand 1
-# and $(a_t, b_t)$ for operand 2, and this is the line above. The identity is $(1, 0)$. The
-# operator does not commute, but it is associative, and that is all a scan needs:
+# The subscripts 1 and 2 name the operands, not time steps. The identity is $(1, 0)$. The operator
+# does not commute, but it is associative, and that is all a scan needs. Why: a pair *is* the map
+# $y \mapsto a y + b$, $\oplus$ composes maps, and composing functions is always associative.
 
 # %%
 def combine(first, second):  # the first operand is the map applied first (the order rule, section 3)
@@ -229,41 +165,23 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# Why it is associative: a pair *is* the map $y \mapsto a y + b$, and $\oplus$ composes maps.
-# Composing functions is always associative.
-#
-# <details><summary>Details: the same proof in two lines of algebra</summary>
-#
-# Take three pairs $(a_1, b_1)$, $(a_2, b_2)$, $(a_3, b_3)$, applied in that order. Both
-# groupings give the same pair:
-#
-# $$\big((a_1, b_1) \oplus (a_2, b_2)\big) \oplus (a_3, b_3) = (a_2 a_1,\; b_2 + a_2 b_1) \oplus (a_3, b_3)
-#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1),$$
-#
-# $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
-#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
-#
-# </details>
-
-# %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
 # The loop starts from $y_T$, the value after the last step, and applies the maps from the end:
-# $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$. So it is a scan that takes the steps from $t = T-1$
-# down to $t = 0$, a **reverse scan**. (The order in which a scan takes the steps is its **scan
-# order**.) To run it, reverse the list of pairs, scan it with the same `combine`, and reverse the
-# result. Step $t$ then holds the map from $y_T$ to $y_t$.
+# $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$. So it is a **reverse scan**: its **scan order**, the
+# order in which it takes the steps, runs from $t = T-1$ down to 0. To run it, reverse the pairs,
+# scan them with the same `combine`, and reverse the result: step $t$ then holds the map from $y_T$
+# to $y_t$.
 #
-# A tree scan combines *runs*: stretches of consecutive steps, each already composed into one pair.
-# One rule says which run is the first operand, in every scan of the course:
+# A tree scan combines *runs* of consecutive steps, each already composed into one pair. Which run
+# is the first operand?
 #
-# > **The order rule.** In `combine(first, second)`, the first operand `(a1, b1)` is the map
-# > applied first, and the second operand `(a2, b2)` is applied to its output.
+# > **The order rule.** In `combine(first, second)`, `first` `(a1, b1)` is applied first, and
+# > `second` `(a2, b2)` is applied to its output.
 # >
-# > A return starts from the future: $y_8$ enters step 7, then step 6, and so on. So
-# > **in a reverse scan, the operand `first` is the run with the larger times $t$, which the scan
-# > order reaches before the other.** (In a forward scan it is the run with the smaller times.)
-# > Here is the last combine of a reverse scan on 8 steps:
+# > In a reverse scan, **`first` = applied first = the later times**, because $y_8$ enters step 7
+# > first. (In a forward scan, `first` is the earlier times.) The drawing below, the last combine of
+# > a reverse scan on 8 steps, has `first` on the right: steps 4–7.
 # >
 # > ```text
 # >   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -274,7 +192,7 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # >       the first operand acts on y_8, then the second
 # > ```
 #
-# The next cell checks both tree scans against the loop. Then it checks the drawing's last combine:
+# The next cell checks the reverse scan against the loop, then the drawing's last combine:
 
 # %%
 T = 8  # the drawing's 8 steps
@@ -291,9 +209,6 @@ for t in reversed(range(T)):
 composed = scan_hillis_steele(steps[::-1], combine)[::-1]
 from_scan = np.array([a_s * y_end + b_s for a_s, b_s in composed])  # (a_s, b_s): a scanned map
 np.testing.assert_allclose(from_scan, loop, rtol=1e-12)
-# Blelloch's scan too: the operator is not commutative, so this checks its order of combination
-blelloch = scan_blelloch(steps[::-1], combine, (1.0, 0.0))[::-1]
-np.testing.assert_allclose(np.array([a_s * y_end + b_s for a_s, b_s in blelloch]), loop, rtol=1e-12)
 np.testing.assert_allclose(reference.linear_scan(a, b, initial=y_end), loop, rtol=1e-12)
 # the drawing's last combine: each run composed from its end (in scan order), then combine(first, second) gives y_0
 first = reduce(combine, steps[4:][::-1])  # the first operand: steps 7, 6, 5, 4
@@ -305,14 +220,14 @@ print(np.round(loop, 3))
 # %% [markdown]
 # ### How the exercises work
 #
-# Checked exercises work the same way in every notebook:
+# Checked exercises work alike in every notebook:
 #
 # * Write your function in the starter's cell, then run the `exercises.attempt` cell below it. It
 #   prints `correct on every case` once your function passes.
 # * A wrong answer prints `WRONG.`, the failing case and the first wrong element, often with a
 #   hint. `print(exercises.fix(name))` shows the fix.
-# * Four folded hints follow each task. Open them in order, only when you are stuck.
-# * Hint 4 is nearly the solution: run the checker and read its message before you open it.
+# * Four folded hints follow each task. Open them in order, only when you are stuck. Hint 4 is
+#   nearly the solution.
 #
 # <details><summary>Details: errors, the task's text, the solutions</summary>
 #
@@ -402,9 +317,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 # where it is set the kernels **select** $b_t$, as `np.where` does.
 #
 # A step with a reset ignores its input: its map is $y \mapsto b_t$. So when the second operand
-# resets, the combine returns it alone and drops the first. A run resets if any of its steps does,
-# so the combined flag is the OR of the two. Here is section 3's drawing with an episode end at
-# $t = 2$:
+# resets, the combine returns it alone. A run resets if any of its steps does: the combined flag is
+# the OR of the two. Here is section 3's drawing with an episode end at $t = 2$:
 #
 # ```text
 #   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -416,8 +330,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 #   combine(first, second) = second: the later run, the next episode, never reaches y_0
 # ```
 #
-# `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell runs it on the drawing,
-# with $a_t = 0.5$ and a NaN at $t = 5$, in the later run that the reset drops.
+# The next cell runs `combine_np`, this combine on triples $(a, b, \kappa)$, on the drawing, with
+# $a_t = 0.5$ and a NaN at $t = 5$.
 #
 # <details><summary>Details: the two operands' triples</summary>
 #
@@ -448,33 +362,9 @@ assert second == combine_np(first, second) == (0.125, 3.0, True)
 assert np.isnan(y0_product)  # 3 + 0 * NaN is NaN
 
 # %% [markdown]
-# The select drops the later run, NaN included, so $y_0 = 3$; the product gives NaN. The second
-# operand's $A$ is 0.125 though it resets, and that is harmless: once the flag is set, the composed
-# map is $y \mapsto B$, so its $A$ holds whatever the products left and is never read.
-
-# %% jupyter={"source_hidden": true}
-# Checks: once the flag is set, A is never read (CI runs them; skip when reading)
-for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
-    for a_run in (0.125, -7.0, np.nan):  # any A in the reset run
-        r = (a_run, second[1], second[2])
-        assert combine_np(r, other)[1:] == combine_np(second, other)[1:]  # the run as first operand
-        assert combine_np(other, r)[1:] == combine_np(other, second)[1:]  # the run as second operand
-
-# %% [markdown]
-# The combine is still associative: a triple is a map ($y \mapsto b$ if $\kappa$ is set, else
-# $y \mapsto a y + b$), and composing maps is associative (section 2). The
-# [appendix](#Appendix:-behind-the-scenes) shows that both groupings give the same triple.
-
-# %% jupyter={"source_hidden": true}
-# Checks: the combine with resets is associative; the forward row (CI runs them; skip when reading)
-steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
-for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
-    np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
-                               rtol=1e-12)
-    assert combine_np(combine_np(s1, s2), s3)[2] == combine_np(s1, combine_np(s2, s3))[2]
-# the direction card's forward column: combine(steps 0-3, steps 4-7), and a reset in the second operand wins
-fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
-assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
+# The select drops the later run, NaN included, so $y_0 = 3$; the product gives NaN. The combine is
+# still associative, because a triple is still a map: $y \mapsto b$ if $\kappa$ is set, else
+# $y \mapsto a y + b$.
 
 # %% [markdown]
 # ### Exercise: `combine_arrays`
@@ -553,28 +443,18 @@ exercises.attempt("combine_arrays", combine_arrays)
 # %% [markdown]
 # ## 5. Padding is the identity, and rl.linear_scan
 #
-# A *padded* step is not really there, such as a prompt token in RLHF: it has `mask[t] = 0`.
-# Padding is not a reset. The scan uses the identity $(1, 0)$ there, so the value from later steps
-# passes through unchanged, and the kernel writes 0 as the padded step's own output.
+# A *padded* step, such as a prompt token in RLHF, has `mask[t] = 0`. It is not a reset: the scan
+# uses the identity $(1, 0)$ there, so the value from later steps passes through. The kernel
+# outputs 0 there.
 #
 # `rl.linear_scan` is the package's bare scan. It has no reset-flag input: you mark an episode end
-# with $a_t = 0$, its *reset form*. It reads that 0 as a flag, tested before any multiplication, and
-# selects $b_t$ there. So passing $a_t = 0$ to it is safe, while multiplying by 0 in your own code,
-# as section 4 warns, is not.
+# with $a_t = 0$, its *reset form*. It tests that 0 before any multiplication and selects $b_t$
+# there, so $a_t = 0$ is safe here.
 #
-# <details><summary>Details: the select and the product, and the package's other kernels</summary>
-#
-# At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives what the
-# product would. Only $0 \cdot \text{NaN}$ and $0 \cdot (\pm\infty)$ differ, and the select keeps them
-# out. The package's other kernels take a reset flag, and never read $a_t$ where it is set.
-#
-# </details>
-#
-# The next cell runs one row through the kernel. Step 1 ends an episode, step 3's $b$ is a NaN,
+# The next cell runs one row through the kernel: step 1 ends an episode, step 3's $b$ is a NaN,
 # and step 4 is padding. The NaN stays in its own episode, steps 2 to 5, so $y_1 = 2$ and
-# $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean; a product would have made $y_1 = 2 + 0 \cdot y_2$ a NaN.
-# The padded step outputs 0 and passes $y_5 = 6$ back to step 3. The loop in
-# `reference.linear_scan` agrees:
+# $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean. The padded step outputs 0 and passes $y_5 = 6$ back to
+# step 3. The loop agrees:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -590,22 +470,14 @@ assert y[0, 1] == 2.0 and torch.isnan(2.0 + 0.0 * y[0, 2])  # selected at a = 0;
 np.testing.assert_allclose(y[0, :2].cpu().numpy(), [2.8, 2.0], rtol=1e-6)  # the episode before it
 assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 
-# %% jupyter={"source_hidden": true}
-# Checks: rl.linear_scan takes no reset flag as an input (CI runs them; skip when reading)
-import inspect  # noqa: E402
-
-_inputs = list(inspect.signature(rl.linear_scan).parameters)
-assert _inputs[:2] == ["a", "b"] and not [n for n in _inputs if any(w in n for w in ("reset", "done", "term", "flag"))]
-
 # %% [markdown]
 # ## 6. Chunks and a carry
 #
-# A GPU runs a kernel as many copies at once, called *programs*
-# ([00b §1](00b_triton_from_zero.ipynb#1.-A-first-kernel)). A program holds only a few thousand
-# values at a time, so it cuts a row into *chunks* of `CHUNK` steps and walks them from the last
-# in time. Inside a chunk it scans in parallel, which gives step $t$ the composed map $(A_t, B_t)$
-# of the steps from $t$ to the chunk's end. The value that enters from the chunk after it is the
-# **carry**, and $y_t = B_t + A_t \cdot \text{carry}$.
+# A GPU runs a kernel as many copies at once, called *programs*, and each holds only a few thousand
+# values at a time. So a program cuts a row into *chunks* of `CHUNK` steps and walks them from the
+# last in time. Inside a chunk it scans in parallel: step $t$ gets the map $(A_t, B_t)$ of the steps
+# from $t$ to the chunk's end. The value from the chunk after is the **carry**, and
+# $y_t = B_t + A_t \cdot \text{carry}$.
 #
 # For example, 10 steps in chunks of 4 are walked as steps 8–9, then 4–7, then 0–3. The first carry
 # is 0. After that, each chunk's first value, `y[8]` and then `y[4]`, is the next chunk's carry.
@@ -672,14 +544,13 @@ plt.show()
 # %% [markdown]
 # ### Exercise: `chunked_reset_scan`
 #
-# This is the kernel's plan in NumPy, before any Triton. It joins sections 4 and 6.
+# The kernel's plan in NumPy, before any Triton: sections 4 and 6 together.
 #
 # * **Inputs:** `a` and `b`, float64 arrays of $T$ steps; `reset`, a bool array; `chunk`, the
 #   chunk's length.
 # * **Returns:** `y` and `carry_in`, float64 arrays of $T$ steps. `y` is the reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
-#   the carry that entered step $t$'s chunk, 0 for the last chunk
-#   ([why both](#Appendix:-behind-the-scenes)).
+#   the carry that entered step $t$'s chunk, 0 for the last chunk.
 # * **How:** `chunked`'s walk, with each chunk composed by `combine_np` into $(A_t, B_t, K_t)$. Then
 #   $y_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
 # * **Edge cases:** a NaN or `inf` in `b` behind a reset, inside a chunk and across a chunk's
@@ -754,53 +625,28 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # %% [markdown]
 # ## 7. The kernel
 #
-# `rltriton_lite/scan.py` holds one kernel, and every algorithm of the course uses it. Each program
-# walks a row's chunks in scan order, as `chunked` does. Each algorithm supplies two small
-# functions. The **prologue** loads the algorithm's inputs and returns each step's $(a_t, b_t)$ and
-# reset flag. The **epilogue** gets $y_t$ and writes the outputs. For GAE, the prologue's $b_t$ are
-# the TD errors $\delta_t$, and the epilogue writes the advantages. You write such functions in
-# 00c, section 2.
-#
-# `rl.linear_scan`'s prologue only loads `a` and `b`. The next cell checks it against the loop in
-# both directions, with padding (`mask`) and an initial carry (`initial`):
-
-# %%
-n_rows, T = 3, 70
-a = torch.rand(n_rows, T, device=DEVICE)
-b = torch.randn(n_rows, T, device=DEVICE)
-init = torch.randn(n_rows, device=DEVICE)
-mask = torch.rand(n_rows, T, device=DEVICE) > 0.2
-for reverse in (True, False):
-    y = rl.linear_scan(a, b, initial=init, mask=mask, reverse=reverse, backend=KERNEL)
-    expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), initial=init.cpu().numpy(),
-                                     mask=mask.cpu().numpy(), reverse=reverse)
-    np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
-print("linear_scan matches the loop, reverse and forward")
+# `rltriton_lite/scan.py` holds the one kernel that every algorithm of the course uses. It walks
+# each row's chunks as `chunked` does. Notebook 00c shows how an algorithm plugs into it.
 
 # %% [markdown]
 # ## 8. Gradients are a scan too
 #
-# Notebook 01 needs this section. On a first pass, skip to the [questions](#Exercises).
+# Here subscripts are time steps, not operands, and $a[2]$ is step 2's multiplier.
 #
-# In this section, subscripts are time steps, not a combine's operands. A given step is written in
-# brackets, as in code: $a[2]$ is step 2's multiplier.
-#
-# Take a loss $L$ that depends on all the $y_t$ of a reverse scan. The backward pass hands you the
-# **upstream gradient** `dy`. Its entry $dy_t$ is the direct effect of $y_t$ on $L$, with the other
-# $y$ held fixed. But $y_t$ also feeds $y_{t-1}$, and so reaches $L$ through it too. Write $g_t$ for
-# the *total* gradient with respect to $y_t$. The chain rule gives:
+# Take a loss $L$ of all the $y_t$. The backward pass hands you the **upstream gradient** `dy`:
+# $dy_t$ is the direct effect of $y_t$ on $L$. But $y_t$ also feeds $y_{t-1}$, and so reaches $L$
+# through it too. Write $g_t$ for the *total* gradient with respect to $y_t$. The chain rule gives:
 #
 # * $g_t = dy_t + a_{t-1}\,g_{t-1}$: the direct path, plus the path through $y_{t-1}$. No step comes
 #   before step 0, so $g[0] = dy[0]$.
 # * $\partial L/\partial b_t = g_t$, since $b_t$ enters only $y_t$, with coefficient 1.
 # * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
 #
-# So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$. It is called
-# the **transposed scan**. The package runs it with the same kernel and `reverse=False`. Step 0 has
-# no $a_{-1}$: the code below puts 0 there, `rl.linear_scan`'s reset form
-# ([section 5](#5.-Padding-is-the-identity,-and-rl.linear_scan)), which gives $g[0] = dy[0]$.
+# So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, the **transposed scan**. The
+# package runs it with the same kernel and `reverse=False`. The code below puts $a_{-1} = 0$,
+# section 5's reset form, so that $g[0] = dy[0]$.
 #
-# The fold works a case of $T = 3$ by hand. The next cell checks it with autograd on the plain loop.
+# The next cell checks the fold's case, $T = 3$, with autograd on the plain loop.
 #
 # <details><summary>Details: the transposed scan by hand, T = 3</summary>
 #
@@ -841,8 +687,8 @@ assert dL_da.tolist() == [9.0, 6.0, 4.0]
 print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %% [markdown]
-# Now take a random row and a random upstream gradient, so that $L = \sum_t dy_t\,y_t$. The forward
-# loop in `reference.linear_scan` computes the scan of $(a_{t-1}, dy_t)$. It matches autograd:
+# On a random row, with $L = \sum_t dy_t\,y_t$, the forward scan of $(a_{t-1}, dy_t)$ matches
+# autograd too:
 
 # %%
 T = 8
@@ -861,49 +707,29 @@ np.testing.assert_allclose(grad_a.numpy(), g * y_after, rtol=1e-12)
 print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}")
 
 # %% [markdown]
-# On a batch, the kernel's gradient matches autograd through the PyTorch path (`backend="torch"`):
-
-# %%
-a64 = torch.rand(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
-b64 = torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
-w = torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
-g_kernel = torch.autograd.grad((rl.linear_scan(a64, b64, backend=KERNEL) * w).sum(), (a64, b64))
-g_torch = torch.autograd.grad((rl.linear_scan(a64, b64, backend="torch") * w).sum(), (a64, b64))
-for gk, gt in zip(g_kernel, g_torch):
-    torch.testing.assert_close(gk, gt)
-print("kernel gradients match autograd")
-
-# %% [markdown]
 # ## Exercises
-#
-# The three checked exercises follow sections 3, 4 and 6 ([how they work](#How-the-exercises-work)).
 #
 # Without a checker:
 #
-# *(Answer each in its cell below, where your teacher's grader collects it.)*
-#
 # 1. Is `matrix_compose` still associative? What does the identity become? Why does the order
 #    of the operands now matter even for the $A$ part?
-# 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$. With the
-#    affine operator, each combine costs two multiplications. Which scan would you choose for a
-#    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
+# 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` (in the appendix) for
+#    $n = 1024$. With the affine operator, each combine costs two multiplications. Which scan would
+#    you choose for a GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long?
-#    Make float64 arrays `a` and `b` of $T$ up to $10^5$ steps. Run `chunked` on their float32
-#    copies, with a chunk of at most 64 (under a second). Measure its error against a float64 loop
-#    on the **same float32 inputs**, and report it as `max |y − right| / max |right|`:
+#    Make float64 arrays `a` and `b` of up to $10^5$ steps, and run `chunked` on their float32
+#    copies in chunks of at most 64. Measure its error against `right`, a float64 loop on the same
+#    float32 inputs, as `max |y − right| / max |right|`:
 #
 #    ```python
 #    a32, b32 = a.astype(np.float32), b.astype(np.float32)  # both inputs in float32
 #    y = chunked(a32, b32, 64)
 #    assert y.dtype == np.float32  # (with a float64 b, chunked would compute in float64)
-#    right = reference.linear_scan(a32.astype(np.float64), b32.astype(np.float64))  # only the arithmetic differs
-#    wrong = reference.linear_scan(a, b)  # also counts the error of storing a and b in float32
+#    right = reference.linear_scan(a32.astype(np.float64), b32.astype(np.float64))
 #    ```
 #
-#    Storing $a$ in float32 already changes the result. At $a = 0.99$ that change is about as large
-#    as the arithmetic's error, and at $1 - a = 10^{-4}$ several times larger, so the `wrong`
-#    baseline would measure the storage, not the scan. How does the arithmetic's error change with
-#    the chunk size, and with $1/(1-a)$?
+#    How does the error change with the chunk size, and with $1/(1-a)$? Why does `right` take the
+#    float32 inputs?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -917,23 +743,104 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # ## What you now know
 #
-# * The steps are affine maps. They compose associatively but not commutatively. So a tree scan may
-#   regroup them but must keep their order
-#   ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)). A return is a reverse scan.
-# * An episode end is a reset flag and a select, never a product with $a_t = 0$. `rl.linear_scan`
-#   has no flag input, so it reads $a_t = 0$ as its reset, and selects there. The scan treats
-#   padding as the identity $(1, 0)$, and the kernel writes 0 there.
-# * Chunks, walked one after another and scanned in parallel inside, are joined by a carry:
-#   $y_t = B_t + A_t \cdot \text{carry}$.
+# * The steps are affine maps. They compose associatively but not commutatively: a tree scan may
+#   regroup them but must keep their order. A return is a reverse scan.
+# * An episode end is a reset flag and a select, never a product with $a_t = 0$. Padding is the
+#   identity $(1, 0)$.
+# * Chunks are scanned in parallel inside and joined by a carry: $y_t = B_t + A_t \cdot \text{carry}$.
 # * The gradient is the transposed scan, a forward scan of $(a_{t-1}, dy_t)$.
 
 # %% [markdown]
 # ## Appendix: behind the scenes
 #
-# Nothing here is needed for the exercises. It covers how the checkers read your answers, one
-# property of the gradient, and what differs between Triton's interpreter, its versions and a GPU.
+# Nothing here is needed for the exercises. Each part names the section it goes with. The folded
+# cells are checks that CI runs.
+#
+# ### Blelloch's scan (section 1, question 2)
+#
+# An *exclusive* scan leaves $x_i$ out of prefix $i$ and starts from the identity: under $+$,
+# $(3, 1, 4, 1)$ gives $(0, 3, 4, 8)$. Blelloch's scan computes it, and a last pass makes it
+# inclusive. *Work* counts all the operations. *Depth* counts the rounds, where a round's operations
+# all run at once. With enough processors, the depth sets the time.
+#
+# | algorithm | work (operations) | depth (parallel steps) |
+# |---|---|---|
+# | sequential loop | $n - 1$ | $n - 1$ |
+# | Hillis–Steele (1986) | about $n \log_2 n$ | $\lceil \log_2 n \rceil$ |
+# | Blelloch (1990): up-sweep, down-sweep | about $2n$, plus $n$ for a last pass that makes it inclusive | $2 \log_2 n$, plus 1 |
+#
+# The next cell prints Blelloch's tree after each round, on the letters `"abcd"` joined as
+# strings. The *up-sweep* leaves partial joins in the odd positions. Then the root, the last
+# position, is cleared to the identity `''`. The *down-sweep* pushes the prefixes back down. In each
+# of its rounds, a left child takes its parent's value, the join of everything before it. The right
+# child takes the parent's value joined with the left child's old one. The result is the exclusive
+# scan. The function's last line joins it with `x` to make it inclusive. The cell also checks the
+# scan on sums, on section 1's strings, and on section 3's reversed affine pairs, where the order of
+# the operands matters.
+
+# %%
+def scan_blelloch(x, op, identity, trace=None):
+    """Up-sweep builds a tree of partial sums; down-sweep pushes prefixes back down.
+    That gives the exclusive scan; the last line combines it with x and returns the inclusive scan.
+    A list passed as `trace` receives the tree after each round."""
+    n = 1 << (len(x) - 1).bit_length()
+    t = list(x) + [identity] * (n - len(x))
+    d = 1
+    while d < n:  # up-sweep
+        for i in range(2 * d - 1, n, 2 * d):
+            t[i] = op(t[i - d], t[i])
+        if trace is not None:
+            trace.append((f"up-sweep, d={d}", list(t)))
+        d *= 2
+    t[n - 1] = identity
+    if trace is not None:
+        trace.append(("root cleared", list(t)))
+    while d > 1:  # down-sweep: the left child gets the prefix, the right one prefix ⊕ left
+        d //= 2
+        for i in range(2 * d - 1, n, 2 * d):
+            t[i - d], t[i] = t[i], op(t[i], t[i - d])
+        if trace is not None:
+            trace.append((f"down-sweep, d={d}", list(t)))
+    return [op(e, v) for e, v in zip(t, x)]
+
+
+trace = []
+result = scan_blelloch(list("abcd"), lambda u, v: u + v, "", trace=trace)
+for phase, tree in trace:
+    print(f"{phase:<17} {tree}")
+print("inclusive        ", result)
+assert [tree for _, tree in trace] == [["a", "ab", "c", "cd"], ["a", "ab", "c", "abcd"], ["a", "ab", "c", ""],
+                                       ["a", "", "c", "ab"], ["", "a", "ab", "abc"]]
+assert result == ["a", "ab", "abc", "abcd"]
+sums_trace = []
+assert scan_blelloch([3, 1, 4, 1], add, 0, trace=sums_trace) == [3, 4, 8, 9]
+assert sums_trace[-1][1] == [0, 3, 4, 8]  # the exclusive scan, before the last pass
+sums = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9]  # 13 numbers: padded to 16
+assert scan_blelloch(sums, add, 0) == np.cumsum(sums).tolist()
+assert scan_blelloch(letters, join, "") == prefixes  # section 1's strings: no operand swapped
+a_bl, b_bl = rng.uniform(0.5, 1.0, 8), rng.normal(size=8)  # section 3's reverse scan, on 8 steps
+blelloch = scan_blelloch(list(zip(a_bl, b_bl))[::-1], combine, (1.0, 0.0))[::-1]
+np.testing.assert_allclose([a_s * 0.7 + b_s for a_s, b_s in blelloch], reference.linear_scan(a_bl, b_bl, initial=0.7),
+                           rtol=1e-12)
+
+# %% [markdown]
+# ### Two lines of algebra (section 2)
+#
+# Take three pairs $(a_1, b_1)$, $(a_2, b_2)$, $(a_3, b_3)$, applied in that order. Both
+# groupings give the same pair:
+#
+# $$\big((a_1, b_1) \oplus (a_2, b_2)\big) \oplus (a_3, b_3) = (a_2 a_1,\; b_2 + a_2 b_1) \oplus (a_3, b_3)
+#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1),$$
+#
+# $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
+#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
 #
 # ### Whole triples, not only maps (section 4)
+#
+# In section 4's cell, the second operand's $A$ is 0.125 though it resets, and that is harmless.
+# Once the flag is set, the composed map is $y \mapsto B$, so its $A$ holds whatever the products
+# left and is never read. So `combine_arrays`'s checker compares `a` only where the combined flag is
+# clear.
 #
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$, as `tl.where` does.
 # Write $x_i$ for the triple $(a_i, b_i, \kappa_i)$. The first operand $x_1$ combined with the
@@ -952,12 +859,26 @@ print("kernel gradients match autograd")
 # The reset applied last wins. The last row, without a reset, is section 2's affine combine. So
 # both groupings give the same triple, not only the same map. The checkers test this stronger
 # property.
-#
-# `combine_arrays`'s checker compares `a` only where the combined flag is clear. Where it is set,
-# the output is $y_t = B_t$, selected, so no output reads $a$.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table of three cases, both groupings giving the row's (a, b) whatever the other flags; a set flag's a (CI runs them; skip when reading)
+# Checks: section 4's claims (CI runs them; skip when reading)
+# once the flag is set, A is never read: section 4's second operand, steps 0-3, with any A
+second = reduce(combine_np, steps8[:4][::-1])
+for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
+    for a_run in (0.125, -7.0, np.nan):  # any A in the reset run
+        r = (a_run, second[1], second[2])
+        assert combine_np(r, other)[1:] == combine_np(second, other)[1:]  # the run as first operand
+        assert combine_np(other, r)[1:] == combine_np(other, second)[1:]  # the run as second operand
+# the combine with resets is associative
+steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
+for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
+    np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
+                               rtol=1e-12)
+    assert combine_np(combine_np(s1, s2), s3)[2] == combine_np(s1, combine_np(s2, s3))[2]
+# the direction card's forward column (section 6): combine(steps 0-3, steps 4-7), and a reset in the second operand wins
+fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
+assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
+# the table of three cases, both groupings giving the row's (a, b) whatever the other flags
 table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0] * q[1]) if q[2]  # noqa: E731
                              else (w[0] * q[0] * p[0], w[1] + w[0] * q[1] + w[0] * q[0] * p[1]))
 for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
@@ -970,6 +891,21 @@ outputs = lambda row, carry=10.0: [B if K else B + A * carry  # noqa: E731
                                    for A, B, K in (reduce(combine_np, row[t:][::-1]) for t in range(len(row)))]
 assert np.isnan(reduce(combine_np, row3_nan_a[::-1])[0])  # the combine did compute with it: A at t = 0 is NaN
 assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
+
+# %% [markdown]
+# ### The select and the product (section 5)
+#
+# At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives what the
+# product would. Only $0 \cdot \text{NaN}$ and $0 \cdot (\pm\infty)$ differ, and the select keeps them
+# out. `rl.linear_scan` takes no reset flag as an input. The package's other kernels take one, and
+# never read $a_t$ where it is set.
+
+# %% jupyter={"source_hidden": true}
+# Checks: rl.linear_scan takes no reset flag as an input (CI runs them; skip when reading)
+import inspect  # noqa: E402
+
+_inputs = list(inspect.signature(rl.linear_scan).parameters)
+assert _inputs[:2] == ["a", "b"] and not [n for n in _inputs if any(w in n for w in ("reset", "done", "term", "flag"))]
 
 # %% [markdown]
 # ### Why the checker asks for carry_in (section 6)
@@ -991,6 +927,46 @@ for _case, (_a, _b, _reset, _chunk), _, (_y, _carry_in), _ in exercises.cases("c
                                            initial=_carry_in[_start])
         np.testing.assert_allclose(_alone, _y[_start:_end], rtol=1e-12)  # (NaN where y has NaN)
     assert _carry_in[-1] == 0.0  # the last chunk's carry
+
+# %% [markdown]
+# ### The package's kernel (sections 7 and 8)
+#
+# `rltriton_lite/scan.py` holds one kernel, and every algorithm of the course uses it. Each program
+# walks a row's chunks in scan order, as `chunked` does. Each algorithm supplies two small
+# functions. The **prologue** loads the algorithm's inputs and returns each step's $(a_t, b_t)$ and
+# reset flag. The **epilogue** gets $y_t$ and writes the outputs. For GAE, the prologue's $b_t$ are
+# the TD errors $\delta_t$, and the epilogue writes the advantages. You write such functions in
+# 00c, section 2.
+#
+# `rl.linear_scan`'s prologue only loads `a` and `b`. The next cell checks it against the loop in
+# both directions, with padding (`mask`) and an initial carry (`initial`):
+
+# %%
+n_rows, T = 3, 70
+a = torch.rand(n_rows, T, device=DEVICE)
+b = torch.randn(n_rows, T, device=DEVICE)
+init = torch.randn(n_rows, device=DEVICE)
+mask = torch.rand(n_rows, T, device=DEVICE) > 0.2
+for reverse in (True, False):
+    y = rl.linear_scan(a, b, initial=init, mask=mask, reverse=reverse, backend=KERNEL)
+    expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), initial=init.cpu().numpy(),
+                                     mask=mask.cpu().numpy(), reverse=reverse)
+    np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
+print("linear_scan matches the loop, reverse and forward")
+
+# %% [markdown]
+# The gradient (section 8) runs on the same kernel. On a batch, it matches autograd through the
+# PyTorch path (`backend="torch"`):
+
+# %%
+a64 = torch.rand(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
+b64 = torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
+w = torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
+g_kernel = torch.autograd.grad((rl.linear_scan(a64, b64, backend=KERNEL) * w).sum(), (a64, b64))
+g_torch = torch.autograd.grad((rl.linear_scan(a64, b64, backend="torch") * w).sum(), (a64, b64))
+for gk, gt in zip(g_kernel, g_torch):
+    torch.testing.assert_close(gk, gt)
+print("kernel gradients match autograd")
 
 # %% [markdown]
 # ### Resets in the gradient (section 8)

@@ -21,36 +21,32 @@
 # * **Time:** 3–6 h for the reading and the three checked exercises. Expect the high end if Triton
 #   is new to you.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
-# * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
-#   `block_scan`, `chunked_scan`). There are no open questions.
+# * **Minimum path:** all three sections and their checked exercises. There are no open questions.
 #
 # Here you write notebook 00's reverse scan as a GPU kernel, on rows without episode ends yet.
-# New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
-# [GPU notes](#GPU-notes), in the appendix at the end.
+# New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the appendix.
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work)
-# says. Every kernel you write follows the card below. Read it before your first kernel, and come
-# back to it when a kernel misbehaves.
+# says. Every kernel you write follows the card below: come back to it when a kernel misbehaves.
 
 # %% [markdown]
 # ### Triton rules
 #
-# One line each. The middle column says where you first need the rule: the 00c rows can wait
-# until 00c. The right-hand column says where the rule is explained.
+# The middle column says where you first need each rule: the 00c rows can wait until 00c.
 #
 # | rule | needed from | explained in |
 # | --- | --- | --- |
-# | Mask every load and store that can run past a tensor's end. | 00b §1 | [§1, masks](#1.-A-first-kernel) |
-# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | 00b §1 | [§1, programs and blocks](#1.-A-first-kernel) |
-# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | 00b §1 | [§1's table](#1.-A-first-kernel), [GPU note 1](#GPU-notes) |
-# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | 00b §1 | §1's table, [the appendix](#Arithmetic-on-loaded-bool-flags) |
-# | Start a float carry as `0.0`, not `0`. | 00b §3 | §1's table, [GPU note 2](#GPU-notes) |
-# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | 00b §1 | [00 §4](00_associative_scan.ipynb#4.-Episode-ends-are-resets), [00c §1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset) |
-# | Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | 00c §2 | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 1](00c_episodes_and_hooks.ipynb#GPU-notes) |
-# | Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | 00c §2 | [00c §2](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled), [00c GPU note 2](00c_episodes_and_hooks.ipynb#GPU-notes) |
+# | Mask every load and store that can run past a tensor's end. | 00b §1 | §1 |
+# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | 00b §1 | §1 |
+# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | 00b §1 | §1's table; GPU note 1 |
+# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | 00b §1 | §1's table; the appendix |
+# | Start a float carry as `0.0`, not `0`. | 00b §3 | §1's table; GPU note 2 |
+# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | 00b §1 | 00 §4; 00c §1 |
+# | Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | 00c §2 | 00c §2; 00c GPU note 1 |
+# | Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | 00c §2 | 00c §2; 00c GPU note 2 |
 # | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | 00b §1 | this card |
 # | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | 00b §1 | this card |
-# | In a script of your own, `import rltriton_lite` before you run a kernel. | 00b §1 | [GPU note 4](#GPU-notes) |
+# | In a script of your own, `import rltriton_lite` before you run a kernel. | 00b §1 | GPU note 4 |
 
 # %%
 import os
@@ -128,8 +124,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, `r` is a block, not a number. Python's
 # `and`, `or`, `not`, `min`, `max` and `if` are made for single values, and the interpreter gets
-# them silently wrong on a block. Use the forms on the right, which are right both in the
-# interpreter and on a GPU:
+# them silently wrong on a block. Use the forms on the right:
 #
 # | not this | but this |
 # | --- | --- |
@@ -139,8 +134,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `term + trunc`, two loaded bool flags | `term \| trunc` |
 # | `carry = 0` before a loop that makes it a float | `carry = 0.0` |
 #
-# The [appendix](#Appendix:-behind-the-scenes) shows what the wrong forms do in the interpreter and
-# on a GPU, and why `term + trunc` is wrong (notebook 01 is the first to need it).
+# The appendix shows what the wrong forms do, and why `term + trunc` is wrong.
 
 # %%
 @triton.jit
@@ -159,7 +153,7 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # %% [markdown]
 # **Debugging.** Three habits for every exercise:
 #
-# * Under the interpreter, `print(x)` in a kernel prints a block as NumPy (GPU note 3).
+# * Under the interpreter, `print(x)` in a kernel prints a block as NumPy.
 # * Test first on a case small enough to check by hand, such as one row of five steps.
 # * Run it as `exercises.guarded(your_function, *its_arguments)`. This checks each load and store
 #   before it happens. Without it, a store past a tensor's end may print the right answer and then
@@ -304,9 +298,11 @@ assert error > 0.1  # the wrong order gives wrong values
 # It does not match: the maps are composed in the wrong order. Such a slip shows only on inputs
 # where the order changes the result, so test a combine on random values.
 #
-# Now the reverse scan, on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$ (`a_s`,
-# `b_s` in code, `s` for scanned), the map of the steps from $t$ to the block's end:
-# $A_t = 0.5^{4-t}$, and $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$.
+# Now the reverse scan. With `reverse=True`, `tl.associative_scan` calls
+# `combine(later run, earlier run)`, as 00's order rule says, so `affine_combine` serves returns
+# unchanged. On four steps with $a_t = 0.5$, each step $t$ gets $(A_t, B_t)$ (`a_s`, `b_s` in code,
+# `s` for scanned), the map of the steps from $t$ to the block's end: $A_t = 0.5^{4-t}$, and
+# $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$.
 
 # %%
 @triton.jit
@@ -328,59 +324,6 @@ for t in reversed(range(4)):
     b_hand[t] = b_in[t].item() + 0.5 * b_hand[t + 1]
 assert a_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(b_s.cpu(), b_hand[:4])
 print("A_t:", a_s.tolist(), " B_t:", b_s.tolist())
-
-# %% [markdown]
-# **The order rule, seen.** With `reverse=True`, `tl.associative_scan` calls
-# `combine(later run, earlier run)`, as 00's order rule says, so `affine_combine` serves returns
-# unchanged. The next cell replays that scan as a tree on text labels, where `'s3 s2'` means step
-# 3, then step 2.
-
-# %%
-def tree_reverse_scan(xs, combine, show=False):
-    """A reverse scan as a tree (Hillis–Steele): in round k, element t takes combine(element t + k, element t)."""
-    xs, k, calls = list(xs), 1, []
-    while k < len(xs):
-        new = list(xs)
-        for t in range(len(xs) - k):
-            new[t] = combine(xs[t + k], xs[t])  # the first operand: element t + k; the second: element t
-            calls.append((xs[t + k], xs[t]))
-            if show:
-                print(f"round k={k}: combine(first={xs[t + k]!r}, second={xs[t]!r}) -> {new[t]!r}")
-        xs, k = new, 2 * k
-    return xs, calls
-
-
-runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, second: first + " " + second, show=True)
-print("result:", runs)
-assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), ("s3", "s2 s1")]
-assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
-# the same tree on the numbers above, with affine_combine's own body, gives reverse_maps_kernel's (A_t, B_t)
-maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda first, second: affine_combine.fn(*first, *second))
-np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)
-
-
-# %% jupyter={"source_hidden": true}
-# Checks: with reverse=True, tl.associative_scan's first operand is the run later in time (CI runs them; skip when reading)
-# A combine that keeps its first operand (associative, not commutative) shows which run that is:
-# every lane ends up holding the first operand of its run. Triton's own test_scan2d (get_first_element)
-# expects the same of a compiled scan.
-@triton.jit
-def _keep_first(x1, x2):
-    return x1
-
-
-@triton.jit
-def _keep_first_kernel(X, OUT, REVERSE: tl.constexpr, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _keep_first, reverse=REVERSE))
-
-
-steps_ = torch.tensor([0.0, 1.0, 2.0, 3.0], device=DEVICE)  # lane t holds step t
-for reverse_, kept in ((True, [3.0] * 4), (False, [0.0] * 4)):
-    out_ = torch.empty_like(steps_)
-    _keep_first_kernel[(1,)](steps_, out_, REVERSE=reverse_, BLOCK=4)
-    assert out_.tolist() == kept  # reverse: step 3, the latest, is every run's first operand; forward: step 0
-
 
 # %% [markdown]
 # **Exercise `block_scan`.** Compute the discounted return of one row,
@@ -640,22 +583,74 @@ exercises.attempt("chunked_scan", chunked_scan)
 #   `tl.arange`). Every load and store that can run past the end needs a mask.
 # * On blocks, use `&`, `|`, `~`, `tl.minimum`, `tl.maximum` and `tl.where`, not Python's
 #   operators.
-# * `tl.associative_scan` takes `affine_combine` in both directions
-#   ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
-#   Returns need `reverse=True`. Padding lanes hold the identity $(1, 0)$.
+# * `tl.associative_scan` takes `affine_combine` in both directions. Returns need `reverse=True`.
+#   Padding lanes hold the identity $(1, 0)$.
 # * Rows of any length are cut into chunks, each finished by $y_t = B_t + A_t \cdot \text{carry}$.
-#   For a return, the chunks go from the end. The carry is $y$ at the first step of the chunk
-#   after, in time.
+#   For a return, the chunks go from the end, and the carry is $y$ at the first step of the chunk
+#   after.
 #
-# Notebook 00c comes next. It adds episode ends, as notebook 00's reset triple $(a, b, \kappa)$.
-# Then it introduces hooks and the package's kernel.
+# Notebook 00c comes next. It adds episode ends, then hooks and the package's kernel.
 
 # %% [markdown]
 # ## Appendix: behind the scenes
 #
-# Nothing here is needed for the exercises. It covers what differs between Triton's interpreter
-# and a GPU, and why arithmetic on loaded bool flags goes wrong.
+# Nothing here is needed for the exercises. It covers the order rule seen inside a scan, what
+# differs between Triton's interpreter and a GPU, and why arithmetic on loaded bool flags goes wrong.
+# The folded cells are checks that CI runs.
 #
+# ### The order rule, seen (section 2)
+#
+# With `reverse=True`, `tl.associative_scan` calls `combine(later run, earlier run)`, as 00's order
+# rule says. The next cell replays such a scan as a tree on text labels, where `'s3 s2'` means step
+# 3, then step 2. The folded check after it shows the same of `tl.associative_scan` itself.
+
+# %%
+def tree_reverse_scan(xs, combine, show=False):
+    """A reverse scan as a tree (Hillis–Steele): in round k, element t takes combine(element t + k, element t)."""
+    xs, k, calls = list(xs), 1, []
+    while k < len(xs):
+        new = list(xs)
+        for t in range(len(xs) - k):
+            new[t] = combine(xs[t + k], xs[t])  # the first operand: element t + k; the second: element t
+            calls.append((xs[t + k], xs[t]))
+            if show:
+                print(f"round k={k}: combine(first={xs[t + k]!r}, second={xs[t]!r}) -> {new[t]!r}")
+        xs, k = new, 2 * k
+    return xs, calls
+
+
+runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, second: first + " " + second, show=True)
+print("result:", runs)
+assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), ("s3", "s2 s1")]
+assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
+# the same tree on the numbers above, with affine_combine's own body, gives reverse_maps_kernel's (A_t, B_t)
+maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda first, second: affine_combine.fn(*first, *second))
+np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)
+
+
+# %% jupyter={"source_hidden": true}
+# Checks: with reverse=True, tl.associative_scan's first operand is the run later in time (CI runs them; skip when reading)
+# A combine that keeps its first operand (associative, not commutative) shows which run that is:
+# every lane ends up holding the first operand of its run. Triton's own test_scan2d (get_first_element)
+# expects the same of a compiled scan.
+@triton.jit
+def _keep_first(x1, x2):
+    return x1
+
+
+@triton.jit
+def _keep_first_kernel(X, OUT, REVERSE: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _keep_first, reverse=REVERSE))
+
+
+steps_ = torch.tensor([0.0, 1.0, 2.0, 3.0], device=DEVICE)  # lane t holds step t
+for reverse_, kept in ((True, [3.0] * 4), (False, [0.0] * 4)):
+    out_ = torch.empty_like(steps_)
+    _keep_first_kernel[(1,)](steps_, out_, REVERSE=reverse_, BLOCK=4)
+    assert out_.tolist() == kept  # reverse: step 3, the latest, is every run's first operand; forward: step 0
+
+# %% [markdown]
 # ### GPU notes
 #
 # The GPU halves of these notes were checked with Triton 3.6's compiler, and no cell can check them
@@ -668,23 +663,18 @@ exercises.attempt("chunked_scan", chunked_scan)
 #    GPU compile instead turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
 #    refuses the `if`. So Python's forms can be right on a GPU and wrong in the interpreter.
 #
-#    A scan's combine is another case. Stock Triton's interpreter calls it element by element. With
-#    `rltriton_lite` imported, the interpreter first tries it on whole blocks. If a Python form such
-#    as `max`, `if` or `and` asks whether a block is true, it falls back to the element-by-element
-#    loop. So Python's `max` in a combine may give the right values on the CPU, and a `print` in the
-#    combine shows single elements after that first try. Write `tl.maximum` and `tl.where` anyway:
-#    that is what the table's rule is for. The loop can also hide a combine that is not associative
-#    (note 4). The folded check below shows the interpreter's side of this note.
+#    The rule holds in a scan's combine too: write `tl.maximum`, not Python's `max`, and
+#    `tl.where`, not `if`, even where the interpreter happens to give the right values. The folded
+#    check below shows the interpreter's side of this note.
 # 2. **A loop variable whose type changes**, such as a carry started as `0`, from int32 to float32
 #    (the table's last row). A GPU compile refuses it, but the interpreter runs it. The checks
 #    compile your kernel for a GPU too, and say so.
 # 3. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
 # 4. **Import `rltriton_lite` before you test a scan** (section 2). Without the package, the
 #    interpreter runs `tl.associative_scan` as a loop, where a combine that is not associative can
-#    look right. The package makes it a tree on whole blocks, as on a GPU, so a `print` in your
-#    combine shows blocks, unless a Python form sends it back to the loop (note 1). A GPU groups
-#    the steps another way, so a wrong combine can give other wrong numbers there. The checkers try
-#    your combine grouped both ways, and say so if it is not associative.
+#    look right. The package makes it a tree on whole blocks, as on a GPU. A GPU groups the steps
+#    another way, so a wrong combine can give other wrong numbers there. The checkers try your
+#    combine grouped both ways, and say so if it is not associative.
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 1's claims on Python's max and if, and GPU note 1's interpreter side, in a body and in a combine (CI runs them; skip when reading)
@@ -736,7 +726,11 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
         o_if = torch.empty(4, device=DEVICE)
         _python_if[(1,)](torch.tensor(x_if, device=DEVICE), o_if, BLOCK=4)
         assert o_if.tolist() == x_if != [abs(v) for v in x_if]  # the if branch for the whole block, even all below 0
-    # in a combine: the package tries whole blocks once, then falls back to stock Triton's element loop
+    # In a combine. Stock Triton's interpreter calls a scan's combine element by element. With rltriton_lite
+    # imported, the interpreter first tries the combine on whole blocks. When a Python form such as max, if or
+    # and asks whether a block is true, it falls back to the element-by-element loop. So Python's max in a
+    # combine gives the right values on the CPU, and a print in the combine shows one block, then single
+    # elements. The loop can also hide a combine that is not associative (note 4).
     from triton.runtime import interpreter
 
     tree = interpreter.ScanOps.generic_scan  # the package's, installed by `import rltriton_lite`

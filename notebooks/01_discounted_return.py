@@ -42,7 +42,8 @@
 #   \text{trunc}_t$, or the window's last step.
 #
 # Only a termination drops the bootstrap, through $(1-\text{term}_t)$. Section 2 gathers these
-# cases on [the episode-end card](#The-episode-end-card).
+# cases on [the episode-end card](#The-episode-end-card), a table of what each kind of step does;
+# later notebooks call it "the card".
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c (optional)</summary>
 #
@@ -115,6 +116,15 @@ print(G)
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
 #   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
 #
+# > **One reset, three forms.** A reset cuts off what comes in from step $t+1$, so $y_t = b_t$.
+# > The course writes this one idea in three ways, and always with these words:
+# >
+# > * **$a_t = 0$** in NumPy and tensor code, such as `rl.linear_scan`, which takes no flag;
+# > * **the flag ($a_t$ unread)** in the Triton functions you write: the triple
+# >   $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`, whose $a_t$ is not read where the flag is set;
+# > * **`done`** in the package's own hooks: the same flag, as the package's helper `episode.step`
+# >   returns it ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)).
+#
 # The epilogue writes $y_t = G_t$ (0 where padded). In NumPy:
 
 # %%
@@ -145,27 +155,26 @@ print("prologue + scan + epilogue == the loop")
 # >
 # > 1. **Reset where done$_t$:** at a termination, a truncation and the window's last step.
 # > 2. **Select, never multiply:** drop a value with a `where`, since $0 \times \text{NaN}$ is NaN.
-# > 3. **The end form is the bootstrap:** where the return resets, $b_t = r_t + \gamma_t V'_t$ ($r_t$ at a termination).
+# > 3. **The end form is the bootstrap:** the end form is $b_t$ at a step that resets; for the return it is $b_t = r_t + \gamma_t V'_t$ ($r_t$ at a termination).
 #
 # The rest of the card is reference, for every estimator of the course.
 #
 # | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
 # | --- | --- | --- | --- | --- |
 # | an ordinary step | no | $r_t$: $y_{t+1}$ comes in through $a_t$ | $\gamma_t$ | $\gamma_t$; reset false |
-# | a termination | yes | $r_t$: no state follows, so no bootstrap | 0 | $\gamma_t$, not read; reset true |
-# | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$, not read; reset true |
-# | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$, not read; reset true |
+# | a termination | yes | $r_t$: no state follows, so no bootstrap | 0 | $\gamma_t$ (unread); reset true |
+# | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$ (unread); reset true |
+# | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$ (unread); reset true |
 #
 # * **An end does two things.** It **cuts** the [carry](GLOSSARY.md#carry), the value carried in
 #   from step $t+1$ (that is the reset), and it gives $b_t$ its [**end form**](GLOSSARY.md#end-form).
-# * **The reset's two forms** (the last two columns). Tensor code such as `rl.linear_scan` has no
-#   flag argument, so it writes a reset as $a_t = 0$. Triton code returns a flag beside the pair,
-#   the triple $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`, and either way the scan takes
-#   $y_t = b_t$ there.
-# * **Why selects.** NaNs are real inputs: a failed environment step gives one, and so may a next
-#   value behind a termination. So a factor $(1-\text{term}_t)$ in a formula is a **select** in the
-#   code (`np.where`, `torch.where`, `tl.where`). The reset keeps out a NaN behind the step; a NaN
-#   in the step's own $b_t$ needs a select that you write.
+# * **The last two columns** are two of the reset's three forms (the box above): $a_t = 0$ in
+#   tensor code, the flag ($a_t$ unread) in Triton. Either way the scan takes $y_t = b_t$ there.
+# * **Why selects.** NaNs are real inputs: a failed environment step gives one, and so may the
+#   next value $V'_t$ of a terminated step, which has no next state. So a factor
+#   $(1-\text{term}_t)$ in a formula is a **select** in the code (`np.where`, `torch.where`,
+#   `tl.where`). The reset keeps out a NaN at later steps ($t+1$ on), since it cuts the carry.
+#   A NaN in the step's own $b_t$ needs a select that you write.
 # * **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
 #   after the window. From $y_T = 0$ the reset changes nothing. But start the scan from a value,
 #   `initial` in `rl.linear_scan`, and without the reset $G_{T-1} = b_{T-1} + \gamma_{T-1}\,$`initial`:
@@ -173,13 +182,15 @@ print("prologue + scan + epilogue == the loop")
 #   [The appendix](#Appendix:-two-windows-of-one-rollout) puts numbers on it.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the card's two reset forms in each scan exercise's task (CI runs them; skip when reading)
+# Checks: the card's reset forms, a = 0 and the flag, in each scan exercise's task (CI runs them; skip when reading)
 tasks = {name: " ".join(exercises.task(name).split()) for name in (
     "n_step_returns", "gae_pairs", "transposed_scan", "returns_autograd", "gae_prologue", "q_lambda", "retrace",
     "vtrace_kernel")}
 assert all("takes a_t = 0 as a reset" in tasks[n] for n in ("n_step_returns", "gae_pairs"))  # tensor code
 assert all("Triples (a, b, reset)" in tasks[n] for n in ("transposed_scan", "returns_autograd", "q_lambda", "retrace"))
 assert "-> (a, b, reset, valid, keep)" in tasks["gae_prologue"] and "Your reset_scan" in tasks["vtrace_kernel"]
+from rltriton_lite import episode  # noqa: E402 -- the box's third form: the package's hooks get done from episode.step
+assert inspect.getsource(getattr(episode.step, "fn", episode.step)).rstrip().endswith("return gamma, lam, term, done, valid")
 
 # %% [markdown]
 # ## 3. The kernel
@@ -274,6 +285,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #
 # * `prologue(X, P, offs, t, m, T) -> (a, b, reset)`, with `reset` a bool per step.
 # * `epilogue(X, P, offs, t, m, T, y, y_in) -> out`, stored in place of `y` (reverse scans only).
+#   `y` is the scanned value at step $t$, and [`y_in`](GLOSSARY.md#y-in) the value that entered the
+#   step: $y_{t+1}$ in a reverse scan.
 #
 # | argument | what it is |
 # | --- | --- |
@@ -290,8 +303,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # Three rules, all visible in the kernel printed below:
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
-# * [Lanes](GLOSSARY.md#lane) past the end (`m` false) become the
-#   [identity](GLOSSARY.md#identity) (1, 0), with no reset.
+# * A [lane](GLOSSARY.md#lane) is one position of the chunk's block, one step. Lanes past the end
+#   (`m` false) become the [identity](GLOSSARY.md#identity) (1, 0), with no reset.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`).
 #
 # Resets, bootstraps and NaNs follow [the card](#The-episode-end-card).
@@ -422,7 +435,7 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 #
 # **Contract.**
 #
-# * **Reset form:** a flag; $a$ is not read where it is set. Step 0 resets ($g_0 = dy_0$).
+# * **Reset form:** the flag ($a_t$ unread where it is set). Step 0 resets ($g_0 = dy_0$).
 # * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32.
 # * **Shift:** read $a_{t-1}$ at `offs - 1`.
 #
@@ -458,7 +471,7 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 #
 # * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
 # * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
-#   Step 0 resets, since nothing comes before it, so its multiplier is not read: `other=1.0` will do.
+#   Step 0 resets, since nothing comes before it, so its multiplier is unread: `other=1.0` will do.
 #
 # </details>
 #
@@ -483,11 +496,11 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 # | step | multiplier | $b_t$ | reset? |
 # | --- | --- | --- | --- |
 # | $t \ge 1$ | $a_{t-1}$, the step before's | $dy_t$ | no |
-# | $t = 0$, where the forward scan starts | any: not read | $dy_0$ | yes: nothing comes before it |
+# | $t = 0$, where the forward scan starts | any (unread) | $dy_0$ | yes: nothing comes before it |
 #
 # ```python
 # a_prev = tl.load(X[0] + ___, mask=___, other=1.0)  # a_(t-1): at which offset? where is there none?
-# return a_prev, dy, ___  # ___: the reset, a bool: which step has no step before it? (its 1.0 is not read)
+# return a_prev, dy, ___  # ___: the reset, a bool: which step has no step before it? (its 1.0 is unread)
 # ```
 #
 # </details>
@@ -509,7 +522,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 
 # %% [markdown]
 # **`returns_autograd`** (two Triton prologues and an `autograd.Function`): both scans behind
-# PyTorch's autograd.
+# PyTorch's autograd. Its triples have `transposed_scan`'s shape; what is new is the discount and
+# the flag of the step before, and the two scans wired into one `torch.autograd.Function`.
 #
 # **You write:** `returns_autograd(rewards, terminated, gamma)`, returning `Returns.apply(...)`: a
 # `torch.autograd.Function` whose `forward` and `backward` each run `exercises.scan_hook` with a
@@ -519,7 +533,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **Contract.**
 #
-# * **Reset form:** a flag; the multiplier is $\gamma$ at every step, unread at a reset.
+# * **Reset form:** the flag ($a_t$ unread where it is set); the multiplier is $\gamma$ at every step.
 # * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, reset as on [the card](#The-episode-end-card).
 # * **`backward`, shifted:** section 6's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$,
@@ -589,16 +603,16 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The triples, with the multiplier $\gamma$ at every step:
+# The triples:
 #
-# | pass | step | $b_t$ | reset? |
-# | --- | --- | --- | --- |
-# | forward | ordinary | $r_t$ | no |
-# | forward | termination | $r_t$ | yes |
-# | forward | the window's last step ($t = T-1$) | $r_t$ | yes |
-# | backward | $t \ge 1$, step $t-1$ not terminated | $dG_t$ | no |
-# | backward | $t \ge 1$, step $t-1$ terminated | $dG_t$ | yes |
-# | backward | $t = 0$: no step before it | $dG_0$ | yes |
+# | pass | step | multiplier $a_t$ | $b_t$ | reset? |
+# | --- | --- | --- | --- | --- |
+# | forward | ordinary | $\gamma$ | $r_t$ | no |
+# | forward | termination | $\gamma$ (unread) | $r_t$ | yes |
+# | forward | the window's last step ($t = T-1$) | $\gamma$ (unread) | $r_t$ | yes |
+# | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
+# | backward | $t \ge 1$, step $t-1$ terminated | $\gamma$ (unread) | $dG_t$ | yes |
+# | backward | $t = 0$: no step before it | $\gamma$ (unread) | $dG_0$ | yes |
 #
 # In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
 #
@@ -656,7 +670,7 @@ last[0, -1] = True  # the window's last step
 
 def S_of(r, v, term):
     """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
-    boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a NaN behind a termination is not read
+    boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a terminated step's NaN next value is not read
     return rl.linear_scan(0.9 * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the resets
 
 

@@ -409,9 +409,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #   epilogue.
 #
 # The helper to read is `step`, printed below. Its `return` line gives the step's γ and λ, then
-# three flags: `term`, `done` (any episode end, the window's last step included) and `valid`. The
-# names in its source that the exercise does not need, `ahead` and `P_OPEN` among them, are in
-# [13c, section 3.1](13c_inside_the_package.ipynb#3.1-Reading-the-hooks'-source).
+# three flags: `term`, `done` (any episode end, the window's last step included) and `valid`.
+# You can ignore `ahead`, `P_OPEN`, `load_flag` and `coef` here;
+# [13c, section 3.1](13c_inside_the_package.ipynb#3.1-Reading-the-hooks'-source) explains them.
 
 # %%
 print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # read its return line
@@ -444,14 +444,15 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # **`gae_prologue`** (optional, a Triton hook).
 #
 # **You write:** `gae_prologue(X, SX, P, row, t, m, T, ACC)`, your `gae_pairs` again in the
-# package's form. `rl.gae` runs it in place of its own.
+# package's form. `rl.gae` runs it in place of its own. What is new: the reset is the flag `done`
+# from `step`, not $a_t = 0$, and two more outputs, `valid` and `keep`, follow the triple.
 #
 # **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag,
 # `step`'s `valid`, and `keep = (v,)`: $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
 #
 # **Contract.**
 #
-# * **Reset form:** as on [the card](01_discounted_return.ipynb#The-episode-end-card); $a_t$ is unread where the flag is set.
+# * **Reset form:** `done`, the package's flag ($a_t$ unread where it is set), as on [the card](01_discounted_return.ipynb#The-episode-end-card).
 # * **At step $t$:** the template's helpers give `gamma, lam, term, done, valid` (`step`), `r` $= r_t$, and
 #   `v` $= V_t$, `v_next` $= V(s_{t+1})$. No shift for you: `values_now_and_next` makes it.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
@@ -513,6 +514,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
+#
+# The reset is the flag here, so where `gae_pairs`'s table has $a_t = 0$, this one keeps
+# $\gamma_t\lambda_t$ (unread).
 #
 # | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
 # | --- | --- | --- | --- |

@@ -446,7 +446,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # **Contract.**
 #
-# * **Reset form:** a flag, set wherever the trace is cut; $a_t$ is unread there.
+# * **Reset form:** the flag ($a_t$ unread where it is set), set wherever the trace is cut.
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
 #   No truncation input.
@@ -467,7 +467,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Fill in the triples, with $M_t = \max_u Q(s_{t+1}, u)$ and $a_t = \gamma\lambda$ at every
-#   step (not read at a reset). Hint 4 has them filled in.
+#   step (unread at a reset). Hint 4 has them filled in.
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
@@ -509,14 +509,14 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The triples, with $a_t = \gamma\lambda$ at every step:
+# The triples:
 #
-# | step | $b_t$ | reset? |
-# | --- | --- | --- |
-# | ordinary, $u_{t+1}$ greedy | $r_t + \gamma(1-\lambda)M_t$ | no |
-# | ordinary, $u_{t+1}$ not greedy (the trace is cut) | $r_t + \gamma M_t$ | yes |
-# | termination | $r_t$ | yes |
-# | the window's last step, not terminated ($\ell_t = 0$) | $r_t + \gamma M_t$ | yes |
+# | step | multiplier $a_t$ | $b_t$ | reset? |
+# | --- | --- | --- | --- |
+# | ordinary, $u_{t+1}$ greedy | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | no |
+# | ordinary, $u_{t+1}$ not greedy (the trace is cut) | $\gamma\lambda$ (unread) | $r_t + \gamma M_t$ | yes |
+# | termination | $\gamma\lambda$ (unread) | $r_t$ | yes |
+# | the window's last step, not terminated ($\ell_t = 0$) | $\gamma\lambda$ (unread) | $r_t + \gamma M_t$ | yes |
 #
 # ```python
 # for k in range(1, n_actions):  # k: an action; action 0 is the template's max_q, q_taken's start

@@ -25,6 +25,9 @@
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the two checked exercises, then 04c. Section 5, the open
 #   questions, the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
+# * **Map:** 1 the loop · 2 prologue, scan, epilogue, and the end-form card · 3 the kernel ·
+#   4 kernel against the loop · 5 profile it (optional) · exercises `retrace` and `vtrace_pg` ·
+#   open questions · two appendices.
 #
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
 # $\pi$. V-trace corrects the $n$-step return with two importance weights of the action taken
@@ -500,14 +503,15 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # %% [markdown]
 # **You write:** `retrace(X, P, offs, t, m, T)`, a Triton prologue for
 # [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues), as for notebook
-# 03's `q_lambda`.
+# 03's `q_lambda`. What is new against `q_lambda`: the multiplier holds a per-step trace weight
+# $c_{t+1}$, and $b_t$ subtracts $\gamma c_{t+1} Q_{t+1}$.
 #
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is Retrace's
 # $G_t$ above.
 #
 # **Contract.**
 #
-# * **Reset form:** $a_t$ is unread where the flag is set.
+# * **Reset form:** the flag ($a_t$ unread where it is set).
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
 #   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`. No truncation input.
@@ -523,7 +527,7 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in the triples, with $a_t = \gamma c_{t+1}$ at every step (not read at a reset). Hint 4 has
+# * Fill in the triples, with $a_t = \gamma c_{t+1}$ at every step (unread at a reset). Hint 4 has
 #   them filled in.
 #
 #   | step | $b_t$ | reset? |
@@ -564,13 +568,13 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The triples, with $a_t = \gamma c_{t+1}$ at every step:
+# The triples:
 #
-# | step | $b_t$ | reset? |
-# | --- | --- | --- |
-# | ordinary | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
-# | termination | $r_t$ | yes |
-# | the window's last step, not terminated ($c = 0$) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
+# | step | multiplier $a_t$ | $b_t$ | reset? |
+# | --- | --- | --- | --- |
+# | ordinary | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
+# | termination | $\gamma c_{t+1}$ (unread) | $r_t$ | yes |
+# | the window's last step, not terminated ($c = 0$) | $\gamma c_{t+1} = 0$ (unread) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
 #
 # ```python
 # log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift
@@ -611,7 +615,7 @@ exercises.attempt("retrace", retrace)
 #
 # **Contract.**
 #
-# * **Reset form:** a flag, in the given prologue's triple (a termination and $t = T-1$ reset).
+# * **Reset form:** the flag, in the given prologue's triple (a termination and $t = T-1$ reset).
 # * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Shift:** `y` is $v_t$; `y_in` is $v_{t+1}$, the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$), 0 at the row's last step
@@ -741,19 +745,11 @@ assert _vtrace_args["rho_bar"].default == _vtrace_args["pg_rho_bar"].default == 
 #    Compare the variance of `vs[:, 0]` with and without the clips. Then compute the unclipped
 #    variance exactly ($E[\rho^2] = e$ makes it a short double sum) and rerun with a few seeds:
 #    what does a sample of 1000 rows miss, and why? What does $\bar\rho$ trade away?
-# 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`. Run the
-#    "accumulate $v_t - V_t$" loop of the profiler next to `rl.vtrace`. It takes a dict of the
-#    inputs by name and one set of parameters, and returns `vs` only (it takes no `truncated`):
-#
-#    ```python
-#    x = profile.op("vtrace").make(1, 12, torch.float64, "cpu", torch.Generator().manual_seed(0))
-#    # x has 11 entries, shared by all the profiler's algorithms. The loop reads only five:
-#    # rewards, values, next_values, log_rhos and terminated. Edit those, and leave the rest.
-#    vs_loop = profile.op("vtrace").loop(x, {"gamma": 0.9, "lambda_": 1.0})
-#    ```
-#
-#    The loop computes in float32, so compare with a tolerance (about 1e-6). Which steps differ?
-#    Is that the $v - V$ rewrite's fault, or the missing `truncated` flag's?
+# 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`. Run
+#    `impala_vs`, the small IMPALA-style loop defined after these questions, next to `rl.vtrace`. It
+#    accumulates $v_t - V_t$ backwards, as [the appendix](#Appendix:-IMPALA's-reference-code)
+#    describes, and it takes no `truncated`. Which steps differ? Is that the $v - V$ rewrite's
+#    fault, or the missing `truncated` flag's?
 # 3. Lower `pg_rho_bar` to 0.5, keeping `rho_bar = 1`. Which output changes, and which does not?
 #    Why would IMPALA want separate clips for the critic's target and the policy gradient?
 
@@ -764,6 +760,35 @@ _q1_vs, _ = rl.vtrace(_q1, _q1 + 1, _q1, gamma=0.9, lambda_=1.0, rho_bar=float("
                       bootstrap_value=torch.zeros(3, dtype=torch.float64), backend="torch")
 assert torch.allclose(_q1_vs[:, 0], torch.tensor(sum(0.9**k for k in range(20)), dtype=torch.float64))
 assert round(sum(0.9**k for k in range(20)), 2) == 8.78  # "≈ 8.78, not the 10"
+
+# %%
+def impala_vs(log_rhos, rewards, values, next_values, terminated, gamma, lambda_=1.0):
+    """Question 2's loop, IMPALA-style: v_t - V_t accumulated backwards (rho_bar = c_bar = 1, no truncated)."""
+    rho = log_rhos.exp().clamp(max=1.0)
+    c = lambda_ * rho
+    discounts = gamma * (~terminated).to(rewards.dtype)  # 0 at a termination: it cuts the trace and the bootstrap
+    deltas = rho * (rewards + torch.where(terminated, 0.0, gamma * next_values) - values)
+    acc, vs_minus_v = torch.zeros_like(rewards[:, 0]), torch.empty_like(rewards)
+    for t in reversed(range(rewards.shape[1])):  # backwards, from 0 after the window
+        acc = deltas[:, t] + discounts[:, t] * c[:, t] * acc
+        vs_minus_v[:, t] = acc
+    return vs_minus_v + values
+
+
+# %% jupyter={"source_hidden": true}
+# Checks: question 2's loop gives rl.vtrace's vs where V'_t = values[t+1] and no truncation (CI runs them; skip when reading)
+g_q2 = torch.Generator().manual_seed(2)
+lr_q2, r_q2, v_q2 = (torch.randn(2, 12, generator=g_q2, dtype=torch.float64) for _ in range(3))
+boot_q2, term_q2 = torch.randn(2, generator=g_q2, dtype=torch.float64), torch.rand(2, 12, generator=g_q2) < 0.15
+nv_q2 = torch.cat([v_q2[:, 1:], boot_q2[:, None]], 1)  # V'_t = values[t+1], the bootstrap value after the window
+for lam_q2 in (1.0, 0.8):
+    torch.testing.assert_close(impala_vs(lr_q2, r_q2, v_q2, nv_q2, term_q2, 0.9, lam_q2),
+                               rl.vtrace(lr_q2, r_q2, v_q2, gamma=0.9, lambda_=lam_q2, terminated=term_q2,
+                                         bootstrap_value=boot_q2, backend="torch").vs)
+x_q2 = dict(log_rhos=lr_q2, rewards=r_q2, values=v_q2, next_values=nv_q2, terminated=term_q2)
+loop_q2 = profile.op("vtrace").loop(x_q2, {"gamma": 0.9, "lambda_": 1.0}).double()  # the profiler's loop, the same loop in float32
+torch.testing.assert_close(impala_vs(lr_q2, r_q2, v_q2, nv_q2, term_q2, 0.9), loop_q2, rtol=1e-5, atol=1e-5)
+assert term_q2.any()
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

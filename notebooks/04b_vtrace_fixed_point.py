@@ -114,8 +114,13 @@ rng = np.random.default_rng(41)
 #
 # </details>
 #
-# **In training's windows.** Training sees windows of $T$ steps, and a window cuts the series
-# short. Its last step [resets](GLOSSARY.md#reset), and its $b$ takes the
+# **In training's windows.** Training sees windows of $T$ steps, which cut the series short, yet
+# the fixed point is the same: the window's average correction is an invertible matrix times $d$,
+# so it too is 0 only where $d$ is (the two folds below show it).
+#
+# <details><summary>Details: the average over a window's positions (optional)</summary>
+#
+# A window's last step [resets](GLOSSARY.md#reset), and its $b$ takes the
 # [end form](GLOSSARY.md#end-form): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
 # ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a position $j$ steps
 # before the end gets only the first $j + 1$ terms. A window of $T = 3$ steps:
@@ -128,26 +133,19 @@ rng = np.random.default_rng(41)
 # | positions it reaches | | 3 | 2 | 1 |
 #
 # Training stops where each state's correction, averaged over the window's positions, is 0.
-# Term $k$ (a column of the table) reaches the $T-k$ positions at least $k$ steps before the end.
-# Assume the rollout is stationary: each state is as likely at every position. Then each state's
-# average weights term $k$ by the share of positions it reaches, $(T-k)/T$:
+# Term $k$ (a column of the table) reaches a position only if at least $k$ steps follow it in the
+# window, and $T-k$ of the $T$ positions have that many. So if each state is as likely at every
+# position (a stationary rollout), each state's average counts term $k$ with the weight $(T-k)/T$:
 #
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
 #
-# which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$.
+# which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$. The matrix in front
+# of $d$ is invertible (the next fold), so the average is 0 only where $d$ is.
 #
-# The matrix in front of $d$ is invertible, so the average is 0 only where $d$ is: training in
-# windows has the same fixed point. The two folds below derive the average and prove the matrix
-# invertible.
-#
-# <details><summary>Details: the average over a window's positions (optional)</summary>
-#
-# Given the state at a position, the $k$-th term's mean is $(\gamma C)^k d$ at every position it
-# reaches: the series' fold above shows it, and by the Markov property it does not depend on the
-# position. Training adds up the corrections of every visit to a state. Assume that μ's states are
-# equally likely at every position, as in a stationary rollout. Then every position counts
-# equally in each state's sum, and that sum is proportional to the plain average over the
-# positions, which the table above counts.
+# Why the plain average: given the state at a position, term $k$'s mean is $(\gamma C)^k d$ at
+# every position it reaches (the series' fold above, with the Markov property). Training adds up
+# the corrections of every visit to a state. With each state as likely at every position, that
+# sum is proportional to the plain average over the positions, which the table counts.
 #
 # </details>
 #

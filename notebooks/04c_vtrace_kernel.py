@@ -74,7 +74,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # **Contract.**
 #
-# * **Reset form:** a flag $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`.
+# * **Reset form:** the flag $k_t$ ($a_t$ unread where it is set) in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`.
 # * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$,
 #   (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
 # * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step ($t = T-1$, the row's last).
@@ -242,8 +242,8 @@ assert _vs_of(identity, False).isfinite().all() and _vs_of(junk, False).isnan().
 # | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
-# | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | yes |
-# | the window's last step, not terminated (the end form) | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | yes |
+# | termination | $\gamma c_t$ (unread) | $V_t + \rho_t(r_t - V_t)$ | yes |
+# | the window's last step, not terminated (the end form) | $\gamma c_t$ (unread) | $V_t + \rho_t\delta_t$ | yes |
 # | padding, past the row's end | 1 | 0 | no |
 #
 # ```python

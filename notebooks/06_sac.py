@@ -294,6 +294,10 @@ assert ((_ell != 0.8) <= _done).all()  # "ℓ_t differs from λ_t only at done s
 # So each step reads its own $\log\pi_t$, never the next step's. In a padded batch the next step
 # may be padding, whose $\log\pi$ is not the next real step's (an example follows).
 #
+# Reading the next real step's $\log\pi$ instead would need a look-ahead. That step may lie any
+# number of padded steps later, even in a later chunk, so finding it takes a scan of its own.
+# The scan of $H$ needs none: a padded step passes $H_{t+1}$ through, with $\log\pi_{t+1}$ inside it.
+#
 # After the scan, an *epilogue* computes each target as $G_t = b^G_t + a_t H_{t+1}$ ($b^G_t$
 # alone at a reset). Why not $H_t + \alpha\log\pi_t$: see the appendix,
 # [Back from H to G](#Back-from-H-to-G).
@@ -325,6 +329,9 @@ from rltriton_lite import scan  # noqa: E402
 _walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk))  # the scan's loop over chunks
 assert "a = tl.where(valid, a, 1.0)" in _walk and "b = tl.where(valid, b, 0.0)" in _walk  # a padded step: (1, 0)
 assert "reset = reset & valid" in _walk  # ... and no reset: it passes the carried value through
+_look = inspect.getsource(getattr(scan._look_ahead, "fn", scan._look_ahead))  # the package's look-ahead
+assert "is itself a scan" in _look and "tl.associative_scan" in _look  # "finding it takes a scan of its own"
+assert "v_next, found, v_seen, f_seen = _look_ahead(" in _walk  # ... its state runs on from chunk to chunk
 _G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
                                log_probs=np.array([[9.0, 2.0]]), gamma=0.5, alpha=1.0, lambda_=0.5)
 assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding between them
@@ -492,9 +499,12 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 #
 # <details><summary>Details (optional): the recursion, derived</summary>
 #
-# In this one-state problem, every step's expected soft reward under $\pi$ is the same, so
-# $(1-\gamma)V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]$. One step of the λ-return and the exact
-# critic are
+# In this one-state problem, every step's expected soft reward under $\pi$ is the same. So $V^\pi$
+# is that reward times $1 + \gamma + \gamma^2 + \dots = 1/(1-\gamma)$:
+#
+# $$(1-\gamma)V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi].$$
+#
+# One step of the λ-return and the exact critic are
 #
 # $$G_t = r(u_t) + \gamma\big[(1-\lambda)V'_t + \lambda\,(G_{t+1} - \alpha\log\pi(u_{t+1}))\big],
 #   \qquad Q^\pi(u_t) = r(u_t) + \gamma V^\pi ,$$
@@ -933,7 +943,8 @@ for bad in (np.nan, -np.inf):  # log π_0 of row 0: a value G never reads
                            truncated=tt(TRUNC), backend=KERNEL, **sac_kw)
     assert np.isfinite(G_ref).all() and torch.isfinite(G_bad).all()
     np.testing.assert_allclose(n(G_bad), G_ref, rtol=1e-10, atol=1e-10)  # the epilogue, b^G_t + a_t H_{t+1}
-    with np.errstate(invalid="ignore"):  # ∞ − ∞ is NaN, the point here: no warning needed
+    # at log π_0 = −∞, H_0 = G_0 − α log π_0 is +∞, so H_0 + α log π_0 is ∞ − ∞: NaN, the point here, unwarned
+    with np.errstate(invalid="ignore"):
         H_0 = G_ref[0, 0] - 0.2 * LP_BAD[0, 0]  # the scan's H_0 = G_0 − α log π_0 holds log π_0 ...
         assert np.isnan(H_0 + 0.2 * LP_BAD[0, 0])  # ... so the shorter H_0 + α log π_0 would be NaN
     print(f"log π_0 = {bad}: the kernel's G == the loop's, all finite; H_0 + α log π_0 would be NaN")

@@ -19,7 +19,7 @@
 # * **You will learn:** critic-regularized regression (CRR): its advantage weights, its baselines
 #   from sampled actions, and its loss as an associative reduction. You also write AWR's weights as
 #   a Triton hook, and AWAC's batch-normalised weights as a Triton kernel.
-# * **Time:** 3–3.5 h with the open questions; 1.25–2 h for the reading and the two checked
+# * **Time:** 3.5–4 h with the open questions; 1.25–2 h for the reading and the two checked
 #   exercises.
 # * **Needs:** notebook 05 (and 04's Retrace for the second open question); 00b (grids, masked
 #   loads, a chunk loop) for the kernel exercise `awac_weights`. No GPU.
@@ -606,6 +606,15 @@ exercises.attempt("awac_weights", awac_weights)
 # 3. With i.i.d. critic values, CRR-binary with a max baseline over $K$ samples keeps a fraction
 #    $1/(K+1)$ of the dataset's actions (section 5 checks it at $K = 5$). Derive why. Then measure
 #    the fraction for $K = 1, 2, 4, \dots, 64$.
+# 4. Your `awac_weights` runs one program that reads the advantages three times.
+#    * (a) At $N = 10^6$ float32 advantages, how many bytes does it move? How many of the GPU's
+#      multiprocessors does one program use?
+#    * (b) An *online softmax* keeps a running max $m$ and a running sum $s$ of $e^{x - m}$. When a
+#      block raises the max, it rescales $s$ first. Write its update, so that one pass gives both
+#      the max and the sum. How many reads are left?
+#    * (c) Sketch a version with many programs and a second stage, as notebook 05's
+#      `two_stage_mean`: each program reduces its blocks to a pair $(m, s)$, and the second stage
+#      combines the pairs. Why does the grouping of the pairs not matter?
 #
 # <details><summary>Details (optional): Retrace and V-trace</summary>
 #
@@ -622,6 +631,9 @@ exercises.attempt("awac_weights", awac_weights)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-4"]
+# **Answer 4.** *Your answer here (code for it: in cells under this one).*
 
 # %% [markdown]
 # ## What you now know

@@ -406,12 +406,13 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 #
 # Two directions meet here. The forward carry $c$ travels from later steps into earlier ones; the
 # gradients travel from earlier steps into later ones. In the drawing, $g_t$ is the gradient at
-# step $t$, and $x_r$ is what enters rank $r$ from the ranks before it:
+# step $t$, and $x_r$ is what enters rank $r$ from the ranks before it. Mind the index shift:
+# $x_r = \partial L/\partial c_{r-1}$, the gradient of the carry that rank $r$ sent to rank $r-1$.
 #
 # ```text
-#              rank 0: steps 0 1          rank 1: steps 2 3          rank 2: steps 4 5
-# forward:               ◀── c_0 = y_2 ──           ◀── c_1 = y_4 ──
-# backward:    g_0 → g_1  ──── x_1 ────▶  g_2 → g_3  ──── x_2 ────▶  g_4 → g_5
+#              rank 0: steps 0 1              rank 1: steps 2 3              rank 2: steps 4 5
+# forward:               ◀──── c_0 = y_2 ────           ◀──── c_1 = y_4 ────
+# backward:    g_0 → g_1 ── x_1 = ∂L/∂c_0 ──▶ g_2 → g_3 ── x_2 = ∂L/∂c_1 ──▶ g_4 → g_5
 # ```
 #
 # 1. **Pass 1:** each rank runs its backward alone, with nothing entering it. Each gets $1,\ 1.5$:
@@ -482,6 +483,9 @@ _c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 _y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
 _y_r0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_y_r1[:, 0])
 assert torch.autograd.grad(_y_r0.sum() + _y_r1.sum(), [_c1])[0].item() == x[2].item() == 0.9375
+_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's x_1 = dL/dc_0: rank 0's two steps read c_0
+_y_c0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_c0)
+assert torch.autograd.grad(_y_c0.sum(), [_c0])[0].item() == x[1].item() == 0.75
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
 assert bwd_src.count(" = gather(") == 2  # two exchanges (13c, section 7, checks what each one carries)
 assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: one number per row, the carry's
@@ -518,9 +522,9 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # * **2 ranks, local gather:** the split. The process plays rank 0 of two ranks that hold the same
 #   steps. The `all_gather` is replaced by a local copy, so everything a rank runs is timed except
 #   the wire;
-# * **NCCL, 1 rank:** the split through real NCCL collectives, in a group of one rank. Nothing
-#   crosses a link, yet on every line it is slower than the local gather (1.64 ms against 1.31 ms
-#   on the first): the real NCCL group's own overhead, at one rank;
+# * **NCCL, 1 rank:** the split through real NCCL collectives, in a group of one rank. It shows
+#   what NCCL itself adds with no link crossed: on every line it is slower than the local gather
+#   (1.64 ms against 1.31 ms on the first);
 # * **gather, one call:** the alternative. The whole row is gathered (here by a local copy: the
 #   rank's steps twice), one plain call runs on it, and the rank keeps its slice. That call reads
 #   twice the steps of the first column's.
@@ -543,8 +547,8 @@ print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall time: {one_wal
       f"{local_wall} µs split (time_group=, local gather), {joined_wall} µs gathered, then one plain call")
 
 # %% [markdown]
-# **Which to use.** A GAE row is small: by the introduction's figures, about 1 MB per 128K tokens.
-# So it nearly always fits on one GPU, and the default is to gather the row and make one call.
+# **Which to use.** GAE's inputs are small: by the introduction's figures, about 1 MB per 128K
+# tokens. They almost always fit on one GPU, so the default is to gather the rows and make one call.
 #
 # The measurement agrees. Take GAE forwards on a row of 1,048,576 steps per rank, two ranks, on the
 # H100. The plain call took 77.5 µs of wall time. The split (`time_group=`, local gather) took
@@ -555,31 +559,37 @@ print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall time: {one_wal
 # lines of the file, the gather was at least 4 times faster than the split.
 #
 # With W ranks instead of 2, the gathered call reads W times a rank's steps, and each rank
-# receives W − 1 times its own bytes. The split still reads only its own steps.
+# receives W − 1 times its own bytes. The split still reads only its own steps, and sends a few
+# numbers per row.
 #
 # * **Gather, then one local call:** the default. Faster, simpler code, the same advantages.
-# * **`time_group=`** where gathering does not do:
-#   * a row too long for one GPU's memory: no rank ever holds the whole row;
-#   * gradients that flow through the advantages: each rank's piece of the gradient stays on its
-#     rank, where a gather with gradients sends every rank's whole gradient row (see "gathering
-#     with gradients" below).
+# * **`time_group=`** in three cases:
+#   * **Gradients through the advantages,** into the values, $\gamma$ or $\lambda$ (section 6).
+#     Each rank's piece of the gradient stays on its rank. A gather with gradients would send every
+#     rank's whole gradient row back (see "gathering with gradients" below).
+#   * **A batch too large to gather.** The one call reads 9 bytes and writes 8 for every token of
+#     the whole batch, on every rank. 1,024 rows of 1,048,576 tokens come to about 18 GB on every
+#     rank (derived), beside the model.
+#   * **Many ranks on a slow link,** perhaps: the gather's wire grows with W − 1, the split's does
+#     not. The estimate below says where.
 #
 # **An estimate to make yourself: the wire.** On the long row, each rank holds 1,048,576 steps:
 # 8 MB of values and rewards, and 1 MB of flags. A gather brings each rank these 9 MB from every
 # other rank. At a link of B GB/s between the GPUs, how long does that take, with 2 ranks and with
-# 8? At which B are the gather, wire included, and the split equal? Below it, the split wins. This
-# repository measured no link: take your GPUs' NVLink or PCIe figure.
+# 8? Compare the gather, wire included, with the split. At which B are they equal? Below it, the
+# split wins. This repository measured no link: take your GPUs' NVLink or PCIe figure.
 #
-# <details><summary>The estimate, worked (arithmetic, not a measurement)</summary>
+# <details><summary>The estimate, worked (derived: arithmetic on the measured times, not a measurement)</summary>
 #
 # Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
-# bytes per second, they take about 9.4/B ms.
+# bytes per second, they take about 9.4/B ms. With W ranks, the gather costs its call plus
+# (W − 1) × 9.4/B ms; the split is assumed to stay at its measured 1.31 ms.
 #
-# * **2 ranks:** each rank receives 9 MB. The gather costs its 0.11 ms plus 9.4/B ms. That equals
-#   the split's 1.31 ms at B ≈ 7.9 GB/s.
+# * **2 ranks:** each rank receives 9 MB. The gather costs its measured 0.11 ms plus 9.4/B ms.
+#   That equals the split's 1.31 ms at B ≈ 7.9 GB/s (derived).
 # * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
-#   with the steps it reads: 4 times 0.11 ms, about 0.46 ms. Assume the split stays at 1.31 ms.
-#   They are equal at B ≈ 78 GB/s.
+#   with the steps it reads: 4 times 0.11 ms, about 0.46 ms (derived). They are equal at
+#   B ≈ 78 GB/s (derived).
 #
 # The estimate gives the split its own wire for free: its three small exchanges.
 #
@@ -663,6 +673,11 @@ assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 
 _w8_call = joined_wall * 8 / 2
 assert round(_w8_call / 1e3, 2) == 0.46  # "4 times 0.11 ms, about 0.46 ms"
 assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == 78  # "B ≈ 78 GB/s"
+# "a batch too large to gather": 9 bytes read and 8 written per token (GAE's 17 in float32); 1,024 rows of 2**20 tokens
+assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20 * 17 / 1e9) == 18  # "about 18 GB"
+# the general form: the gather costs (W / 2) x its measured call plus (W - 1) x 9.4/B ms; it gives both W's B
+_equal_B = lambda W: (W - 1) * _gather_bytes / ((local_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
+assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)
 # "NCCL, 1 rank": slower than the local gather on every line; "1.64 ms against 1.31 ms" on the first
 assert all(r[2][0] > r[1][0] for r in cost.values())
 assert (round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2), round(local_wall / 1e3, 2)) == (1.64, 1.31)

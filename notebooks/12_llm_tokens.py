@@ -642,17 +642,20 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 #
 # <details><summary>Details: what the drop-in's extra time is</summary>
 #
-# The drop-in adds verl's whitening to the scan: a few reductions and one synchronisation with the
-# host, where it reads the mask's count (verl's own whitening reads it on the host too). A
-# synchronisation makes the host stop and wait until the GPU has finished all the work queued
-# before it. It has two effects here:
+# The drop-in adds two things to `rl.gae`'s call: a second scan (section 4's look-ahead) and verl's
+# whitening. The whitening is a few reductions and one synchronisation with the host, where it
+# reads the mask's count (verl's own whitening reads it on the host too). A synchronisation makes
+# the host stop and wait until the GPU has finished all the work queued before it. It has two
+# effects here:
 #
 # * A call that waits for the host cannot be captured in a CUDA graph, so the drop-in has no
 #   CUDA-graph time.
 # * Without a sync, the host prepares the next call while the GPU runs this one, and a call costs
 #   the larger of the two. With a sync in every call, the two no longer overlap, so a call pays
-#   both. That lost overlap, with the reductions, is the likely cause of the drop-in's extra wall
-#   time. It was not profiled: the committed rows give only the total.
+#   both.
+#
+# How the drop-in's extra wall time splits between the second scan, the reductions and the lost
+# overlap is unknown: it was not profiled, and the committed rows give only the total.
 #
 # The cell below computes the price from the table, per shape: the drop-in takes 8.6 to 13.6
 # times the wall time of `rl.gae` alone, 0.34 to 0.68 ms more per call, and the loop still takes
@@ -709,6 +712,8 @@ assert [round(min(drop_in_x.values()), 1), round(max(drop_in_x.values()), 1)] ==
 assert [round(min(extra_ms.values()), 2), round(max(extra_ms.values()), 2)] == [0.34, 0.68]  # "0.34 to 0.68 ms more"
 assert max(extra_ms.values()) < 1  # "a fraction of a millisecond" per training step
 _whiten = inspect.getsource(verl.masked_whiten)  # "one synchronisation ... reads the mask's count (verl's ... too)"
+_drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second scan ... and verl's whitening"
+assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
 assert _whiten.count(".item()") == 1 and "count = n.item()  # the host reads the count once (verl's reads it twice)" in _whiten
 assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... at least 350 times as long"
 

@@ -231,11 +231,21 @@ assert round(h200[0]["wall µs/call"] / h200[0]["GPU µs"]) == 7  # "about seven
 # wait for "Reading the reference", after the questions, so that you predict before you see them.
 
 # %% jupyter={"source_hidden": true}
-# Reads the lab's reference file (folded: lab.read_reference parses it); prints nothing
+# Reads the lab's reference file (folded: lab.read_reference parses it), and the same kernels' counts as Triton 3.9
+# compiles them; prints nothing
 reference = lab.read_reference(LAB_REFERENCE)  # (variant, shape) -> its row, shapes written "16384x1024"
 reference_lab = {k: r["% floor"] for k, r in reference.items()}  # (variant, shape) -> % floor
 reference_us = {k: r["GPU µs"] for k, r in reference.items()}  # (variant, shape) -> GPU µs
 resources = {k: r["resources"] for k, r in reference.items()}  # -> the compiled kernel's registers, smem, warps
+# the reference's kernels compiled for sm_90 by Triton 3.9 on a CPU, not run (in the student handout)
+COUNTS_39 = os.path.join(os.path.dirname(LAB_REFERENCE), "cpu-triton-3.9.0-lab-compile.txt")
+with open(COUNTS_39, encoding="utf-8") as f:
+    counts_header, _command, _columns, *count_lines = f.read().splitlines()
+counts_39 = {}  # variant -> {"regs", "spills", "smem", "warps", "resident"}, as Triton 3.9 compiled it
+for line in count_lines:
+    *name, regs, spills, smem, warps, resident = line.split()
+    counts_39[" ".join(name)] = dict(zip(["regs", "spills", "smem", "warps", "resident"],
+                                         map(int, [regs, spills, smem, warps, resident])))
 
 # %% [markdown]
 # The table gives the target on the two GPUs of the course's files, one row each: the package's %
@@ -506,13 +516,18 @@ if any(r["resident programs"] is None for r in walk_compiled):
 # **A model to predict with: resident programs × chunk.** For your `reset_scan`, multiply the
 # resident programs by the steps each program loads per trip round its loop, its chunk (at most the
 # row's 1024 steps). That product counts the steps an SM has in flight, which sets the throughput
-# while too few bytes are in flight (Little's law, notebook 13, section 0.2). It is an **upper
-# bound** on the steps in flight, not a measure of speed: it takes every program to have its whole
-# chunk in flight all the time, and ignores the barriers between warps and the scan's own time,
-# when a program has no loads in flight. So it ranks some variants wrongly; "Reading the reference"
-# shows one. You predict with it anyway because it needs only the compiler's table, no GPU, and
-# each wrong ranking points at what it ignores. Question 2 asks you to predict with it and, where
-# the reference disagrees, to say why.
+# while too few bytes are in flight (Little's law, notebook 13, section 0.2). It is only an **upper
+# bound**, and the point of predicting with it is to learn where the bound fails. Question 2 asks
+# you to predict with it and, where the reference disagrees, to say why.
+#
+# <details><summary>Why it is only an upper bound</summary>
+#
+# It takes every program to have its whole chunk in flight all the time. It ignores the barriers
+# between warps and the scan's own time, when a program has no loads in flight. So it ranks some
+# variants wrongly: "Reading the reference" shows one. It needs only the compiler's table, no GPU,
+# and each wrong ranking points at what it ignores.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the baseline's compiled rows as the text reads them (CI runs them; skip when reading)
@@ -609,13 +624,12 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #      steps in flight per SM, what that predicts for its GPU time.
 #    * **Step 3.** Set `SHOW_REFERENCE = True` under "Reading the reference". Its rows give each
 #      reference variant's resident programs, counted from its registers, shared memory and warps
-#      as your `resident_programs` counts them.
-#    * **Step 4.** Set your variants' resident programs beside the reference rows' for the same
-#      knobs: counts against counts. Then write one sentence per variant: did the H100's % floor
-#      move as the reference row's count predicted, and if not, why not?
-#
-#    Predict with your own register counts: they may differ from the reference's, which Triton
-#    3.6 compiled.
+#      as your `resident_programs` counts them, once as Triton 3.6 compiled the kernel the H100
+#      ran and once as Triton 3.9 compiles it.
+#    * **Step 4.** Register counts differ between Triton versions. So set your variants' resident
+#      programs beside the columns compiled by the Triton you have (`triton.__version__`): counts
+#      against counts. Then write one sentence per variant: did the H100's % floor move as the
+#      Triton 3.6 count predicted, and if not, why not?
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = lab.profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its
@@ -672,11 +686,16 @@ else:
           "your prediction, to print it and the rows below)")
 
 # %% [markdown]
-# The cell below builds the reference's rows at 16384×1024, with each compiled kernel's registers
-# per thread and shared memory, as Triton reported them. It adds the resident programs per SM that
-# these make, counted as your `resident_programs` counts them (by the checker's own count,
-# `exercises._resident_reference`), so that you can set your counts beside the reference's. It too
-# prints them only if `SHOW_REFERENCE = True` above.
+# The cell below builds the reference's rows at 16384×1024. Each row gives the variant's % floor,
+# then its compiled kernel's registers per thread, shared memory and resident programs per SM,
+# counted as your `resident_programs` counts them (by the checker's own count,
+# `exercises._resident_reference`). It too prints them only if `SHOW_REFERENCE = True` above.
+#
+# The counts come twice. The "Triton 3.6" columns are the kernel that the H100 ran. The "Triton
+# 3.9" columns are the same kernel compiled for an H100 by Triton 3.9 on a CPU, not run
+# (`benchmarks/results/checks/cpu-triton-3.9.0-lab-compile.txt`). Register counts differ between
+# Triton versions: at a chunk of 512, Triton 3.6 used 40 registers a thread (12 resident programs)
+# and Triton 3.9 uses 32 (16). So set your own counts beside the columns of the Triton you have.
 #
 # The file labels the course's own answer to `reset_scan` "reset_scan solution, chunk N": a chunk
 # of N steps, on Triton's default 4 warps. A label that goes on after the chunk, such as
@@ -684,17 +703,25 @@ else:
 
 # %%
 BIG = "16384x1024"
-rows, reference_resident = [], {}  # the printed lines; variant -> its resident programs per SM
+rows, reference_resident = [], {}  # the table's rows; variant -> its resident programs per SM (Triton 3.6's kernel)
 for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps 2", "reset_scan, chunk 256, num_warps 1",
              "reset_scan, chunk 256, num_warps 8", "reset_scan solution, chunk 512", "reset_scan solution, chunk 1024",
              "reset_scan solution, chunk 2048", "reset_scan, chunk 256, tl.range stages 2",
              "reset_scan, chunk 256, num_warps 1, tl.range stages 2"]:
-    r = resources[(name, BIG)]
+    r, r39 = resources[(name, BIG)], counts_39[name]  # Triton 3.6's kernel (the H100 ran it), Triton 3.9's
     resident = reference_resident[name] = exercises._resident_reference(r["regs"], r["warps"], r["smem"])  # the checker's
-    rows.append(f"{name:<52} {reference_lab[(name, BIG)]:5.1f} % of the floor   {r['warps']} warps, {r['regs']:3d} "
-                f"registers a thread, {r['smem']:5d} B of shared memory: {resident:2d} resident programs per SM")
-print("\n".join(rows) if SHOW_REFERENCE else f"{len(rows)} reference rows at 16384×1024, hidden "
-      "(set SHOW_REFERENCE = True in the cell above, after writing your prediction, to print them)")
+    rows.append({"variant": name, "H100 % floor": reference_lab[(name, BIG)], "warps": r["warps"],
+                 "3.6 regs": r["regs"], "3.6 smem": r["smem"], "3.6 resident": resident,
+                 "3.9 regs": r39["regs"], "3.9 smem": r39["smem"], "3.9 resident": r39["resident"]})
+columns = {"variant": "variant, at 16384×1024", "H100 % floor": "H100 % floor", "warps": "warps",
+           "3.6 regs": "Triton 3.6: regs", "3.6 smem": "smem B", "3.6 resident": "resident",
+           "3.9 regs": "Triton 3.9: regs", "3.9 smem": "smem B", "3.9 resident": "resident"}
+if SHOW_REFERENCE:
+    print(f"your Triton: {triton.__version__}; set your counts beside the columns of the same version")
+    print(profile.table(rows, columns, digits=3))
+else:
+    print(f"{len(rows)} reference rows at 16384×1024, hidden "
+          "(set SHOW_REFERENCE = True in the cell above, after writing your prediction, to print them)")
 
 # %% [markdown]
 # <details><summary>The reference's reading of each knob (open it after writing your prediction)</summary>
@@ -783,8 +810,22 @@ _in_flight = {name: exercises._resident_reference(r["regs"], r["warps"], r["smem
               for name, chunk, r in [("reset_scan solution, chunk 1024", 1024, resources[("reset_scan solution, chunk 1024", BIG)]),
                                      ("reset_scan, chunk 256, num_warps 1", 256, _one_warp)]}
 assert _one_warp["smem"] == 0 and resources[("reset_scan solution, chunk 1024", BIG)]["smem"] * 32 < 233_472  # smem binds neither
-# the printed column: each reference row's resident programs, from its registers, shared memory and warps
-assert [line.endswith(f": {n:2d} resident programs per SM") for line, n in zip(rows, reference_resident.values())] == [True] * 9
+# the printed columns: each reference row's resident programs, from its registers, shared memory and warps
+assert [r["3.6 resident"] for r in rows] == list(reference_resident.values())
+# the Triton 3.9 columns, against the committed file read line by line: its header, its variants (every reference
+# row with resources), and each row's counts, with the checker's own count of its resident programs
+assert "triton 3.9" in counts_header and "torch 2.13" in counts_header and "without a GPU" in counts_header
+assert _command.startswith("# command: python ") and "lab_compile_counts.py" in _command  # the script that wrote it
+assert set(counts_39) == {name for (name, _), r in reference.items() if r["resources"]}
+_lines = open(COUNTS_39, encoding="utf-8").read().splitlines()
+for r in rows:
+    (_line,) = [x for x in _lines if x.startswith(r["variant"] + "  ")]
+    regs_, spills_, smem_, warps_, resident_ = map(int, _line[len(r["variant"]):].split())
+    assert (r["3.9 regs"], r["3.9 smem"], r["3.9 resident"], r["warps"]) == (regs_, smem_, resident_, warps_), _line
+    assert resident_ == exercises._resident_reference(regs_, warps_, smem_) and spills_ == 0
+# "at a chunk of 512, Triton 3.6 used 40 registers a thread (12 resident programs) and Triton 3.9 uses 32 (16)"
+_c512 = [r for r in rows if r["variant"] == "reset_scan solution, chunk 512"][0]
+assert (_c512["3.6 regs"], _c512["3.6 resident"], _c512["3.9 regs"], _c512["3.9 resident"]) == (40, 12, 32, 16)
 assert reference_resident == {"reset_scan solution, chunk 256": 16, "reset_scan, chunk 256, num_warps 2": 32,
                               "reset_scan, chunk 256, num_warps 1": 32, "reset_scan, chunk 256, num_warps 8": 8,
                               "reset_scan solution, chunk 512": 12, "reset_scan solution, chunk 1024": 10,

@@ -21,9 +21,10 @@
 #   of the course needs it.
 #
 # * **You will learn:** how the package's scan kernel follows the three rules of notebook 13,
-#   section 0: one chunk (sections 1–3), one program's tile and the planner (section 4), long rows
-#   split in time (section 5), and the compiled code (section 6). Section 7 follows notebook 11's
-#   split across devices: its backward, and what its ranks send.
+#   section 0: one chunk (sections 1–3), one program's tile and the planner (section 4), a model
+#   of the speed against three measurements (section 4.1), long rows split in time (section 5),
+#   and the compiled code (section 6). Section 7 follows notebook 11's split across devices: its
+#   backward, and what its ranks send.
 #
 # * **Time:** 45 min–1 h to read, and 15 min more for section 7; 2.5–3 h with the three open questions. A GPU only for questions
 #   1 and 3.
@@ -298,7 +299,7 @@ assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1,
 #    for instance); below 1024 rows, one.
 # 3. **Too few programs?** If that tile gives fewer than two programs per SM (264 on an H200), each
 #    row gets a program of its own and is walked in **wide chunks** of up to 1024 steps, one warp
-#    per 256 steps of the chunk. Rows longer than 31 wide chunks, 31,744 steps, are split in time
+#    per 256 steps of the chunk. Rows with ceil(T / 1024) ≥ 32 wide chunks are split in time
 #    instead (section 5): a split costs a second launch, so only rows this long repay it.
 #
 # The loop is pipelined (2 stages) wherever a row has a next chunk to load ahead. Five shapes in
@@ -310,7 +311,7 @@ assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1,
 # | 16384×1024 | 128 | 2 | 1 | 2 | 8192 | 4096 rows or more: chunks of 128, two rows fill 256 |
 # | 4096×128 | 128 | 2 | 1 | 1 | 2048 | a row is one chunk, so nothing to load ahead |
 # | 64×16384 | 1024 | 1 | 4 | 2 | 64 | too few programs: wide chunks, 4 warps |
-# | 8×131072 | 256 | 1 | 1 | 2 | 1024 | too few programs, rows over 31,744 steps: each split in 128 |
+# | 8×131072 | 256 | 1 | 1 | 2 | 1024 | too few programs, 128 wide chunks a row (≥ 32): each split in 128 |
 #
 # At 16384×1024 the rules give the last tile of the table above, 2 × 128 steps on one warp, 2
 # stages.
@@ -327,8 +328,8 @@ assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1,
 # 3. **`if`:** at least two programs per SM (264 on an H200): the tile stays.
 # 4. **`elif`:** too few programs, and rows shorter than 32 wide chunks: one row a program, walked
 #    in **wide chunks** of up to 1024 steps.
-# 5. **`else`:** too few programs, and rows of more than 31 wide chunks, 31,744 steps: split in time
-#    (section 5). A split costs a second launch, so only rows this long repay it.
+# 5. **`else`:** too few programs, and ceil(T / 1024) ≥ 32 wide chunks: split in time (section 5).
+#    A split costs a second launch, so only rows this long repay it.
 # 6. **`stages`:** 2 when the row has a next chunk to load ahead, else 1; always 1 for a one-row
 #    tile of a 2-byte dtype such as bfloat16.
 # 7. **Warps:** one per 256 steps of the chunk, at least one.
@@ -384,9 +385,9 @@ assert tile_plan(16384, 128)["rows"] == 2  # "2 rows of 128"
 defaults = Config()
 assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
 assert defaults.max_block_t == 1024  # so a wide chunk is 1024 steps
-for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)]:  # "split if T > 31,744"
+for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)]:  # "ceil(T / 1024) ≥ 32"
     p_ = tile_plan(8, T_)
-    assert (p_["segments"] > 1) == split_  # split if T > 31,744
+    assert (p_["segments"] > 1) == split_  # 31,744 steps are 31 wide chunks; one step more is 32
     assert (-(-T_ // defaults.wide_block) >= defaults.split_min_chunks) == split_  # "at least 32 wide chunks"
     assert split_ or (p_["block"], p_["warps"]) == (1024, 4)  # else 1024-step chunks on 4 warps
 for (B_, T_), row_ in {(1024, 1024): (256, 1, 1, 2, 1024), (16384, 1024): (128, 2, 1, 2, 8192),  # "five shapes"
@@ -395,6 +396,7 @@ for (B_, T_), row_ in {(1024, 1024): (256, 1, 1, 2, 1024), (16384, 1024): (128, 
     p_ = tile_plan(B_, T_)
     assert (p_["block"], p_["rows"], p_["warps"], p_["stages"], p_["row_programs"] * p_["segments"]) == row_, (B_, T_)
 assert tile_plan(8, 131072)["segments"] == 128 and tile_plan(4096, 128)["seg"] == 1  # "each split in 128"; "one chunk"
+assert -(-131072 // defaults.wide_block) == 128 >= defaults.split_min_chunks  # "128 wide chunks a row (≥ 32)"
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 # For maintainers (folded): the planner's tile at eight shapes, on an H200
@@ -482,8 +484,9 @@ assert round(program_rate * LATENCY_S / 1e3, 1) == 2.7 and round(100 * program_r
 # %% [markdown]
 # The run measured a % floor of about 13, under either bound: Little's law gives an upper bound,
 # not a prediction. What limits each program is the serial chain inside its row. It walks its 16
-# chunks one after another, each taking about 2 µs for its three links: the chunk's loads, its
-# scan, and the carry handed to the next chunk. That is more than three times the assumed latency.
+# chunks one after another, each taking about 2 µs (derived: the measured kernel time ÷ 16) for its
+# three links: the chunk's loads, its scan, and the carry handed to the next chunk. That is more
+# than three times the assumed latency.
 # At that pace, taken from the measured time, each program has on average only about 15 % of the
 # bytes it could have in flight (the cell's last line). Which of the three links costs the most,
 # the data do not say.
@@ -544,6 +547,166 @@ assert "the split is faster still (GAE 64×16384: 11.5 µs of GPU time); a calle
 assert round(100 * (1 - 35.4 / 59.5), -1) == 40  # the wide chunks: "about 40 % off GAE's wall time per call"
 
 # %% [markdown]
+# ### 4.1 A model of the speed, against three measurements
+#
+# **In one line: a model built from notebook 13's rules orders three measured cases right, but
+# misses the few-programs case by almost 4×, because enough bytes in flight is necessary, not
+# sufficient.**
+#
+# The model, from notebook 13's sections 0.2 and 0.3:
+#
+# * **SMs with work:** a launch of P programs keeps at most P of the 132 SMs busy.
+# * **Bytes in flight per SM** = the programs resident on it × the bytes each has in flight.
+# * **Bandwidth per SM:** each SM with work draws at most its share, 1/132 of the copy bandwidth
+#   (assumed), scaled by its bytes in flight ÷ 10.3 KB. SMs without work draw nothing.
+# * **Predicted % of the floor:** the bandwidth all the SMs draw, as a share of the copy bandwidth.
+#
+# It is applied to three committed cases of GAE in float32: notebook 13's naive-kernel anchor at
+# 16384×1024 (one program of Triton's default 4 warps per row, one step's 9 bytes in flight), and
+# the package at 16384×1024 and at 64×16384, with the planner's tiles (section 4).
+#
+# <details><summary>Details: resident programs, against programs per SM over the launch</summary>
+#
+# * **Resident programs** are those an SM holds at the same moment, their warps taking turns. An
+#   SM of an H100 or H200 holds at most 32 (and 64 warps), fewer when their registers or shared
+#   memory run out. Only resident programs have loads in flight together, so they are what
+#   Little's law counts.
+# * **Programs per SM over the launch** are the launch's programs ÷ 132, the eight shapes' "per SM
+#   (launch)" above. Each SM runs them one after another, a few resident at a time: about 62 at
+#   16384×1024 (derived).
+#
+# The model takes the resident programs per SM as the smallest of three caps: 32 programs, the
+# SM's limit; 64 warps ÷ the warps of one program; and the programs per SM over the launch,
+# rounded up. Registers and shared memory can lower the count further; the model leaves them out.
+#
+# The package at 16384×1024 runs 8192 programs of 2 rows and 1 warp each:
+#
+# * The SM's limit: 32 programs.
+# * The warps: 64 ÷ 1 = 64 programs.
+# * The launch: 8192 ÷ 132 = 62.1, so up to 63 programs on one SM.
+#
+# The smallest cap is 32, so the SM holds 32 resident programs, not 62: far more than the 2 to 4
+# that notebook 13, section 0.2, found it needs. The anchor's programs have 4 warps each, so its
+# warps cap it at 64 ÷ 4 = 16.
+#
+# </details>
+
+# %%
+MAX_RESIDENT, MAX_WARPS = 32, 64  # per SM of an H100 or H200
+per_sm = in_flight_gpu / H200_SMS  # notebook 13, section 0.2: the loads in flight per SM that reach the floor
+walk = committed("gae", 16384, 1024, impl="bare_triton_launch")  # notebook 13's naive-kernel anchor
+
+
+def model_pct(programs, warps, bytes_each):
+    """The model's % of the floor for a launch of `programs` programs of `warps` warps, each with
+    `bytes_each` bytes of loads in flight; and what it is built from."""
+    with_work = min(programs, H200_SMS)
+    resident = min(MAX_RESIDENT, MAX_WARPS // warps, -(-programs // H200_SMS))  # the last: programs per SM, rounded up
+    in_flight = resident * bytes_each  # per SM with work
+    return 100 * with_work / H200_SMS * min(1.0, in_flight / per_sm), with_work, resident, in_flight
+
+
+ANCHOR_WARPS = triton.Config({}).num_warps  # the anchor's launch names no num_warps: Triton's default
+cases = {}  # name -> (programs, warps, bytes each in flight, the committed row)
+cases["naive-kernel anchor, 16384×1024"] = (16384, ANCHOR_WARPS, GAE_READ, walk)  # one step's 9 bytes in flight
+for B_, T_ in [(16384, 1024), (64, 16384)]:
+    p_ = tile_plan(B_, T_)
+    cases[f"rltriton_lite, {B_}×{T_}"] = (p_["row_programs"] * p_["segments"], p_["warps"],
+                                          p_["rows"] * p_["block"] * GAE_READ * p_["stages"], committed("gae", B_, T_))
+model = []
+for name, (programs, warps, bytes_each, r) in cases.items():
+    pct, with_work, resident, in_flight = model_pct(programs, warps, bytes_each)
+    model.append({"case (GAE, float32)": name, "programs": programs, "SMs with work": with_work,
+                  "resident per SM": resident, "B in flight per program": bytes_each,
+                  "KB in flight per SM": in_flight / 1e3, "predicted % of floor": pct,
+                  "measured % of floor": 100 * r["floor_ms"] / r["kernel_ms"]})
+print(f"the model: {LATENCY_S * 1e9:.0f} ns latency (assumed), {per_sm / 1e3:.1f} KB per SM for the floor\n")
+print(profile.table(model, digits=3))
+
+# %% [markdown]
+# * **The anchor:** predicted 1.4 % of the floor (derived), measured 3.3 %: the right size, but
+#   about 2× too low.
+# * **The package at 16384×1024:** predicted the full floor, measured 83 %. Bytes in flight are not
+#   what limits it.
+# * **The package at 64×16384:** predicted 48.5 %, measured 13 %. Here the model fails: a program
+#   walking a long chain of chunks does not keep its bytes in flight at every moment, and the chain
+#   sets the time (section 4). Section 5's time split cuts that chain, at the price of the host
+#   time that keeps 64×16384 unsplit.
+#
+# <details><summary>Details: each case's arithmetic, and why the model misses</summary>
+#
+# * **The anchor:** 16 resident programs of 9 bytes each are 144 bytes in flight per SM. The 600 ns
+#   is a trip to memory. The anchor reads each row one float at a time, and 8 floats share a
+#   32-byte sector, so most of its loads probably find their sector already fetched, in the cache,
+#   and come back sooner.
+# * **The package at 16384×1024:** 32 resident programs hold about 14 times the 10.3 KB. The model
+#   says only that bytes in flight are not the limit; the last 17 % is something it does not
+#   describe.
+# * **The package at 64×16384:** 64 programs leave 68 SMs without work. The model assumes that each
+#   program keeps its 18.4 KB in flight at every moment. A program walking its row does not: it
+#   waits a whole latency for its first chunk, and between loads it scans each chunk of 1024 steps
+#   on 4 warps, which wait for each other at barriers. Its 16 chunks in series took 2.0 µs each
+#   (derived: the measured kernel time ÷ 16), where the model allows 0.54 µs (derived). Without
+#   the cap of one share per SM, the same bytes bound it at 87 % (section 4): either way, far above
+#   the 13 % measured.
+#
+# </details>
+#
+# <details><summary>Sources: the model's own numbers</summary>
+#
+# The model reuses notebook 13's numbers (its table at the end of section 0.4) and adds these:
+#
+# | quantity | value | kind (from what) |
+# |---|---|---|
+# | resident programs, warps per SM | at most 32, 64 | the H100's and H200's limits |
+# | the most one SM draws | 1/132 of the bandwidth | **assumed**, the model's cap (without it, section 4 bounds 64×16384 at 87 %) |
+# | the anchor's warps | 4 | Triton's default: its launch names none |
+# | the model's % of the floor: anchor, package at 16384×1024, at 64×16384 | 1.4, 100, 48.5 % | derived: the model |
+#
+# Everything built on the assumed 600 ns latency is an illustration, not a measurement.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 4.1's figures, from the model and the committed run (CI runs them; skip when reading)
+from rltriton_lite import bench  # noqa: E402  (the anchor's launch names no num_warps)
+
+assert "num_warps" not in inspect.getsource(bench.bare_gae) and ANCHOR_WARPS == 4  # "Triton's default 4 warps"
+an, big_m, wide_m = model
+assert (an["programs"], an["resident per SM"], an["B in flight per program"]) == (16384, 16, 9)  # "16 of 9 bytes"
+assert round(1e3 * an["KB in flight per SM"]) == 144  # "144 bytes in flight per SM"
+assert round(an["predicted % of floor"], 1) == 1.4 and round(an["measured % of floor"], 1) == 3.3
+assert round(an["measured % of floor"] / an["predicted % of floor"]) == 2  # "about 2× too low"
+assert big_m["resident per SM"] == 32 and round(big_m["KB in flight per SM"] * 1e3 / per_sm) == 14  # "about 14 times"
+assert big_m["resident per SM"] > round(2 * per_sm / package_program) == 4  # holds 32, "far more than the 2 to 4" needed
+assert round(per_sm / 1e3, 1) == 10.3 and round(big["per SM (launch)"]) == 62  # "÷ 10.3 KB"; "about 62 at 16384×1024"
+assert np.isclose(model_pct(1, 1, per_sm)[0], 100 / H200_SMS)  # one SM with enough bytes draws "1/132 of the copy bandwidth"
+assert np.isclose(model_pct(1, 1, per_sm / 2)[0], 100 / H200_SMS / 2)  # "scaled by its bytes in flight ÷ 10.3 KB"
+assert model_pct(1, 1, 10 * per_sm)[0] == model_pct(1, 1, per_sm)[0]  # "at most 1": the cap
+# the worked count: 8192 programs of 2 rows and 1 warp; caps 32, 64 ÷ 1, 8192 ÷ 132 = 62.1 rounded up to 63
+assert (big_m["programs"], planned["rows"], planned["warps"]) == (8192, 2, 1) and 16384 // 2 == 8192
+assert (MAX_RESIDENT, MAX_WARPS // planned["warps"], round(8192 / H200_SMS, 1), -(-8192 // H200_SMS)) == (32, 64, 62.1, 63)
+assert model_pct(8192, 1, 1)[2] == min(32, 64, 63) == 32 and MAX_WARPS // ANCHOR_WARPS == 16  # "not 62"; the anchor's 16
+assert big_m["predicted % of floor"] == 100 and round(big_m["measured % of floor"]) == 83  # "the full floor", "83 %"
+assert round(100 - big_m["measured % of floor"]) == 17  # "the last 17 %"
+assert (wide_m["programs"], wide_m["SMs with work"], H200_SMS - wide_m["SMs with work"]) == (64, 64, 68)  # "68 SMs"
+assert wide_m["resident per SM"] == 1 and round(wide_m["KB in flight per SM"], 1) == 18.4  # "its 18.4 KB"
+assert round(wide_m["predicted % of floor"], 1) == 48.5 and round(wide_m["measured % of floor"]) == 13  # "48.5 %", "13 %"
+assert 3.5 < wide_m["predicted % of floor"] / wide_m["measured % of floor"] < 4  # "misses ... by almost 4×" (and 13's intro)
+# without the cap of one share per SM: every program's bytes against the whole GPU's need, as section 4 ("87 %")
+assert round(100 * wide_m["programs"] * wide_m["B in flight per program"] / in_flight_gpu) == 87 == round(bound_pct)
+wide = tile_plan(64, 16384)
+assert (wide["block"], wide["warps"], wide["stages"]) == (1024, 4, 2)  # "chunks of 1024 steps on 4 warps"
+chunk_us = 1e3 * slow["kernel_ms"] / 16  # derived: the measured kernel time over each program's 16 chunks in series
+model_chunk_us = 1e6 * wide["block"] * GAE_READ / (load_bw / H200_SMS)  # the model: one SM's share of the loads
+assert round(chunk_us, 1) == 2.0 and round(model_chunk_us, 2) == 0.54  # "2.0 µs each, where the model allows 0.54"
+order = lambda key: sorted(range(3), key=lambda i: model[i][key])  # noqa: E731
+assert order("predicted % of floor") == order("measured % of floor")  # "the order of the three cases right"
+# the Sources box: the model's own numbers
+assert (MAX_RESIDENT, MAX_WARPS, ANCHOR_WARPS) == (32, 64, 4)
+assert [round(m["predicted % of floor"], 1) for m in model] == [1.4, 100.0, 48.5]  # "1.4, 100, 48.5 %"
+
+# %% [markdown]
 # ## 5. Long rows: the time split
 #
 # **The question:** how do a few long rows keep the whole GPU busy? **The answer:** by the
@@ -584,9 +747,9 @@ np.testing.assert_allclose(split_scan(a_l, b_l, 8), reference.linear_scan(a_l[No
 print("8 segments, two passes == the loop")
 
 # %% [markdown]
-# Each pass is a launch, which costs host time: this is why the split waits for rows of more than
-# about 32,000 steps (section 4). It changes the speed, never the results: forced on two short
-# rows, it gives the same returns.
+# Each pass is a launch, which costs host time: this is why the split waits for rows of at least 32
+# wide chunks, ceil(T / 1024) ≥ 32 (section 4). It changes the speed, never the results: forced on
+# two short rows, it gives the same returns.
 
 # %%
 r = torch.randn(2, 700, device=DEVICE)
@@ -982,6 +1145,8 @@ assert "maps[3] = 1.0" in head_src  # a refused rank flags every row
 #   even in a reverse scan; one aligned load per input.
 # * **One program:** a small tile on one warp, with the next chunk's loads in flight, picked by the
 #   planner for each launch; a tile changes the speed, never the results.
+# * **A model** from notebook 13's rules orders three measured cases right, but misses the
+#   few-programs case by almost 4×: enough bytes in flight is necessary, not sufficient.
 # * **Long rows:** the time split, two passes and a composition of the segments' maps.
 # * **The interpreter** runs programs one at a time and does not guard memory: a race can pass
 #   there and fail on a GPU.

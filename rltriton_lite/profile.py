@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -892,6 +893,7 @@ def demo(argv=None) -> int:
 # ``CHART_MAX_WIDTH_PX`` wide whose axes name the dtype, the pass and their units.
 
 CHART_MAX_WIDTH_PX = 1200
+CHART_MAX_HEIGHT_IN = 19.5  # the tallest chart, in inches: 1,950 px at the charts' 100 dpi
 OURS_IMPL = "rltriton_lite"
 # the harness's anchors: baselines for wall time, not peers
 ANCHORS = {"bare_triton_launch": "naive GAE kernel, launched bare", "minimal_autograd_fn": "minimal autograd.Function"}
@@ -1025,6 +1027,10 @@ def _shape_bars(ax, slots, values, j, shapes, colors, labels, horizontal=False, 
     ax.bar_label(bars, labels=labels, **label_kw)
 
 
+# a bar label's backing: legible where it crosses a reference line or a neighbouring bar
+_LABEL_BOX = dict(boxstyle="square,pad=0.05", facecolor="white", edgecolor="none", alpha=0.8)
+
+
 def _log_axis(ax, which, unit):
     """A log scale whose ticks read 100 %, 10×, ..."""
     from matplotlib.ticker import FuncFormatter
@@ -1057,10 +1063,12 @@ def floor_chart(res, dtype="float32"):
             slots = [i for i, a in enumerate(algs) if (a, s, p) in pct]
             ys = [pct[algs[i], s, p] for i in slots]
             _shape_bars(ax, slots, ys, j, shapes, colors, [f"{v:.0f}" if v >= 10 else f"{v:.2g}" for v in ys],
-                        fontsize=7, padding=1)
+                        fontsize=7, padding=1, bbox=_LABEL_BOX)
         ax.axhline(100, color="k", ls="--", lw=1, label="the floor (100 %)")
         _log_axis(ax, "y", " %")
-        ax.set_ylim(min(pct.values()) / 3, max(200, *pct.values()) * 3)
+        # whole decades, with a decade of headroom above the tallest bar for its label
+        ax.set_ylim(10 ** math.floor(math.log10(min(pct.values()) / 1.5)),
+                    10 ** math.ceil(math.log10(max(200, *pct.values()) * 3)))
         ax.set_xticks(range(len(algs)), algs)
         _label_panel(ax, f"{dtype}, {p}", "algorithm (shape = rows × steps)",
                      "% of memory floor (floor ÷ GPU time, %)")
@@ -1084,7 +1092,10 @@ def peers_chart(res, dtype="float32"):
                  if any((s["algorithm"], s["peer"], s["pass_"]) == (a, q, p) for s in speedups)] for p in passes}
     shapes = [s for s in result_shapes(res, dtype) if any(x["shape"] == s for x in speedups)]
     colors = _shape_colors(result_shapes(res, dtype))  # the floor chart's colours
-    height = 1.2 + 0.27 * sum(len(v) for v in pairs.values()) + 1.2 * len(passes)  # inches: 0.27 a pair
+    # inches per pair: room for one 7-point label per bar, within CHART_MAX_HEIGHT_IN for the whole figure
+    n_pairs = sum(len(v) for v in pairs.values())
+    per_pair = min(0.13 * len(shapes), (CHART_MAX_HEIGHT_IN - 1.2 - 1.2 * len(passes)) / n_pairs)
+    height = 1.2 + per_pair * n_pairs + 1.2 * len(passes)
     fig, axes = plt.subplots(len(passes), 1, figsize=(11, height),
                              dpi=100, squeeze=False, layout="constrained",
                              gridspec_kw=dict(height_ratios=[max(len(pairs[p]), 1) + 3 for p in passes]))
@@ -1095,7 +1106,7 @@ def peers_chart(res, dtype="float32"):
                     for i, (a, q) in enumerate(pairs[p])]
             xs = [hit[0] for _, hit in hits if hit]
             _shape_bars(ax, [i for i, hit in hits if hit], xs, j, shapes, colors, [speedup_text(x) for x in xs],
-                        horizontal=True, fontsize=6, padding=2)
+                        horizontal=True, fontsize=7, padding=2, bbox=_LABEL_BOX)
         for i in range(1, len(pairs[p])):  # a rule between algorithms
             if pairs[p][i][0] != pairs[p][i - 1][0]:
                 ax.axhline(i - 0.5, color="0.8", lw=0.8)
