@@ -39,8 +39,8 @@ small ranges that keep the interpreter fast. ``seed=None`` (the default) runs th
 the notebooks show, the same every time. A seed gives the same cases on every machine (NumPy's
 generator), so a teacher grades with a seed the students never saw; ``cases(name, seed)`` lists
 them. Every exercise takes the seed, the concept one (``vtrace_floor_bytes``, a number worked by
-hand) included: there it draws the rollout's size; the five of the teacher's keys only where the
-keys are there (above).
+hand) included: there it draws the rollout's size. An exercise whose reference is one of the
+teacher's keys draws new cases only where the keys are there (above).
 
     exercises.check("gae_pairs", fn, seed=2024)   # cases the notebook never showed
 
@@ -1096,8 +1096,10 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
     if not isinstance(got, (torch.Tensor, np.ndarray, np.generic, int, float, list, tuple)) or isinstance(got, bool):
         want = "a number (or a 0-d tensor)" if np.ndim(expected) == 0 else \
             f"a tensor (or array) of shape {np.shape(expected)}"
-        raise AssertionError(f"{ex.name}, {case}: {said} {_describe(got)}, not {want}"
-                             + (" (a missing return?)" if got is None else ""))
+        nothing = got is None and np.ndim(expected) == 0 and float(expected) == 0  # (host_bound: "or 0 when none is")
+        raise AssertionError(f"{ex.name}, {case}: {said} {_describe(got)}, not {want}" + (
+            " (where nothing qualifies, is the answer the number 0? A missing return gives None too)" if nothing else
+            " (a missing return?)" if got is None else ""))
     if isinstance(got, (tuple, list)) and np.ndim(expected) == 0:  # (a shape's (B, T), say, for its B * T)
         raise AssertionError(f"{ex.name}, {case}: expected one number, {said} {_describe(got)}")
     if isinstance(got, torch.Tensor):
@@ -1828,7 +1830,7 @@ RESET_FIRST = ((0.5, 1.0, True), (0.25, 2.0, False))  # a reset in p, applied fi
 MAX_MAPS = ((0.5, 1.0, False), (0.25, 3.0, False))
 # c1 = -inf (the identity's c: a padding lane, or a run of them) met by an underflowed g2 = 0: a guarded combine gives
 # c = 3 (c2), one that leaves 0 * (-inf) to the max gives NaN (the interpreter's max lets it win, _nan_wins)
-MAX_INF_MAPS = ((0.0, float("-inf"), False), (0.0, 3.0, False))
+MAX_INF_MAPS = ((1.0, float("-inf"), False), (0.0, 3.0, False))
 
 
 def _on_two_maps(op, input, maps=TWO_MAPS):
@@ -3436,8 +3438,9 @@ _CHUNKED_RESET_SLIPS = {  # what the answer is, where it is the chunked scan wit
     "comes after (carry 0)" + _fix(": walk the chunks from the last in time to the first"): dict(order="first first"),
     "step t's map and the run of later steps are composed in the wrong order (B + A * b[t]: step t's map applied "
     "first). Going back from the chunk's end, the run of later steps is applied first, then step t's map (the "
-    "order rule, section 3)" + _fix(": A, B = a[t] * A, b[t] + a[t] * B, or with section 4's combine_np, "
-                                     "combine_np(run, step): the run first"): dict(swapped=True),
+    "order rule, section 3)" + _fix(": with section 4's combine_np, run = combine_np(run, step), the run first "
+                                     "(it keeps the reset); without a reset at step t, that is A, B = a[t] * A, "
+                                     "b[t] + a[t] * B"): dict(swapped=True),
     "your carry_in holds the carry that each chunk hands on (y at its own first step), not the one that entered "
     "it: carry_in[t] is the value that came in from the chunk after, the carry as it was before this chunk "
     "replaced it (0.0 for the last chunk)" + _fix(": set carry_in for the chunk's steps before the line that "
@@ -4255,12 +4258,12 @@ def _discounted_max_hint(args, bad, got, expected):
                     "c_s, tl.maximum(c_s, g_s * carry))).")
         probe = SEEN.get("combine_max_inf")  # the student's combine on c1 = -inf, g2 = 0 (MAX_INF_MAPS)
         if probe is not None and len(probe) >= 2 and np.isnan(probe[1]):
-            return (said + " Your combine is where it comes from: on (g1, c1) = (0, -inf), then (g2, c2) = (0, 3), "
+            return (said + " Your combine is where it comes from: on (g1, c1) = (1, -inf), a padding lane, then (g2, c2) = (0, 3), "
                     "its c is NaN, where the composed map's c is 3 (c2: max(3, 0 * y) for every y). Select the "
                     "product away there, where c1 is -inf." + _fix(in_combine)
                     + " (Check the carry after the scan too: it meets the same 0 * (-inf).)")
         if probe is not None and len(probe) >= 2 and np.isclose(probe[1], MAX_INF_MAPS[1][1]):
-            return (said + " Your combine selects it away already (on (0, -inf), then (0, 3), its c is 3): the NaN "
+            return (said + " Your combine selects it away already (on (1, -inf), then (0, 3), its c is 3): the NaN "
                     "comes in after the scan, where the scanned g, 0, multiplies the first carry, -inf. Select the "
                     "product away there, where the carry is -inf." + _fix(on_carry))
         return said + _fix(" Select the product away where the -inf is." + in_combine + on_carry)

@@ -5332,7 +5332,7 @@ def test_a_swapped_max_combine_is_named_in_discounted_max(tmp_path):
 @pytest.mark.parametrize("guard", ["combine", "carry"])
 def test_a_missing_inf_guard_in_discounted_max_is_named(guard, tmp_path):
     """A cold review of 00-00d: leaving out the -inf guard in the combine, or the one on the carry, got the same
-    hint, naming both. The student's combine is tried on (0, -inf), then (0, 3) (MAX_INF_MAPS): NaN there, the
+    hint, naming both. The student's combine is tried on (1, -inf), then (0, 3) (MAX_INF_MAPS): NaN there, the
     combine's guard is missing; 3, the carry's."""
     lines = {"combine": ('c = tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1))',
                          'c = tl.maximum(c2, g2 * c1)'),
@@ -5346,7 +5346,7 @@ def test_a_missing_inf_guard_in_discounted_max_is_named(guard, tmp_path):
     hint = str(e.value).split("Hint: ")[1]
     assert hint.startswith("A NaN where the answer is finite, with a gamma whose powers underflow"), hint
     if guard == "combine":
-        assert "Your combine is where it comes from: on (g1, c1) = (0, -inf), then (g2, c2) = (0, 3)" in hint, hint
+        assert "Your combine is where it comes from: on (g1, c1) = (1, -inf), a padding lane, then (g2, c2) = (0, 3)" in hint, hint
         assert "tl.where(c1 == float('-inf'), c2" in e.value.fix and "carry ==" not in e.value.fix, e.value.fix
     else:
         assert "Your combine selects it away already" in hint and "multiplies the first carry, -inf" in hint, hint
