@@ -4001,12 +4001,15 @@ def _hooked_scan_hint(args, bad, got, expected):
     if (bad & ~np.isfinite(got) & np.isfinite(expected)).any():
         return _HOOKED_FLAG
     if initial and initial[0] and _is_slip(got, _HOOKED[id(prologue)](*_as_numpy(tuple(inputs)), *params), expected):
-        return _Whole(f"Your values are those of a scan from y_T = 0: the value after the row, initial = "
-                      f"{initial[0]:g} here, never entered. Either the carry does not start from initial, or a "
-                      "reset flag is left set on the padding lanes past T: the composed flag of every real step of "
-                      "the last chunk is then set, and the carry (initial) is selected away there." + _fix(
-                          " Start the carry from initial (pass it to the kernel: carry = START), and make the "
-                          "padding lanes the identity, the flag included: reset = reset & m."))
+        never = (f"Your values are those of a scan from y_T = 0: the value after the row, initial = {initial[0]:g} "
+                 "here, never entered. ")
+        if inputs[0].shape[-1] % chunk == 0:  # whole chunks: no padding lane, so the carry's start
+            return _Whole(never + "This row is whole chunks, with no padding lanes: your carry does not start from "
+                          "initial." + _fix(" Pass initial to the kernel and start the carry there: carry = START."))
+        return _Whole(never + "The case on whole chunks, initial = 10 too, passed: your carry starts from initial. "
+                      "Here the last chunk has padding lanes past T, and a reset flag left set there makes the "
+                      "composed flag of every real step of that chunk set, so the carry (initial) is selected away."
+                      + _fix(" Make the padding lanes the identity, the flag included: reset = reset & m."))
     return None
 
 
@@ -4022,7 +4025,8 @@ lanes the identity (1, 0, no reset). Scan y_t = b_t + a_t y_{t+1}
 backwards from y_T = initial (a value after the row: the carry into its last chunk), in chunks of
 `chunk` steps, one program per row, and return y, a (B, T) float32 tensor your kernel wrote. The
 checker passes its own prologues (the discounted return's, GAE's): your one kernel is compiled once
-for each. Its last case passes initial = 10: a reset flag left set on a padding lane keeps it out.
+for each. Its last two cases pass initial = 10, the first on whole chunks, the second with padding
+lanes past T: a reset flag left set on a padding lane keeps initial out there.
 """, needs="scan", run=_in_chunks(3),
    window_end="the row's last step (t = T - 1: y_T = initial after it, 0 unless the case passes one)",
    recompute=lambda prologue, inputs, params, chunk, *initial: _HOOKED[id(prologue)](*inputs, *params, *initial),
@@ -4061,9 +4065,17 @@ def _hooked_scan_cases(d):
     out.append(("the discounted return, no episode ends, gamma 0.99, shape (2, 100), chunk 16",
                 (_hooked_returns, (_t(r), _t(done, torch.bool)), (0.99,), 16), {},
                 _HOOKED[id(_hooked_returns)](r, done, 0.99), {**_carry_steps(r.shape, 16)}))
-    # a value after the row, y_T = initial: the carry into the last chunk, which has padding lanes; the
-    # prologue's reset is set there (_undefined_outside), so a flag not cleared outside m keeps initial out
-    shape, initial = (2, d.int(100, 65, 127)), 10.0
+    # a value after the row, y_T = initial, on whole chunks (no padding lanes): the carry's start alone
+    initial = 10.0
+    r = rng.normal(size=(1, 128))
+    done = np.zeros(r.shape, bool)
+    out.append((f"the discounted return, no episode ends, initial = {initial:g} after the row, whole chunks (no padding "
+                "lanes), shape (1, 128), chunk 64", (_hooked_returns, (_t(r), _t(done, torch.bool)), (gamma,), 64,
+                                                      initial), {},
+                _HOOKED[id(_hooked_returns)](r, done, gamma, initial), {**_carry_steps(r.shape)}))
+    # then into a last chunk with padding lanes; the prologue's reset is set there (_undefined_outside), so a
+    # flag not cleared outside m keeps initial out
+    shape = (2, d.int(100, 65, 127))
     r = rng.normal(size=shape)
     done = _flags(rng, shape, 0.05)
     done[:, -8:] = False  # the row's last steps inside an episode: initial reaches them

@@ -1298,10 +1298,12 @@ W_SAYS = {
         ("Your tl.where's two branches are swapped", "tl.where(cond, x, y) gives x where cond is true"),
     ("gae_kernel", "the returns stored, advantages + values (a review's case)"):
         ("Your kernel stores the returns, advantages + V(s_t)", "Store the scanned values y_t themselves."),
-    **{("hooked_scan", what): ("Your values are those of a scan from y_T = 0: the value after the row, initial = 10",
-                               "make the padding lanes the identity, the flag included: reset = reset & m") for what in (
-        "the reset flag left set on the padding lanes (no reset & m: a round-46 review's case)",
-        "initial ignored: the carry starts from 0")},
+    ("hooked_scan", "the reset flag left set on the padding lanes (no reset & m: a round-46 review's case)"):
+        ("The case on whole chunks, initial = 10 too, passed: your carry starts from initial. Here the last chunk has "
+         "padding lanes past T", "Make the padding lanes the identity, the flag included: reset = reset & m."),
+    ("hooked_scan", "initial ignored: the carry starts from 0"):  # (round 59: one message for both before)
+        ("initial = 10 here, never entered. This row is whole chunks, with no padding lanes: your carry does not start "
+         "from initial.", "Pass initial to the kernel and start the carry there: carry = START."),
     ("hooked_scan", "the reset as a multiplier a = 0, not selected"):
         "A NaN crossed an episode end: the prologue's reset flag is not selected on everywhere it must be",
     ("awr_weights", "the clip written as 20, P[1] never read (a later review's case)"):
