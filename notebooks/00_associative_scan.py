@@ -51,7 +51,8 @@
 #
 # </details>
 #
-# Without a GPU, the next cell runs the kernels on the CPU, in Triton's *interpreter*.
+# Without a GPU, the next cell runs the kernels on the CPU, in Triton's *interpreter*. Import
+# `rltriton_lite` before any scan runs there ([appendix: why](#Appendix:-how-the-interpreter-and-the-GPU-differ)).
 
 # %%
 import os
@@ -311,10 +312,13 @@ exercises.attempt("matrix_compose", matrix_compose)
 # %% [markdown]
 # ## 4. Episode ends are resets
 #
-# At an episode's last step nothing flows back from the next episode, so $y_t = b_t$. Writing
-# that as $a_t = 0$ is not safe: $0 \cdot \text{NaN} = \text{NaN}$, so one bad reward would
-# poison every earlier episode. Instead each step carries a *reset flag* $\kappa$ (kappa), and
-# where it is set the kernels **select** $b_t$, as `np.where` does.
+# At an episode's last step nothing flows back from the next episode, so $y_t = b_t$. Computing
+# that as a **product**, $b_t + 0 \cdot y_{t+1}$ with $a_t = 0$, is not safe:
+# $0 \cdot \text{NaN} = \text{NaN}$, so one bad reward would poison every earlier episode. A
+# **select** is safe: it takes $b_t$, as `np.where` does, and never reads $y_{t+1}$. The select may
+# test a flag or $a_t = 0$. The kernels test a *reset flag* $\kappa$ (kappa) that each step
+# carries. With the flag, $a_t$ at an episode end is never read: a step may keep its ordinary
+# multiplier there, and no code has to test a float for 0.
 #
 # A step with a reset ignores its input: its map is $y \mapsto b_t$. So when the second operand
 # resets, the combine returns it alone. A run resets if any of its steps does: the combined flag is
@@ -448,8 +452,8 @@ exercises.attempt("combine_arrays", combine_arrays)
 # outputs 0 there.
 #
 # `rl.linear_scan` is the package's bare scan. It has no reset-flag input: you mark an episode end
-# with $a_t = 0$, its *reset form*. It tests that 0 before any multiplication and selects $b_t$
-# there, so $a_t = 0$ is safe here.
+# with $a_t = 0$, its *reset form*. It selects $b_t$ where $a_t = 0$, before any multiplication:
+# section 4's safe select.
 #
 # The next cell runs one row through the kernel: step 1 ends an episode, step 3's $b$ is a NaN,
 # and step 4 is padding. The NaN stays in its own episode, steps 2 to 5, so $y_1 = 2$ and
@@ -627,6 +631,22 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 #
 # `rltriton_lite/scan.py` holds the one kernel that every algorithm of the course uses. It walks
 # each row's chunks as `chunked` does. Notebook 00c shows how an algorithm plugs into it.
+#
+# `rl.linear_scan` runs that kernel. The next cell checks it against the loop in both directions,
+# with padding (`mask`) and a value after the row (`initial`: $y_T$, or $y_{-1}$ going forward):
+
+# %%
+n_rows, T = 3, 70
+a = torch.rand(n_rows, T, device=DEVICE)
+b = torch.randn(n_rows, T, device=DEVICE)
+init = torch.randn(n_rows, device=DEVICE)
+mask = torch.rand(n_rows, T, device=DEVICE) > 0.2
+for reverse in (True, False):
+    y = rl.linear_scan(a, b, initial=init, mask=mask, reverse=reverse, backend=KERNEL)
+    expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), initial=init.cpu().numpy(),
+                                     mask=mask.cpu().numpy(), reverse=reverse)
+    np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
+print("linear_scan matches the loop, reverse and forward")
 
 # %% [markdown]
 # ## 8. Gradients are a scan too
@@ -745,8 +765,8 @@ print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}
 #
 # * The steps are affine maps. They compose associatively but not commutatively: a tree scan may
 #   regroup them but must keep their order. A return is a reverse scan.
-# * An episode end is a reset flag and a select, never a product with $a_t = 0$. Padding is the
-#   identity $(1, 0)$.
+# * An episode end is a select, on a reset flag or on $a_t = 0$, never a product with $a_t = 0$.
+#   Padding is the identity $(1, 0)$.
 # * Chunks are scanned in parallel inside and joined by a carry: $y_t = B_t + A_t \cdot \text{carry}$.
 # * The gradient is the transposed scan, a forward scan of $(a_{t-1}, dy_t)$.
 
@@ -936,25 +956,8 @@ for _case, (_a, _b, _reset, _chunk), _, (_y, _carry_in), _ in exercises.cases("c
 # functions. The **prologue** loads the algorithm's inputs and returns each step's $(a_t, b_t)$ and
 # reset flag. The **epilogue** gets $y_t$ and writes the outputs. For GAE, the prologue's $b_t$ are
 # the TD errors $\delta_t$, and the epilogue writes the advantages. You write such functions in
-# 00c, section 2.
+# 00c, section 2. `rl.linear_scan`'s prologue only loads `a` and `b`, and section 7 checks it.
 #
-# `rl.linear_scan`'s prologue only loads `a` and `b`. The next cell checks it against the loop in
-# both directions, with padding (`mask`) and an initial carry (`initial`):
-
-# %%
-n_rows, T = 3, 70
-a = torch.rand(n_rows, T, device=DEVICE)
-b = torch.randn(n_rows, T, device=DEVICE)
-init = torch.randn(n_rows, device=DEVICE)
-mask = torch.rand(n_rows, T, device=DEVICE) > 0.2
-for reverse in (True, False):
-    y = rl.linear_scan(a, b, initial=init, mask=mask, reverse=reverse, backend=KERNEL)
-    expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), initial=init.cpu().numpy(),
-                                     mask=mask.cpu().numpy(), reverse=reverse)
-    np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
-print("linear_scan matches the loop, reverse and forward")
-
-# %% [markdown]
 # The gradient (section 8) runs on the same kernel. On a batch, it matches autograd through the
 # PyTorch path (`backend="torch"`):
 
@@ -976,7 +979,9 @@ print("kernel gradients match autograd")
 # `inf` or NaN in $g_{t-1}$ stays out of $g_t$. The folded check below tries this. One gradient still
 # reads across an episode end. $\partial L/\partial a_t = g_t\,y_{t+1}$ reads the next episode's
 # $y_{t+1}$, so a NaN there makes that one gradient NaN. The earlier episode's $y$ and
-# $\partial L/\partial b$ stay clean.
+# $\partial L/\partial b$ stay clean. When $a$ is a constant such as $\gamma$, this is harmless,
+# since no gradient with respect to it is wanted. When $a$ is learned, build the scan's input with a
+# select, `torch.where(done, 0.0, a)`, whose backward drops that NaN.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the transposed scan selects at a reset (CI runs them; skip when reading)
@@ -987,9 +992,20 @@ _, g_r = torch.autograd.grad((rl.linear_scan(a_r, b_r, backend=KERNEL) * dy_r).s
 assert torch.isinf(g_r[0, 0]) and torch.isnan(g_r[0, 1])
 assert g_r[0, 2].item() == 1.0 == dy_r[0, 2].item()  # g[2] = dy[2]: the pair (a[1], dy[2]) = (0, 1) is a reset, not 1 + 0 * NaN
 assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] = dy[3] + a[2] g[2]
+# dL/da at the episode end reads the next episode's y: NaN there; a learned a put in by a select stays clean
+a_learned = torch.tensor([[0.5, 0.7, 0.5, 0.5]], dtype=torch.float64, device=DEVICE, requires_grad=True)
+done_r = torch.tensor([[False, True, False, False]], device=DEVICE)  # step 1 ends the first episode
+b_nan = torch.tensor([[1.0, 1.0, float("nan"), 1.0]], dtype=torch.float64, device=DEVICE)  # a NaN in the next one
+L_first = lambda a_in: rl.linear_scan(a_in, b_nan, backend=KERNEL)[:, :2].sum()  # noqa: E731  (the first episode's y)
+(ga_product,) = torch.autograd.grad(L_first(a_learned * ~done_r), a_learned)  # the reset as a product
+(ga_select,) = torch.autograd.grad(L_first(torch.where(done_r, 0.0, a_learned)), a_learned)  # as a select
+assert torch.isnan(ga_product[0, 1]) and ga_select[0].tolist() == [1.0, 0.0, 0.0, 0.0]
 
 # %% [markdown]
-# ### GPU notes
+# ## Appendix: how the interpreter and the GPU differ
+#
+# Nothing here is needed for the exercises. These are the *GPU notes* that later notebooks cite by
+# number. The folded cell is a check that CI runs.
 #
 # 1. **Two versions of Triton.** The CPU install pins Triton 3.9.0 (`requirements.txt`), and its
 #    interpreter runs every check in these notebooks. What 00b–00d say about the compiler on a GPU
@@ -1002,9 +1018,9 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 # 3. **Import `rltriton_lite` before you run a scan in the interpreter.** Stock Triton's
 #    interpreter runs `tl.associative_scan` as section 1's sequential loop, which can hide a combine
 #    that is not associative. Importing the package makes it section 1's Hillis–Steele tree, so such
-#    a combine gives wrong numbers there. A GPU groups the steps differently again
-#    ([00b, GPU note 4](00b_triton_from_zero.ipynb#GPU-notes)). The folded check below runs a
-#    combine that is not associative both ways.
+#    a combine gives wrong numbers there. A GPU groups the steps differently again ([00b, GPU
+#    note 4](00b_triton_from_zero.ipynb#Appendix:-how-the-interpreter-and-the-GPU-differ)). The
+#    folded check below runs a combine that is not associative both ways.
 
 # %% jupyter={"source_hidden": true}
 # Checks: GPU note 3, a combine that is not associative, under stock Triton's loop and the package's tree (CI runs them; skip when reading)

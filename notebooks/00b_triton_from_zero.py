@@ -24,7 +24,8 @@
 # * **Minimum path:** all three sections and their checked exercises. There are no open questions.
 #
 # Here you write notebook 00's reverse scan as a GPU kernel, on rows without episode ends yet.
-# New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the appendix.
+# New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
+# [GPU notes](#Appendix:-how-the-interpreter-and-the-GPU-differ), the last appendix.
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work)
 # says. Every kernel you write follows the card below: come back to it when a kernel misbehaves.
@@ -32,21 +33,20 @@
 # %% [markdown]
 # ### Triton rules
 #
-# The middle column says where you first need each rule: the 00c rows can wait until 00c.
+# The middle column says in which section you first need each rule. Notebook 00c adds
+# [two rules for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled).
 #
 # | rule | needed from | explained in |
 # | --- | --- | --- |
-# | Mask every load and store that can run past a tensor's end. | 00b §1 | §1 |
-# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | 00b §1 | §1 |
-# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | 00b §1 | §1's table; GPU note 1 |
-# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | 00b §1 | §1's table; the appendix |
-# | Start a float carry as `0.0`, not `0`. | 00b §3 | §1's table; GPU note 2 |
-# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | 00b §1 | 00 §4; 00c §1 |
-# | Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | 00c §2 | 00c §2; 00c GPU note 1 |
-# | Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | 00c §2 | 00c §2; 00c GPU note 2 |
-# | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | 00b §1 | this card |
-# | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | 00b §1 | this card |
-# | In a script of your own, `import rltriton_lite` before you run a kernel. | 00b §1 | GPU note 4 |
+# | Mask every load and store that can run past a tensor's end. | §1 | §1 |
+# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | §1 | §1 |
+# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | §1's table; GPU note 1 |
+# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | §1 | §1's table; [the appendix](#Arithmetic-on-loaded-bool-flags) |
+# | Start a float carry as `0.0`, not `0`. | §3 | §1's table; GPU note 2 |
+# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | §1 | 00 §4; 00c §1 |
+# | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | §1 | this card |
+# | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | §1 | this card |
+# | In a script of your own, `import rltriton_lite` before you run a kernel. | §1 | GPU note 4 |
 
 # %%
 import os
@@ -62,7 +62,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-import rltriton_lite as rl  # (also makes the interpreter run tl.associative_scan as a tree, like a GPU)
+import rltriton_lite as rl  # import it before any kernel runs (GPU note 4)
 from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -134,7 +134,8 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `term + trunc`, two loaded bool flags | `term \| trunc` |
 # | `carry = 0` before a loop that makes it a float | `carry = 0.0` |
 #
-# The appendix shows what the wrong forms do, and why `term + trunc` is wrong.
+# [GPU note 1](#Appendix:-how-the-interpreter-and-the-GPU-differ) shows what the wrong forms do,
+# and [an appendix](#Arithmetic-on-loaded-bool-flags) why `term + trunc` is wrong.
 
 # %%
 @triton.jit
@@ -239,6 +240,8 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #   `combine(a1, b1, a2, b2)`, and returns one pair. The scan returns two blocks, `a_s, b_s`.
 # * With `reverse=True`, the scan runs from the block's last lane to its first, as a return needs.
 #   Under `+`, `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`.
+# * In a combine, too, use `tl.maximum` and `tl.where`, never Python's `max` or `if`
+#   ([GPU note 1](#Appendix:-how-the-interpreter-and-the-GPU-differ): why).
 #
 # `affine_combine` below is notebook 00's `combine`, which applies its first operand first
 # ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
@@ -594,9 +597,9 @@ exercises.attempt("chunked_scan", chunked_scan)
 # %% [markdown]
 # ## Appendix: behind the scenes
 #
-# Nothing here is needed for the exercises. It covers the order rule seen inside a scan, what
-# differs between Triton's interpreter and a GPU, and why arithmetic on loaded bool flags goes wrong.
-# The folded cells are checks that CI runs.
+# Nothing here is needed for the exercises. It covers the order rule seen inside a scan, and why
+# arithmetic on loaded bool flags goes wrong. The last appendix, after this one, holds the GPU
+# notes. The folded cells are checks that CI runs.
 #
 # ### The order rule, seen (section 2)
 #
@@ -651,10 +654,74 @@ for reverse_, kept in ((True, [3.0] * 4), (False, [0.0] * 4)):
     assert out_.tolist() == kept  # reverse: step 3, the latest, is every run's first operand; forward: step 0
 
 # %% [markdown]
-# ### GPU notes
+# ### Arithmetic on loaded bool flags
 #
-# The GPU halves of these notes were checked with Triton 3.6's compiler, and no cell can check them
-# on a CPU. Notebook 00's GPU notes say why the version matters.
+# Two flags end an episode, as in section 1's `term + trunc` row: `term` (*terminated*) says the
+# episode ended, and `trunc` (*truncated*) says a time limit cut it off. Loaded from bool tensors,
+# they are `int1` blocks, one bit each, so arithmetic on them wraps around. Below, `d` is such a flag, and `d8` the same flag stored as
+# `int8`:
+#
+# | expression | value on False / True | fine or not |
+# | --- | --- | --- |
+# | `d + d`, as in `term + trunc` | 0 / 0 | wrong: when both are set, 1 + 1 wraps to 0 in one bit and the episode end vanishes |
+# | `-d` | 0 / 1 | wrong: `-True` should be −1, but a one-bit value holds only 0 and 1, so −1 wraps round to 1 |
+# | `1 - d` | 1 / 0 | fine: the Python integer makes it `int32` |
+# | `d \| d`, as in `term \| trunc` | 0 / 1 | fine |
+# | `d.to(tl.float32) + d.to(tl.float32)` | 0 / 2 | fine: converted first |
+# | `~d` | 1 / 0 | fine: a logical not, on a bool block |
+# | `~d8` | −1 / −2 | wrong: on `int8`, `~` flips every bit |
+# | `~(d8 != 0)` | 1 / 0 | fine: so always compare a loaded flag with 0 |
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims on bool flags above (CI runs them; skip when reading)
+@triton.jit
+def _bool_arith(D, D8, OUT, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    d = tl.load(D + i)  # a bool tensor: an int1 block
+    d8 = tl.load(D8 + i)  # the same flags stored as int8
+    tl.store(OUT + 0 * BLOCK + i, (d + d).to(tl.float32))
+    tl.store(OUT + 1 * BLOCK + i, (-d).to(tl.float32))
+    tl.store(OUT + 2 * BLOCK + i, (1 - d).to(tl.float32))
+    tl.store(OUT + 3 * BLOCK + i, 0.5 * (1 - d))
+    tl.store(OUT + 4 * BLOCK + i, (~d).to(tl.float32))
+    tl.store(OUT + 5 * BLOCK + i, (~d8).to(tl.float32))
+    tl.store(OUT + 6 * BLOCK + i, (~(d8 != 0)).to(tl.float32))
+    tl.store(OUT + 7 * BLOCK + i, (d | d).to(tl.float32))
+    tl.store(OUT + 8 * BLOCK + i, d.to(tl.float32) + d.to(tl.float32))
+
+
+flags = torch.tensor([False, True], device=DEVICE)
+bool_out = torch.empty(9, 2, device=DEVICE)
+_bool_arith[(1,)](flags, flags.to(torch.int8), bool_out, BLOCK=2)
+assert bool_out[:2].tolist() == [[0.0, 0.0], [0.0, 1.0]]  # bool + bool wraps to 0; -True is 1
+assert bool_out[2:5].tolist() == [[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]]  # 1 - d (times gamma too), ~d: right
+assert bool_out[5:7].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
+assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, and d + d after .to(tl.float32)
+
+
+@triton.jit
+def _term_plus_trunc(TERM, TRUNC, OUT, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, ((tl.load(TERM + i) + tl.load(TRUNC + i)) != 0).to(tl.float32))
+
+
+ends = torch.empty(4, device=DEVICE)  # does term + trunc still say "the episode ended"?
+_term_plus_trunc[(1,)](
+    torch.tensor([False, True, False, True], device=DEVICE),
+    torch.tensor([False, False, True, True], device=DEVICE),
+    ends,
+    BLOCK=4,
+)
+assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both set: 1 + 1 wraps to 0, the end vanishes
+
+
+# %% [markdown]
+# ## Appendix: how the interpreter and the GPU differ
+#
+# Nothing here is needed for the exercises. These are the *GPU notes* that the rules card and later
+# notebooks cite by number. Their GPU halves were checked with Triton 3.6's compiler, and no cell
+# can check them on a CPU. [Notebook 00's GPU notes](00_associative_scan.ipynb#Appendix:-how-the-interpreter-and-the-GPU-differ)
+# say why the version matters. The folded cell is a check that CI runs.
 #
 # 1. **Python operators on blocks** (section 1). In a kernel's body, the interpreter treats a whole
 #    block as one value, with no warning: `max(x, y)` returns one of the two blocks whole, and an
@@ -743,64 +810,3 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
     assert stock_max == package_max == torch.cummax(x_, 0).values.tolist() == [3.0, 3.0, 5.0, 5.0]  # max is right
     assert all(len(seen) == 1 for seen in stock_seen)  # stock: single elements only
     assert len(package_seen[0]) == 4 and all(len(seen) == 1 for seen in package_seen[1:])  # one block, then elements
-
-# %% [markdown]
-# ### Arithmetic on loaded bool flags
-#
-# Two flags end an episode, as in section 1's `term + trunc` row: `term` (*terminated*) says the
-# episode ended, and `trunc` (*truncated*) says a time limit cut it off. Loaded from bool tensors,
-# they are `int1` blocks, one bit each, so arithmetic on them wraps around. Below, `d` is such a flag, and `d8` the same flag stored as
-# `int8`:
-#
-# | expression | value on False / True | fine or not |
-# | --- | --- | --- |
-# | `d + d`, as in `term + trunc` | 0 / 0 | wrong: when both are set, 1 + 1 wraps to 0 in one bit and the episode end vanishes |
-# | `-d` | 0 / 1 | wrong: `-True` should be −1, but a one-bit value holds only 0 and 1, so −1 wraps round to 1 |
-# | `1 - d` | 1 / 0 | fine: the Python integer makes it `int32` |
-# | `d \| d`, as in `term \| trunc` | 0 / 1 | fine |
-# | `d.to(tl.float32) + d.to(tl.float32)` | 0 / 2 | fine: converted first |
-# | `~d` | 1 / 0 | fine: a logical not, on a bool block |
-# | `~d8` | −1 / −2 | wrong: on `int8`, `~` flips every bit |
-# | `~(d8 != 0)` | 1 / 0 | fine: so always compare a loaded flag with 0 |
-
-# %% jupyter={"source_hidden": true}
-# Checks: the claims on bool flags above (CI runs them; skip when reading)
-@triton.jit
-def _bool_arith(D, D8, OUT, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    d = tl.load(D + i)  # a bool tensor: an int1 block
-    d8 = tl.load(D8 + i)  # the same flags stored as int8
-    tl.store(OUT + 0 * BLOCK + i, (d + d).to(tl.float32))
-    tl.store(OUT + 1 * BLOCK + i, (-d).to(tl.float32))
-    tl.store(OUT + 2 * BLOCK + i, (1 - d).to(tl.float32))
-    tl.store(OUT + 3 * BLOCK + i, 0.5 * (1 - d))
-    tl.store(OUT + 4 * BLOCK + i, (~d).to(tl.float32))
-    tl.store(OUT + 5 * BLOCK + i, (~d8).to(tl.float32))
-    tl.store(OUT + 6 * BLOCK + i, (~(d8 != 0)).to(tl.float32))
-    tl.store(OUT + 7 * BLOCK + i, (d | d).to(tl.float32))
-    tl.store(OUT + 8 * BLOCK + i, d.to(tl.float32) + d.to(tl.float32))
-
-
-flags = torch.tensor([False, True], device=DEVICE)
-bool_out = torch.empty(9, 2, device=DEVICE)
-_bool_arith[(1,)](flags, flags.to(torch.int8), bool_out, BLOCK=2)
-assert bool_out[:2].tolist() == [[0.0, 0.0], [0.0, 1.0]]  # bool + bool wraps to 0; -True is 1
-assert bool_out[2:5].tolist() == [[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]]  # 1 - d (times gamma too), ~d: right
-assert bool_out[5:7].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
-assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, and d + d after .to(tl.float32)
-
-
-@triton.jit
-def _term_plus_trunc(TERM, TRUNC, OUT, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    tl.store(OUT + i, ((tl.load(TERM + i) + tl.load(TRUNC + i)) != 0).to(tl.float32))
-
-
-ends = torch.empty(4, device=DEVICE)  # does term + trunc still say "the episode ended"?
-_term_plus_trunc[(1,)](
-    torch.tensor([False, True, False, True], device=DEVICE),
-    torch.tensor([False, False, True, True], device=DEVICE),
-    ends,
-    BLOCK=4,
-)
-assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both set: 1 + 1 wraps to 0, the end vanishes

@@ -336,19 +336,25 @@ exercises.attempt("gae_kernel", gae_kernel)
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
 #   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
 #   pasted in where it is called. A combine is the exception. Name it in the kernel itself, as
-#   `affine_combine` is above (GPU note 1, a [Triton rule](00b_triton_from_zero.ipynb#Triton-rules)).
+#   `affine_combine` is above (rule 1 below).
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. In the kernel, `X[i]`
 #   points to the `i`-th tensor's first element, as in `tl.load(X[i] + offs)`. In a tuple of
-#   numbers, `P[i]` is a number. The index `i` must be known at compile time (GPU note 2, a
-#   [Triton rule](00b_triton_from_zero.ipynb#Triton-rules)).
+#   numbers, `P[i]` is a number. The index `i` must be known at compile time (rule 2 below).
 # * **`tl.static_range(n)`**, a loop *unrolled* at compile time. The compiler writes one copy of
 #   the body for each `i`, so `i` is a constant in each copy. `n` must be known at compile time,
 #   as `len(X)` is.
 #
-# Here is a ten-line kernel that uses all four. It passes each input through the hook, weights it
-# by its number in `P`, sums the results, and caps the sum at 1 when `CAP` is set.
+# **Two Triton rules for hooks** join [00b's card](00b_triton_from_zero.ipynb#Triton-rules):
+#
+# | rule | why |
+# | --- | --- |
+# | 1. Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | [GPU note 1](#GPU-notes) |
+# | 2. Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | [GPU note 2](#GPU-notes) |
+#
+# Here is a ten-line kernel that uses the four pieces. It passes each input through the hook,
+# weights it by its number in `P`, sums the results, and caps the sum at 1 when `CAP` is set.
 
 # %%
 @triton.jit
@@ -429,7 +435,7 @@ print("returns_prologue, run by exercises.scan_hook on 2 x 100 steps with episod
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from
 #   $y_T$ = `initial`. The carry starts there: `carry = START`.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
-#   terminations, NaN rewards in later episodes, and `initial = 10` with padding lanes.
+#   terminations, NaN rewards in later episodes, and `initial = 10`, on whole chunks and then with padding lanes.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -512,6 +518,12 @@ exercises.attempt("hooked_scan", hooked_scan)
 # `scan.combine`, is your `reset_combine`. Each row below pairs lines of your `hooked_scan` with
 # the lines of `_walk` that do their job, in the order they run.
 #
+# The package's prologue returns five values, not three:
+#
+# * `a, b, reset`: your triple;
+# * `valid`: your mask `m`;
+# * `keep`: loaded values that the epilogue needs too.
+#
 # **On a first read, skim this table.** Match each left-hand line to its right-hand line, and read
 # past the names you don't know:
 #
@@ -522,9 +534,9 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | `a = tl.where(m, a, 1.0)`<br>`b = tl.where(m, b, 0.0)`<br>`reset = reset & m` | `a = tl.where(valid, a, 1.0).to(ACC)`<br>`b = tl.where(valid, b, 0.0).to(ACC)`<br>`reset = reset & valid` |
 # | `a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`<br>`y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
 #
-# New names on the right: `SX` holds the input's strides, `ACC` is the dtype the scan computes in,
-# `ROWS`, `NV`, `V` give a chunk's tile shape, `valid` is your mask `m`, and `keep` holds loaded
-# values that the epilogue needs too.
+# The other new names on the right are the kernel's arguments: `SX` holds the input's strides,
+# `ACC` is the dtype the scan computes in, and `ROWS`, `NV`, `V` give a chunk's tile shape.
+# `_scan_chunk` returns six values. The first, `y`, is your `y`.
 #
 # The right-hand lines are copied whole from the package's source. The other lines of `_walk` serve
 # speed, long rows and the features of later notebooks. The

@@ -155,7 +155,7 @@ exercises.attempt("strided_scan", strided_scan)
 #   $y$. The padding lanes load it. Its $c$ is also the first carry, since nothing after the row
 #   may change $h$. Last, add the reset flag as in 00c, section 1.
 # * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1, a
-#   [Triton rule](00b_triton_from_zero.ipynb#Triton-rules)).
+#   [Triton rule for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled)).
 #
 # <details><summary>Hint 1: where to start</summary>
 #

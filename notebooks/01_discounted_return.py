@@ -16,14 +16,22 @@
 # %% [markdown]
 # # 01 — The discounted return
 #
-# * **You will learn:**
-#   * the return with terminations, truncations and bootstraps, as prologue, scan and epilogue;
-#   * its gradient as a forward scan in Triton, behind a `torch.autograd.Function`.
-# * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the checked exercises.
-# * **Needs:** notebooks 00, 00b and 00c, and writing a `torch.autograd.Function`. No GPU.
+# * **You will learn:** the return with terminations, truncations and bootstraps, as prologue,
+#   scan and epilogue, and the kernel that runs the three.
+# * **Time:** 1.5–2 h with the open questions; 30 min–1 h for the reading and the checked exercise.
+# * **Needs:** notebooks 00, 00b and 00c. No GPU.
 # * **Reference:** the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–6 (5 is the harness later exercises run in) and the three checked
-#   exercises. Section 7 and the open questions can wait.
+# * **Minimum path:** sections 1–4 and the checked exercise `n_step_returns`. Section 5 and the
+#   open questions can wait.
+# * **Next:** notebook 01b, where you write Triton prologues of your own and the return's backward.
+#
+# > **Terms used here** (each links to the glossary)
+# >
+# > * [**termination, truncation**](GLOSSARY.md#termination-and-truncation): an episode ends; after a truncation it would have gone on.
+# > * [**bootstrap**](GLOSSARY.md#bootstrap): the value of the next state, standing in for the rewards a cut leaves out.
+# > * [**prologue**](GLOSSARY.md#prologue), [**epilogue**](GLOSSARY.md#epilogue): the per-step work before and after a scan.
+# > * [**reset**](GLOSSARY.md#reset): a step that takes nothing from the step after it.
+# > * [**the card**](GLOSSARY.md#episode-end-card): section 2's table of what each kind of step does at an episode's end.
 #
 # Policy-gradient methods weight a log-probability by the return $G_t$. Here you compute it as one
 # scan, with episode ends and a rollout window that cuts episodes:
@@ -33,9 +41,9 @@
 #
 # $r_t$ is the reward and $\gamma_t$ the discount at step $t$. Flags mark the episode ends:
 #
-# * $\text{term}_t$ marks a [**termination**](GLOSSARY.md#termination-and-truncation). Nothing follows it.
+# * $\text{term}_t$ marks a **termination**. Nothing follows it.
 # * $\text{trunc}_t$ marks a **truncation**: a time limit cuts the episode. The end of the rollout
-#   window cuts it in the same way. The return then [**bootstraps**](GLOSSARY.md#bootstrap): it adds
+#   window cuts it in the same way. The return then **bootstraps**: it adds
 #   $\gamma_t V'_t$, with $V'_t = V(s_{t+1})$ the value of the real next state, in place of the
 #   rewards that follow.
 # * $\text{done}_t$ is new. It marks any episode end: $\text{done}_t = \text{term}_t \lor
@@ -67,9 +75,6 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels on the CPU
 
 import matplotlib.pyplot as plt
-
-import triton
-import triton.language as tl
 
 import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference
@@ -105,13 +110,13 @@ print(G)
 #
 # A kernel splits section 1's loop into three pieces:
 #
-# * a [prologue](GLOSSARY.md#prologue) builds each step's pair $(a_t, b_t)$ from that step's inputs alone;
+# * a **prologue** builds each step's pair $(a_t, b_t)$ from that step's inputs alone;
 # * the scan combines the pairs;
-# * an [epilogue](GLOSSARY.md#epilogue) turns the scan's output into what is stored.
+# * an **epilogue** turns the scan's output into what is stored.
 #
 # The return is $G_t = b_t + a_t G_{t+1}$, with
 #
-# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set. That is a [**reset**](GLOSSARY.md#reset):
+# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set. That is a **reset**:
 #   it cuts off $G_{t+1}$, so $G_t = b_t$;
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
 #   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
@@ -123,7 +128,7 @@ print(G)
 # > * **the flag ($a_t$ unread)** in the Triton functions you write: the triple
 # >   $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`, whose $a_t$ is not read where the flag is set;
 # > * **`done`** in the package's own hooks: the same flag, as the package's helper `episode.step`
-# >   returns it ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)).
+# >   returns it (02's appendix).
 #
 # The epilogue writes $y_t = G_t$ (0 where padded). In NumPy:
 
@@ -166,8 +171,8 @@ print("prologue + scan + epilogue == the loop")
 # | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$ (unread); reset true |
 # | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$ (unread); reset true |
 #
-# * **An end does two things.** It **cuts** the [carry](GLOSSARY.md#carry), the value carried in
-#   from step $t+1$ (that is the reset), and it gives $b_t$ its [**end form**](GLOSSARY.md#end-form).
+# * **An end does two things.** It **cuts** the **carry**, the value carried in
+#   from step $t+1$ (that is the reset), and it gives $b_t$ its **end form**.
 # * **The last two columns** are two of the reset's three forms (the box above): $a_t = 0$ in
 #   tensor code, the flag ($a_t$ unread) in Triton. Either way the scan takes $y_t = b_t$ there.
 # * **Why selects.** NaNs are real inputs: a failed environment step gives one, and so may the
@@ -197,11 +202,11 @@ assert inspect.getsource(getattr(episode.step, "fn", episode.step)).rstrip().end
 #
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. Its scan is the
 # package's shared scan kernel, which you read at the end of 00c. It works
-# [chunk](GLOSSARY.md#chunk) by chunk and resets at every episode end. Only the prologue and the
+# chunk by chunk and resets at every episode end. Only the prologue and the
 # epilogue are the return's own.
 #
 # The cell below runs it on 4 rows of 45 steps, with terminations, truncations, a per-step
-# $\gamma$ and a [`mask`](GLOSSARY.md#mask-of-steps). A step with mask 0 (padding, say) acts as if
+# $\gamma$ and a `mask`. A step with mask 0 (padding, say) acts as if
 # deleted from the row: nothing of it is read, and its outputs are 0. The row's last step with
 # mask 1 is the window's last step.
 
@@ -273,124 +278,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 5. The harness for Triton prologues
-#
-# The hook exercises here and in notebooks 03–07 hand your `@triton.jit` function to a small
-# [harness](GLOSSARY.md#harness), described here.
-#
-# `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
-# prologue inside the chunked scan with resets that you wrote in 00c (`reset_scan`). It runs one
-# program per row and returns the scanned `y`. The [hooks](GLOSSARY.md#hook) you write take their
-# arguments in this order:
-#
-# * `prologue(X, P, offs, t, m, T) -> (a, b, reset)`, with `reset` a bool per step.
-# * `epilogue(X, P, offs, t, m, T, y, y_in) -> out`, stored in place of `y` (reverse scans only).
-#   `y` is the scanned value at step $t$, and [`y_in`](GLOSSARY.md#y-in) the value that entered the
-#   step: $y_{t+1}$ in a reverse scan.
-#
-# | argument | what it is |
-# | --- | --- |
-# | `X` | the tuple of your `inputs`, as pointers: `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of the first |
-# | `P` | the tuple of your `params`: `P[0]` is γ if you pass `(gamma,)` |
-# | `offs` | the flat offsets of the chunk's steps in each (B, T) input, `row * T + t` |
-# | `t` | each step's time index |
-# | `m` | the in-bounds mask |
-# | `T` | the row length |
-#
-# Not every input's entry $t$ describes step $t$: `next_values[t]` is $V(s_{t+1})$, for one. The
-# glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists them all.
-#
-# Three rules, all visible in the kernel printed below:
-#
-# * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
-# * A [lane](GLOSSARY.md#lane) is one position of the chunk's block, one step. Lanes past the end
-#   (`m` false) become the [identity](GLOSSARY.md#identity) (1, 0), with no reset.
-# * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`).
-#
-# Resets, bootstraps and NaNs follow [the card](#The-episode-end-card).
-
-# %%
-print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
-
-# %% [markdown]
-# A worked prologue: the plain discounted sum $y_t = r_t + \gamma y_{t+1}$, with no episode ends.
-# Its triple is $a_t = \gamma$, $b_t = r_t$, and a reset only at the window's last step. The
-# harness also takes a scalar multiplier, such as a bare `P[0]`, and broadcasts it over the chunk.
-# Through `scan_hook`, `discounted_sum` matches `rl.linear_scan` on the same pairs:
-
-# %%
-@triton.jit
-def discounted_sum(X, P, offs, t, m, T):
-    r = tl.load(X[0] + offs, mask=m, other=0.0)  # X[0] is the rewards
-    return tl.zeros_like(r) + P[0], r, t == T - 1  # a_t = gamma (P[0]), b_t = r_t; the window's last step resets
-
-
-r_w = torch.randn(2, 150, generator=torch.Generator().manual_seed(3)).to(DEVICE)  # 150 steps: 3 chunks
-y_w = exercises.scan_hook(discounted_sum, (r_w,), (0.9,))
-torch.testing.assert_close(y_w, rl.linear_scan(torch.full_like(r_w, 0.9), r_w, backend=KERNEL), rtol=1e-5, atol=1e-5)
-print("discounted_sum through scan_hook == rl.linear_scan")
-
-
-# %% jupyter={"source_hidden": true}
-# Checks: a scalar multiplier broadcasts (CI runs them; skip when reading)
-@triton.jit
-def _discounted_sum_scalar(X, P, offs, t, m, T):
-    return P[0], tl.load(X[0] + offs, mask=m, other=0.0), t == T - 1  # a_t: the bare scalar P[0]
-
-
-torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (0.9,)), y_w, rtol=1e-5, atol=1e-5)
-
-# %% [markdown]
-# ## 6. The backward
-#
-# The scan $y_t = b_t + a_t y_{t+1}$ runs backwards in time. Autograd hands its backward pass
-# $dy_t$, the gradient that reaches $y_t$ directly from the loss $L$. But $y_t$ also reaches $L$
-# through $y_{t-1} = b_{t-1} + a_{t-1} y_t$. The total gradient $g_t = \partial L / \partial b_t$
-# adds that second path:
-#
-# $$g_t = dy_t + a_{t-1}\, g_{t-1}, \qquad g_0 = dy_0 .$$
-#
-# This is the [transposed scan](GLOSSARY.md#transposed-scan) of notebook 00, section 8: a scan
-# run *forwards* in time. Step $t$ takes the multiplier of the step before: it resets where step
-# $t-1$ reset, and step 0 resets, with nothing before it.
-# For the return, section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
-# $g_t = dG_t + \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
-# `returns_autograd` has terminations only, and there done$_{t-1}$ is term$_{t-1}$.
-# The other gradient is one product per step: $\partial L / \partial a_t = g_t\, y_{t+1}$.
-#
-# By hand: $a = (0.5, 0.5, 0)$ and $L = \sum_t y_t$, so every $dy_t = 1$. Then $g_0 = 1$,
-# $g_1 = 1 + 0.5 \cdot 1 = 1.5$ and $g_2 = 1 + 0.5 \cdot 1.5 = 1.75$. The window's reset $a_2 = 0$
-# is never read. Autograd agrees:
-
-# %%
-a_bw = torch.tensor([[0.5, 0.5, 0.0]], dtype=torch.float64)
-b_bw = torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float64, requires_grad=True)
-rl.linear_scan(a_bw, b_bw, backend="torch").sum().backward()  # L = sum of y_t: every dy_t = 1
-g = [1.0]  # g_0 = dy_0
-for t in (1, 2):
-    g.append(1.0 + a_bw[0, t - 1].item() * g[-1])  # g_t = dy_t + a_(t-1) g_(t-1), forwards in time
-assert g == [1.0, 1.5, 1.75] and b_bw.grad.tolist() == [g]
-print("transposed scan == autograd:", g)
-
-# %% jupyter={"source_hidden": true}
-# Checks: the return's backward reads done_(t-1), truncations included (CI runs them; skip when reading)
-r_g = torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]], dtype=torch.float64, requires_grad=True)
-term_g = torch.tensor([[False, True, False, False, False, False]])  # a termination at step 1
-trunc_g = torch.tensor([[False, False, False, True, False, False]])  # a truncation at step 3
-dG = torch.tensor([[0.3, -1.0, 2.0, 0.5, 1.5, -0.7]], dtype=torch.float64)
-G_g = rl.discounted_returns(r_g, gamma=0.5, terminated=term_g, truncated=trunc_g,
-                            next_values=torch.arange(6.0, dtype=torch.float64)[None], backend="torch")
-(G_g * dG).sum().backward()  # L = sum of dG_t G_t: the upstream gradient is dG
-done_g = (term_g | trunc_g)[0].tolist()
-g_done, g_term = [dG[0, 0].item()], [dG[0, 0].item()]
-for t in range(1, 6):
-    g_done.append(dG[0, t].item() + 0.5 * (1 - done_g[t - 1]) * g_done[-1])  # done_(t-1): the formula above
-    g_term.append(dG[0, t].item() + 0.5 * (1 - term_g[0, t - 1].item()) * g_term[-1])  # term_(t-1) alone
-np.testing.assert_allclose(r_g.grad[0].tolist(), g_done, rtol=1e-12)
-assert abs(g_term[4] - g_done[4]) > 0.1  # term alone is wrong after the truncation
-
-# %% [markdown]
-# ## 7. Optional: profile it
+# ## 5. Optional: profile it
 #
 # At the small shapes of RL code, a call of the return is [host-bound](GLOSSARY.md#host-bound): at
 # 16×128 its wall time is more than 20 times its GPU time, in the committed H200 run. The table,
@@ -409,238 +297,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # ## Exercises
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. The first two are Triton prologues, the third
-# tensor code, each with [the card](#The-episode-end-card)'s reset form for its code.
-#
-# Some checker cases start the scan past the window from 100, not 0, so a missing reset at the
-# window's last step shows up.
-
-# %% jupyter={"source_hidden": true}
-# Checks: the checkers' 100 past the window (CI runs them; skip when reading)
-said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
-assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
-assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
-
-# %% [markdown]
-# ### Triton prologues: the reset is a flag
-#
-# **`transposed_scan`** (a Triton prologue).
-#
-# **You write:** `transposed_scan(X, P, offs, t, m, T)`, [section 6](#6.-The-backward)'s transposed
-# scan as a prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
-# ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments).
-#
-# **It returns:** each step's triple $(a, b, \text{reset})$, whose forward scan is the gradient
-# $g_t = dy_t + a_{t-1}\, g_{t-1}$.
-#
-# **Contract.**
-#
-# * **Reset form:** the flag ($a_t$ unread where it is set). Step 0 resets ($g_0 = dy_0$).
-# * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32.
-# * **Shift:** read $a_{t-1}$ at `offs - 1`.
-#
-# <details><summary>Details: where a_(t-1) = 0, and the checker (optional)</summary>
-#
-# Where step $t-1$ reset in the reverse scan of $y$ ($a_{t-1} = 0$ in `rl.linear_scan`'s pairs),
-# the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does. So you need not
-# set a reset there, though one would pass too.
-#
-# The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`. In its case marked
-# "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not keep
-# that out, since $0 \cdot \infty = \text{NaN}$: only the reset does.
-#
-# </details>
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# Section 6 wrote this scan as a Python loop, and notebook 00, section 8, in NumPy. There `a_prev`
-# was `a` shifted one step right. Here the shift is an address: step $t$ reads $a$ at step $t-1$. The harness runs the
-# scan. You only return the triples: which factor multiplies $g_{t-1}$, the value carried into the
-# step? And which step has no value carried into it?
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# * Fill in the triple of each kind of step (Hint 4 has it filled in):
-#
-#   | step | multiplier | $b_t$ | reset? |
-#   | --- | --- | --- | --- |
-#   | $t \ge 1$ | ? | ? | ? |
-#   | $t = 0$, where the forward scan starts | ? | ? | ? |
-#
-# * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
-# * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
-#   Step 0 resets, since nothing comes before it, so its multiplier is unread: `other=1.0` will do.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# One row of three steps, $a = (0.5, 0, 0.5)$ and $dy = (1, 2, 3)$: $g_0 = dy_0 = 1$,
-# $g_1 = dy_1 + a_0 g_0 = 2 + 0.5 \cdot 1 = 2.5$ and $g_2 = dy_2 + a_1 g_1 = 3 + 0 \cdot 2.5 = 3$.
-# (From $y$: $y_0 = b_0 + 0.5\,b_1$ and $y_1 = b_1$, so $b_1$ enters $L = \sum_t dy_t\,y_t$ with
-# weight $0.5 \cdot 1 + 2 = 2.5$.)
-#
-# ```python
-# a3, dy3 = torch.tensor([[0.5, 0.0, 0.5]], device=DEVICE), torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE)
-# print(exercises.guarded(exercises.scan_hook, transposed_scan, (a3, dy3), (), reverse=False).tolist())  # must print [[1.0, 2.5, 3.0]]
-# ```
-#
-# `[[1.0, 2.0, 4.0]]` pairs each $dy_t$ with its own step's $a_t$, not with the step before's.
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# | step | multiplier | $b_t$ | reset? |
-# | --- | --- | --- | --- |
-# | $t \ge 1$ | $a_{t-1}$, the step before's | $dy_t$ | no |
-# | $t = 0$, where the forward scan starts | any (unread) | $dy_0$ | yes: nothing comes before it |
-#
-# ```python
-# a_prev = tl.load(X[0] + ___, mask=___, other=1.0)  # a_(t-1): at which offset? where is there none?
-# return a_prev, dy, ___  # ___: the reset, a bool: which step has no step before it? (its 1.0 is unread)
-# ```
-#
-# </details>
-#
-# ```python
-# @triton.jit
-# def transposed_scan(X, P, offs, t, m, T):
-#     dy = tl.load(X[1] + offs, mask=m, other=0.0)
-#     ...
-#     return a_prev, dy, reset
-# ```
-
-# %%
-# YOUR CODE: replace the next line by your @triton.jit def transposed_scan(X, P, offs, t, m, T)
-transposed_scan = None
-
-# %%
-exercises.attempt("transposed_scan", transposed_scan)
-
-# %% [markdown]
-# **`returns_autograd`** (two Triton prologues and an `autograd.Function`): both scans behind
-# PyTorch's autograd. Its triples have `transposed_scan`'s shape; what is new is the discount and
-# the flag of the step before, and the two scans wired into one `torch.autograd.Function`.
-#
-# **You write:** `returns_autograd(rewards, terminated, gamma)`, returning `Returns.apply(...)`: a
-# `torch.autograd.Function` whose `forward` and `backward` each run `exercises.scan_hook` with a
-# prologue of yours.
-#
-# **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
-#
-# **Contract.**
-#
-# * **Reset form:** the flag ($a_t$ unread where it is set); the multiplier is $\gamma$ at every step.
-# * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
-# * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, reset as on [the card](#The-episode-end-card).
-# * **`backward`, shifted:** section 6's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$,
-#   with a reset at step 0. It returns `g, None, None`.
-#
-# <details><summary>Details: what the checker compares (optional)</summary>
-#
-# The checker differentiates a weighted sum of your returns, and compares both the returns and the
-# gradient. In its cases marked "past the window" both scans start from 100 (see
-# [Exercises](#Exercises)). Only the forward's reset at the window's last step and the backward's
-# at step 0 keep that value out.
-#
-# </details>
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# You have written both scans already. The forward is the return as a prologue. The backward is
-# your `transposed_scan`, with the discount and the flag of the step before. In each recurrence,
-# which factor multiplies the carried value, and where is it cut? The skeleton below shows where
-# each prologue goes.
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# * Fill in the triples of the two prologues, with the multiplier $\gamma$ at every step (Hint 4 has
-#   them filled in):
-#
-#   | pass | step | $b_t$ | reset? |
-#   | --- | --- | --- | --- |
-#   | forward | ordinary | ? | ? |
-#   | forward | termination | ? | ? |
-#   | forward | the window's last step ($t = T-1$) | ? | ? |
-#   | backward | $t \ge 1$, step $t-1$ not terminated | ? | ? |
-#   | backward | $t \ge 1$, step $t-1$ terminated | ? | ? |
-#   | backward | $t = 0$: no step before it | ? | ? |
-#
-# * Both prologues read $\gamma$ from `P[0]`.
-# * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
-#   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
-# * `backward` gets `grad`, the upstream gradient $dG$. It may be a broadcast view. `scan_hook` takes
-#   any layout, because it makes its inputs contiguous, so you need no `.contiguous()`.
-# * Backward prologue: load the flag of step $t-1$ at `offs - 1`, only where `t >= 1`. Mask the
-#   load before $t = 0$, with an `other` that makes step 0 reset (the table's last row).
-# * Run it with `reverse=False`. Return `g, None, None`: one gradient per input of `forward`.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# Rewards 1, 2, 3, $\gamma = 0.5$, a termination at step 1. Forward: $G_2 = 3$, $G_1 = 2$
-# (terminal), $G_0 = 1 + 0.5 \cdot 2 = 2$. Backward of $L = \sum_t G_t$, so every
-# $dG_t = 1$: $g_0 = 1$, $g_1 = 1 + 0.5\,(1-\text{term}_0)\,g_0 = 1.5$ and
-# $g_2 = 1 + 0.5\,(1-\text{term}_1)\,g_1 = 1$. (By hand: $r_1$ is in $G_1$ and, halved, in $G_0$.
-# $r_2$ is in $G_2$ only.)
-#
-# ```python
-# r3 = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE, requires_grad=True)
-# G3 = exercises.guarded(returns_autograd, r3, torch.tensor([[False, True, False]], device=DEVICE), 0.5)
-# exercises.guarded(G3.sum().backward)  # the backward's kernel, checked too
-# print(G3.tolist(), r3.grad.tolist())  # must print [[2.0, 2.0, 3.0]] [[1.0, 1.5, 1.0]]
-# ```
-#
-# A gradient `[[1.0, 1.0, 1.5]]` reads step $t$'s own flag where the step before's belongs.
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# The triples:
-#
-# | pass | step | multiplier $a_t$ | $b_t$ | reset? |
-# | --- | --- | --- | --- | --- |
-# | forward | ordinary | $\gamma$ | $r_t$ | no |
-# | forward | termination | $\gamma$ (unread) | $r_t$ | yes |
-# | forward | the window's last step ($t = T-1$) | $\gamma$ (unread) | $r_t$ | yes |
-# | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
-# | backward | $t \ge 1$, step $t-1$ terminated | $\gamma$ (unread) | $dG_t$ | yes |
-# | backward | $t = 0$: no step before it | $\gamma$ (unread) | $dG_0$ | yes |
-#
-# In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
-#
-# ```python
-# term_before = tl.load(X[1] + offs - 1, mask=___, other=___) != 0  # ___: where is there a step before? what resets step 0?
-# return ___, dy, term_before  # ___: the multiplier; step t resets where step t - 1 terminated
-# ```
-#
-# </details>
-#
-# ```python
-# class Returns(torch.autograd.Function):
-#     @staticmethod
-#     def forward(ctx, rewards, terminated, gamma):
-#         ...
-#     @staticmethod
-#     def backward(ctx, grad):
-#         ...
-#         return d_rewards, None, None
-# ```
-
-# %%
-def returns_autograd(rewards, terminated, gamma):
-    # YOUR CODE: return Returns.apply(rewards, terminated, gamma)
-    raise NotImplementedError
-
-# %%
-exercises.attempt("returns_autograd", returns_autograd)
+# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code, with
+# [the card](#The-episode-end-card)'s reset form for tensor code, $a_t = 0$. The Triton ones,
+# with the flag, are in notebook 01b.
 
 # %% [markdown]
 # ### Tensor code: the reset is $a_t = 0$
@@ -650,7 +309,7 @@ exercises.attempt("returns_autograd", returns_autograd)
 #
 # Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
 # window's end. It is section 2's return with terminations only: one `rl.linear_scan`, in
-# [the card](#The-episode-end-card)'s tensor form (`S_of` below). Then there are two cases:
+# the card's tensor form (`S_of` below). Then there are two cases:
 #
 # * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). The first
 #   $n$ terms of $S_t$ are then $S_t - \gamma^n S_{t+n}$, so
@@ -804,11 +463,9 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
 # * [The card](#The-episode-end-card) states the episode-end rules once, for every estimator. A step
 #   that resets takes its end form: for the return, the bootstrap $r_t + \gamma_t V'_t$.
-# * The gradient is a forward scan, with the reset one step later: $g_t = dG_t +
-#   \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$ (term$_{t-1}$ in `returns_autograd`, which has
-#   terminations only). Both scans fit in one `torch.autograd.Function`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
+# * Next, notebook 01b: the return's prologue in Triton, through a harness, and its gradient.
 
 # %% [markdown]
 # ## Appendix: two windows of one rollout

@@ -19,7 +19,7 @@
 # * **You will learn:** generalized advantage estimation as one reverse scan, and its prologue in
 #   tensor ops. An optional appendix reads the package's own hook form.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
-# * **Needs:** notebook 01. No GPU.
+# * **Needs:** notebook 01; for the appendix's exercise, 01b (the harness). No GPU.
 # * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–3 and the checked exercise `gae_pairs`. Sections 4–5, the open
@@ -314,7 +314,7 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# The backward kernel, [notebook 01's transposed scan](01_discounted_return.ipynb#6.-The-backward),
+# The backward kernel, [notebook 01b's transposed scan](01b_prologues_and_backward.ipynb#2.-The-backward),
 # against autograd of the PyTorch path. A next value behind a termination is never read, so its
 # gradient is 0:
 
@@ -400,7 +400,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # ```
 #
 # The package's prologue reads any memory layout, so it takes more arguments than
-# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues). For the
+# [notebook 01b's harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues). For the
 # exercise, two things are new:
 #
 # * The template loads the inputs for you, with three helpers. `SX` (the strides), `row` and `ACC`

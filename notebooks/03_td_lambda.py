@@ -19,7 +19,7 @@
 # * **You will learn:** λ-returns from one-step TD to Monte Carlo; the bias–variance trade-off of
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and `q_lambda`.
-# * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
+# * **Needs:** notebooks 01, 01b (the harness) and 02; the bias and variance of an estimator. No GPU.
 # * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the worked prologue and `q_lambda`. Section 5 (bias and
@@ -395,7 +395,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
 # A worked prologue first: TD(λ) with terminations, for
-# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)
+# [notebook 01b's harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues)
 # (`exercises.scan_hook`). It returns the triple $(a_t, b_t, \text{reset}_t)$, and it sets
 # $\lambda_t = 0$ at the window's last step for $b$'s end form:
 
@@ -439,7 +439,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # </details>
 #
 # **You write:** `q_lambda(X, P, offs, t, m, T)`, a Triton prologue for
-# [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# [the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues).
 #
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is the $G_t$
 # above.

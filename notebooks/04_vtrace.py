@@ -459,7 +459,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # **Mind the index.** Retrace's input `next_log_ratio[t]` holds $\log\pi/\mu$ of the *next*
 # action, $u_{t+1}$, so step $t$ loads $c_{t+1}$ at `offs`, with no shift. That $c_{t+1}$ weights the
-# link from step $t+1$ back to step $t$. In V-trace the link carries step $t$'s own $c_t$:
+# link from step $t+1$ back to step $t$. In V-trace the link carries step $t$'s own $c_t$, because an
+# action's ratio sits where the target averages over that action under π. $V^\pi(s_t)$ averages over
+# $u_t$, while $Q(s_t, u_t)$ is given $u_t$ and first averages over $u_{t+1}$:
 #
 # $$\begin{aligned}
 # \text{Retrace:}\quad G_t &= r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot)
@@ -467,16 +469,14 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # \text{V-trace:}\quad v_t &= V_t + \rho_t\delta_t &&+\ \gamma\,c_t\,\big(v_{t+1} - V'_t\big).
 # \end{aligned}$$
 #
-# <details><summary>Details: why the index differs (optional)</summary>
+# <details><summary>Details: why the index differs, worked (optional)</summary>
 #
 # A ratio turns an average over μ's actions into one over π's,
 #
 # $$\mathbb E_{u\sim\mu}\Big[\tfrac{\pi(u)}{\mu(u)}\,f(u)\Big] = \sum_u \mu(u)\,\tfrac{\pi(u)}{\mu(u)}\,f(u)
 #   = \mathbb E_{u\sim\pi}[f(u)].$$
 #
-# So an action's ratio appears where the target averages over that action under π. $V^\pi(s_t)$
-# averages over $u_t$, so V-trace weights the link by $u_t$'s own ratio. $Q(s_t, u_t)$ is given
-# $u_t$, and the first action it averages over is $u_{t+1}$, so Retrace's link carries $c_{t+1}$.
+# That is why the ratio of an action appears where the target averages over it under π.
 # Unrolled one step inside an episode ($V'_t = V_{t+1}$; Retrace's TD error is
 # $\delta^Q_t = r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot) - Q(s_t, u_t)$):
 #
@@ -502,7 +502,7 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 
 # %% [markdown]
 # **You write:** `retrace(X, P, offs, t, m, T)`, a Triton prologue for
-# [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues), as for notebook
+# [the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues), as for notebook
 # 03's `q_lambda`. What is new against `q_lambda`: the multiplier holds a per-step trace weight
 # $c_{t+1}$, and $b_t$ subtracts $\gamma c_{t+1} Q_{t+1}$.
 #
@@ -619,7 +619,7 @@ exercises.attempt("retrace", retrace)
 # * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Shift:** `y` is $v_t$; `y_in` is $v_{t+1}$, the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$), 0 at the row's last step
-#   ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues) passes both to `epilogue`).
+#   ([the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues) passes both to `epilogue`).
 # * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. At a termination `y_in` is
 #   the next episode's: select it away, as the card selects away `next_values`. No truncation input.
 # * **One clip:** $\bar\rho$ (`P[1]`) serves both $\rho_t$ and $\rho^{pg}_t$ here, unlike section 2's own clip

@@ -32,8 +32,8 @@
 # Here π is the learner's (target) policy and μ the behaviour policy that collected the data.
 # $V'_t$ is the value of the next state, and $\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t$
 # is the TD error. The critic $V$ is trained towards `vs` $= v_t$. Where does that training stop?
-# With $\bar\rho = \infty$, it stops at $V^\pi$, the value of π. With a finite $\bar\rho$, as in
-# IMPALA, it can stop elsewhere.
+# With $\bar\rho = \infty$, it stops at $V^\pi$, the value of π (where $\mu > 0$ wherever $\pi > 0$).
+# With a finite $\bar\rho$, as in IMPALA, it can stop elsewhere.
 
 # %%
 import numpy as np
@@ -132,20 +132,23 @@ rng = np.random.default_rng(41)
 # | 2, the last | 0 | yes | no | no |
 # | positions it reaches | | 3 | 2 | 1 |
 #
-# Training stops where each state's correction, averaged over the window's positions, is 0.
-# Term $k$ (a column of the table) reaches a position only if at least $k$ steps follow it in the
-# window, and $T-k$ of the $T$ positions have that many. So if each state is as likely at every
-# position (a stationary rollout), each state's average counts term $k$ with the weight $(T-k)/T$:
+# Training stops where each state's correction, summed over all its visits, is 0. From a
+# stationary rollout to the weights, in four steps:
+#
+# 1. **Each visit adds its correction.** Training moves $V(s)$ by the correction of every visit to
+#    $s$, at whatever position of a window the visit falls.
+# 2. **The position decides which terms a visit gets.** A visit at position $j$ gets terms 0 to
+#    $T-1-j$: the table's row $j$.
+# 3. **A term's mean does not depend on the position.** Given the state, term $k$'s mean is
+#    $(\gamma C)^k d$ wherever it appears (the series' fold above, with the Markov property).
+# 4. **A stationary rollout puts each state at every position equally often.** So the sum over the
+#    visits is proportional to the plain average over the $T$ positions. Term $k$ reaches $T-k$ of
+#    them (its column of the table), so the average counts it with the weight $(T-k)/T$:
 #
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
 #
 # which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$. The matrix in front
 # of $d$ is invertible (the next fold), so the average is 0 only where $d$ is.
-#
-# Why the plain average: given the state at a position, term $k$'s mean is $(\gamma C)^k d$ at
-# every position it reaches (the series' fold above, with the Markov property). Training adds up
-# the corrections of every visit to a state. With each state as likely at every position, that
-# sum is proportional to the plain average over the positions, which the table counts.
 #
 # </details>
 #

@@ -33,7 +33,6 @@
 # `reset_scan` in 00c, and a second kernel for the advantage, as your `vtrace_pg` in 04.
 
 # %%
-import inspect
 import os
 
 import torch
@@ -129,8 +128,11 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #   `vtrace_pg`, with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every
 #   real element.
 
-# %% jupyter={"source_hidden": true}
-# Checks: part 2's "not tested by the checker", and the fold's "a row with no reset at its end" (CI runs them; skip when reading)
+# %% [markdown]
+# Why padding lanes need the identity: one chunk of 3 steps and a padding lane filled with NaN (`junk`)
+# or with the identity. The junk never shows when step 2 resets, and spoils every step when it does not:
+
+# %%
 @triton.jit
 def _padded_scan(A, B, K, OUT, N: tl.constexpr):  # one chunk: 3 real steps, then one padding lane
     i = tl.arange(0, N)
@@ -151,6 +153,8 @@ def _vs_of(pad, last_resets):
 identity, junk = (1.0, 0.0), (float("nan"), float("nan"))
 assert torch.equal(_vs_of(junk, True), _vs_of(identity, True))  # the last step resets: the padding never shows
 assert _vs_of(identity, False).isfinite().all() and _vs_of(junk, False).isnan().all()  # no reset: it does
+for resets in (True, False):
+    print(f"step 2 resets: {resets}. junk: {_vs_of(junk, resets).tolist()}, identity: {_vs_of(identity, resets).tolist()}")
 
 # %% [markdown]
 # <details><summary>Hint 1: where to start</summary>
@@ -215,8 +219,9 @@ assert _vs_of(identity, False).isfinite().all() and _vs_of(junk, False).isnan().
 #
 # $v_2 = 1$ means $b$ at the window's last step is not in its end form: it kept $-\gamma c V'$,
 # which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
-# means that, if you wrote your own combine, its operands are swapped: it applies the earlier run's
-# map first, so $v_0$ comes out as $b_1 + a_1 b_0 + a_1 a_0 v_2$.
+# means the combine gets its two triples in the wrong order (say, through a wrapper that passes the
+# earlier step's triple first): it applies the earlier run's map first, so $v_0$ comes out as
+# $b_1 + a_1 b_0 + a_1 a_0 v_2$.
 #
 # For the carry, a row of five steps: $\pi/\mu = (2, 0.5, 1, 0.5, 1)$, rewards and values 1,
 # `next_values` $(1, 1, 1, 1, 2)$.
@@ -266,11 +271,8 @@ def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho
 exercises.attempt("vtrace_kernel", vtrace_kernel)
 
 # %% [markdown]
-# The given `exercises.vtrace_prologue`, to compare with your kernel's triple:
-
-# %%
-print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
-
+# For part 2 you may reuse 04's prologue: the given `exercises.vtrace_prologue` that your
+# `vtrace_pg` ran after. Add the padding lanes' identity, which the harness set for you there.
 
 # %% [markdown]
 # ## What you now know

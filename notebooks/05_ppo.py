@@ -16,9 +16,8 @@
 # %% [markdown]
 # # 05 — PPO: a scan for the advantages, a reduction for the loss
 #
-# * **You will learn:** PPO's clipped surrogate loss; how GAE's scan gives it its advantages; how
-#   the kernel sums the loss in two stages and in a fixed order, so that every call gives the same
-#   bits; and how to write dual-clip PPO as an elementwise Triton hook.
+# * **You will learn:** PPO's clipped surrogate loss and its advantages from GAE's scan; a sum in
+#   two stages and a fixed order, the same bits on every call; dual-clip PPO as a Triton hook.
 # * **Time:** 3.5–5 h with the open questions; 1.25–2 h for the reading and the two checked
 #   exercises.
 # * **Needs:** notebook 02; 00b (grids and masked loads) for the kernel exercise `two_stage_mean`.
@@ -26,45 +25,40 @@
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
-#   `two_stage_mean` (which builds on section 3). Sections 5, 6, the open questions and the
-#   appendix can wait.
+#   `two_stage_mean` (which builds on section 3). The rest can wait.
 #
 # Proximal Policy Optimization (PPO) improves the policy that collected a rollout, with several
 # epochs of minibatch steps on the same data.
 #
 # Its starting point is the importance-sampled surrogate $\mathbb{E}_t[\rho_t \hat A_t]$. Here
-# $\hat A_t$ is the advantage estimate of step $t$, and $\rho_t$ is the probability ratio of the
-# action $u_t$ taken at step $t$,
-# $\rho_t = \pi(u_t|s_t) / \pi_{\text{old}}(u_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$.
-# As in notebooks 03 and 04, an action is written $u$, because $a_t$ names the scan's multiplier.
-# Maximised freely, the surrogate moves the policy too far from the data. PPO clips the ratio to
-# $[1-\epsilon, 1+\epsilon]$ and takes the smaller of the clipped and unclipped terms. So pushing
-# $\rho_t$ past the clip in the advantage's direction gains nothing:
+# $\hat A_t$ is the advantage estimate of step $t$, and
+# $\rho_t = \pi(u_t|s_t) / \pi_{\text{old}}(u_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$ is
+# the probability ratio of the action $u_t$ taken there. Maximised freely, the surrogate moves the
+# policy too far from the data. So PPO clips the ratio to $[1-\epsilon, 1+\epsilon]$ and takes
+# the smaller of the clipped and unclipped terms:
 #
 # $$L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t \hat A_t,\;
 #   \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big)\Big], \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}}
 #   \min\big(\rho_t \hat A_t,\; \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big).$$
 #
-# $N$ is the number of unmasked elements (those that are not padding), the mean's denominator.
+# $N$ counts the unmasked elements, those that are not padding.
 #
 # Two parts of this computation are what the course is about:
 #
 # * The advantages $\hat A_t$ come from GAE, a reverse scan (notebook 02).
-# * The loss is a **sum**. A sum is an associative scan too: the reverse scan with every
-#   multiplier 1 gives the total at its first step (section 3).
+# * The loss is a **sum**, and a sum is an associative scan too (section 3).
 #
-# `rl.ppo_clip_loss` *fuses* the terms with their sum. One elementwise pass adds each element's
-# term to its tile's partial sum, with no tensor of terms in between. A second stage adds the
-# partial sums in a fixed order, so every call gives the same bits (section 3). The same pass
-# returns CleanRL's two diagnostics: `clip_fraction`, the share of ratios outside the clip range,
-# and `approx_kl`, an estimate of how far the policy has moved.
+# `rl.ppo_clip_loss` also returns CleanRL's two diagnostics: `clip_fraction`, the share of ratios
+# outside the clip range, and `approx_kl`, an estimate of how far the policy has moved.
 #
-# <details><summary>Details (optional): the paper, and where the surrogate comes from</summary>
+# <details><summary>Details (optional): the paper, where the surrogate comes from, and why u</summary>
 #
 # Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy Optimization Algorithms*, arXiv
 # 1707.06347, 2017. The importance-sampled surrogate is the starting point of conservative policy
 # iteration and TRPO. PPO's clip replaces TRPO's KL constraint.
+#
+# As in notebooks 03 and 04, an action is written $u$, because $a_t$ names the scan's multiplier.
 #
 # </details>
 
@@ -102,10 +96,9 @@ n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 print(inspect.getsource(reference.ppo_clip_loss))
 
 # %% [markdown]
-# Four steps with $\epsilon = 0.2$. The clip has six cases, three regions of $\rho$ (below, inside,
-# above the range) times two signs of $\hat A$; these steps show four of them, and section 1's
-# last cell adds the other two. The old policy gave every action probability 0.5. The new one gives 0.55, 0.75, 0.45, 0.25. So the ratios are 1.1, 1.5,
-# 0.9, 0.5. The advantages are $+1, +1, -1, -1$:
+# Four steps with $\epsilon = 0.2$. The old policy gave every action probability 0.5, the new one
+# 0.55, 0.75, 0.45 and 0.25, so the ratios are 1.1, 1.5, 0.9 and 0.5. The advantages are
+# $+1, +1, -1, -1$:
 #
 # | t | $\hat A$ | $\rho$ | $\rho \hat A$ | $\operatorname{clip}(\rho) \hat A$ | min | which term |
 # |---|---|---|---|---|---|---|
@@ -138,8 +131,8 @@ assert len(_cases) == 4  # "four of the six cases"
 #   PPO stops pushing it up.
 # * Step 3's action is already half as likely, and $\hat A < 0$. PPO stops pushing it down.
 #
-# The plot shows the objective, minus the kernel's per-element loss (`reduction="none"`), against
-# the ratio. The shading marks where the kernel's gradient is exactly 0:
+# The plot shows the objective (minus the kernel's per-element loss) against the ratio. The
+# shading marks where the kernel's gradient is exactly 0:
 
 # %%
 rho = torch.linspace(0.05, 2.0, 196, dtype=torch.float64, device=DEVICE)
@@ -164,9 +157,10 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# A ratio is also outside the range when $\hat A > 0$ with $\rho < 1-\epsilon$, or $\hat A < 0$
-# with $\rho > 1+\epsilon$. There the unclipped term is the minimum, so the gradient stays and
-# pushes the ratio back. So `clip_fraction` is not the share of elements without a gradient:
+# The clip has six cases: three regions of $\rho$ times two signs of $\hat A$. In the two that the
+# table lacks, $\hat A > 0$ with $\rho < 1-\epsilon$ and $\hat A < 0$ with $\rho > 1+\epsilon$,
+# the unclipped term is the minimum, so the gradient stays. So `clip_fraction` is not the share of
+# elements without a gradient:
 
 # %%
 lp = torch.log(torch.tensor([0.5, 1.5], dtype=torch.float64, device=DEVICE)).requires_grad_()
@@ -186,7 +180,7 @@ print("both ratios outside the range, both gradients non-zero:", g)
 # 1. Collect a rollout with $\pi_{\text{old}}$ and record $\log\pi_{\text{old}}(u_t|s_t)$.
 # 2. Compute advantages (and value targets) with GAE, the reverse scan of notebook 02.
 # 3. For a few epochs, recompute $\log\pi(u_t|s_t)$ with the current parameters and minimise the
-#    clipped loss. The loss takes inputs of any shape and any strides.
+#    clipped loss.
 
 # %%
 torch.manual_seed(2)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
@@ -246,7 +240,10 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 # <details><summary>Details (optional): the package's internals, its two reduction kernels</summary>
 #
 # `_reduce.reduce` runs two kernels from `rltriton_lite/_reduce.py`. Here they are, trimmed to one
-# statistic and to what the exercise needs (`...` marks what was cut):
+# statistic and to what the exercise needs (`...` marks what was cut). Three of its names come
+# with the launch: `tiles` is how many consecutive tiles each program sums, `first` is the
+# program's first tile, `tl.program_id(0) * tiles`, and `ACC` is the dtype the sums are kept in, a
+# `tl.constexpr` (float64 for float64 inputs, else float32).
 #
 # ```python
 # @triton.jit
@@ -267,12 +264,7 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 #     tl.store(OUT, total)
 # ```
 #
-# The listing's other names, one line each:
-#
-# * `tiles`: how many consecutive tiles each program sums, an argument of the launch.
-# * `first`: the program's first tile, `tl.program_id(0) * tiles`.
-# * `ACC`: the dtype the sums are kept in, a `tl.constexpr`: float64 for float64 inputs, else float32.
-# * `ELEMENTWISE(X, ..., row, t, m, ACC)`: the loss's per-element hook (for PPO, `_ppo_forward`).
+# `ELEMENTWISE(X, ..., row, t, m, ACC)` is the loss's per-element hook (for PPO, `_ppo_forward`).
 #   It is a `@triton.jit` function passed as a `tl.constexpr` argument, so Triton compiles it
 #   into the kernel. It gets one tile: its rows `row`, its steps `t` and its in-bounds mask `m`.
 #   It returns each element's statistics, 0 where `m` is False. For PPO there are five: the
@@ -318,7 +310,7 @@ for _fn, _pairs in (
         assert _line in _lines, (_fn, _line)  # each line the listing keeps is in the package's kernel
         if _trim is not None:
             assert _line.replace(_trim[1], _trim[2]) == _trim[0]  # ... and differs only by the second index
-# the listing's other names, as the lines under it say
+# the listing's other names, as the lines around it say
 _src = inspect.getsource(getattr(_reduce._partials_kernel, "fn", _reduce._partials_kernel))
 assert "    tiles,  # consecutive tiles per program" in _src  # tiles: an argument of the launch
 assert "    first = tl.program_id(0) * tiles\n" in _src  # first: the program's first tile
@@ -350,11 +342,10 @@ print(len(partials), "partials")
 np.testing.assert_allclose(total, x.sum(), rtol=1e-12)
 
 # %% [markdown]
-# Why not let every program add its partial sum straight into one number in memory, with
-# `tl.atomic_add`? The additions would then happen in whatever order the programs finish.
-# Floating-point addition is not associative, so another order can give another float32 answer.
-# The loss would change in its last bits from run to run, and a training run could not be
-# replayed exactly. The same 16 float32 partials, added in 20 random orders:
+# Why not let every program add its partial sum straight into one number, with `tl.atomic_add`?
+# Then the additions happen in whatever order the programs finish. Floating-point addition is not
+# associative, so the loss would change in its last bits from run to run. The same 16 float32
+# partials, added in 20 random orders:
 
 # %%
 def add_in_order(partials, order):  # what atomics do: whichever program finishes first adds first
@@ -372,7 +363,9 @@ assert len(orders) > 1
 
 # %% [markdown]
 # The kernel's order depends only on the shape, never on timing. So on one device its loss, its
-# statistics and its gradient are bitwise identical from call to call:
+# statistics and its gradient are bitwise identical from call to call. On a CPU the next cell
+# proves nothing, though: the interpreter runs the programs one after another, so `tl.atomic_add`
+# would pass it too. The NumPy cell above is the evidence.
 
 # %%
 lp = log_probs.clone().requires_grad_()
@@ -386,16 +379,11 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# On a CPU this check proves nothing: the interpreter runs the programs one after another, in the
-# same order at every call, so `tl.atomic_add` would pass it too. The real evidence is the NumPy
-# demo above, where 20 orders of the same partials give different totals.
-#
 # ## 4. The kernel's elementwise hook
 #
-# The kernel fuses the loss with section 3's reduction. One elementwise pass computes each
-# element's loss, `clip_fraction` and `approx_kl` terms and adds them to its tile's partial sums,
-# with no tensor of terms in between. The backward is one more elementwise pass, which computes
-# the gradient. Two facts matter for training:
+# The kernel fuses the loss with section 3's reduction: one elementwise pass adds each element's
+# loss, `clip_fraction` and `approx_kl` terms to its tile's partial sums, with no tensor of terms
+# in between. The backward is one more elementwise pass. Two facts matter for training:
 #
 # * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
 #   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
@@ -437,17 +425,15 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# Here the kernel meets the reference on random minibatches with:
+# The kernel meets the reference on random minibatches with padding that holds NaN, asymmetric
+# clipping ($\epsilon_{\text{high}} > \epsilon_{\text{low}}$), advantage normalisation and the
+# three reductions. Then it meets CleanRL's `ppo.py`, and its gradients meet autograd's.
 #
-# * padding that holds NaN (it must never be read);
-# * asymmetric clipping, DAPO's "clip-higher": with $\epsilon_{\text{high}} > \epsilon_{\text{low}}$,
-#   unlikely tokens can gain more probability;
-# * advantage normalisation;
-# * the three reductions.
+# <details><summary>Details (optional): DAPO's "clip-higher"</summary>
 #
-# <details><summary>Details (optional): DAPO</summary>
-#
-# DAPO is a PPO variant for LLM reasoning (Yu et al. 2025).
+# DAPO, a PPO variant for LLM reasoning (Yu et al. 2025), clips asymmetrically, with
+# $\epsilon_{\text{high}} > \epsilon_{\text{low}}$, so that unlikely tokens can gain more
+# probability.
 #
 # </details>
 
@@ -462,11 +448,8 @@ mask[0, :9] = False   # left padding (a prompt)
 mask[1, -6:] = False  # right padding
 old_p, lp_p, advs_p = (torch.where(mask, x, torch.nan) for x in (old, lp, advs))
 
-# %% [markdown]
-# Five settings against the reference. For `reduction="none"` the per-element losses must also
-# be 0 on padding, and they must sum to the `"sum"` reduction's loss:
-
 # %%
+# five settings against the reference; under reduction="none", also 0 on padding and a sum equal to "sum"'s
 for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
            dict(reduction="sum", epsilon=0.1), dict(reduction="none", normalize_advantages=True, epsilon=(0.1, 0.3))):
     got = rl.ppo_clip_loss(lp_p, old_p, advs_p, mask=mask, backend=KERNEL, **kw)
@@ -482,12 +465,8 @@ for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
         np.testing.assert_allclose(got.approx_kl.item(), want[2], rtol=1e-5, atol=1e-6)
     print("ok", kw)
 
-# %% [markdown]
-# The statistics against CleanRL's `ppo.py`, written out with its normalisation and its
-# `torch.max` of the negated terms. CleanRL has no mask, so the cell selects the valid elements
-# first:
-
 # %%
+# CleanRL's ppo.py, written out. It has no mask: the call below selects the valid elements first.
 def cleanrl_ppo(newlogprob, b_logprobs, mb_advantages, clip_coef):
     logratio = newlogprob - b_logprobs
     ratio = logratio.exp()
@@ -506,13 +485,9 @@ for a, b in zip(got, want):
     torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 print("loss, clip_fraction, approx_kl == CleanRL's")
 
-# %% [markdown]
-# The gradients in float64, against autograd of the PyTorch path, for each reduction. For
-# `"none"` the per-element losses are first weighted by random numbers `w`:
-
 # %%
-lp64 = lp.double().requires_grad_()
-w = torch.randn(shape, dtype=torch.float64).to(DEVICE)
+lp64 = lp.double().requires_grad_()  # the gradients in float64, against autograd of the PyTorch path
+w = torch.randn(shape, dtype=torch.float64).to(DEVICE)  # random weights for the per-element losses of "none"
 for kw in (dict(normalize_advantages=True), dict(reduction="sum", epsilon=(0.1, 0.3)),
            dict(reduction="none", normalize_advantages=True)):
     grads = []
@@ -523,40 +498,19 @@ for kw in (dict(normalize_advantages=True), dict(reduction="sum", epsilon=(0.1, 
     assert (grads[0][~mask] == 0).all()
 print("gradients match")
 
-# %% [markdown]
-# A batch of 3 × 1,000 elements takes several tiles, whose partial sums a second stage adds. That
-# path is checked on the profiler's inputs:
-
 # %%
-long_err = profile.rollout_error("ppo", 3, 1000, DEVICE)
+long_err = profile.rollout_error("ppo", 3, 1000, DEVICE)  # 3 × 1,000: several tiles, their partial sums added by a second stage
 assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# Both measurements below come from the same paired rounds on one card, an H100, so each verdict
-# rests on that card alone.
-# Each range runs from the lowest to the highest of three medians, one per timed shape (16×128,
-# 4096×128 and 64×16384), rounded outwards.
-#
-# * **GPU time.** With the backward, the eager PyTorch formula keeps the GPU busy 7.7 to 9.2 times
-#   as long as the fused loss. GPU time counts the kernels alone: for the fused loss it is less
-#   than a thirtieth of the wall time. The rest is host time: Python, autograd and the launches.
-# * **Wall-clock time.** The gap shrinks: the eager formula takes 1.56–1.59× the package's wall
-#   time.
-#
-# So the fused loss is faster by both clocks, but far less so by the wall clock: both calls are
-# mostly host time at these shapes. A plain `torch.autograd.Function` around two naive Triton
-# kernels (the probe's `minimal_autograd_fn` row) is about as fast by the wall clock: 0.97–1.16×
-# the package's wall time, with the backward. The measurements are in
-# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
-#
-# <details><summary>Details (optional): the H200 run</summary>
-#
-# On notebook 09's committed H200 run, a different card, the GPU-time ratio is 7.5 to 9.8.
-#
-# </details>
+# On an H100, with the backward, the eager PyTorch formula keeps the GPU busy 7.7 to 9.2 times as
+# long as the fused loss, but takes only 1.56–1.59× its wall time: at these shapes both calls are
+# mostly host time. The measurements are in
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas), and
+# [the appendix](#The-profile-in-full) reads them in full.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the H100's paired loss probe (CI runs them; skip when reading)
@@ -565,26 +519,12 @@ vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls
 assert {k[1] for k in profile.read_loss_wall() if k[0] == "ppo"} == set(vs) == set(SHAPES_TIMED)
 x_gpu = [v["gpu_ratio"] for v in vs.values()]  # GPU time, eager ÷ ours
 assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7 to 9.2", rounded outwards
-assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of its wall time"
-assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
 x_wall = [v["wall_ratio"] for v in vs.values()]  # the median ratio of the rounds, eager ÷ ours
-assert min(x_wall) > 1 and profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59×", rounded outwards; "faster by both clocks"
-assert max(x_wall) < min(x_gpu) / 4  # "far less so by the wall clock"
-_wall = profile.read_loss_wall()  # {(loss, (B, T), pass, impl): (µs, the ratio's median, lowest, highest)}
-x_fn = [_wall["ppo", _s, "fwd+bwd", "minimal_autograd_fn"][1] for _s in SHAPES_TIMED]  # its wall time ÷ ours
-assert profile.outward(x_fn, 2) == (0.97, 1.16)  # "0.97–1.16×", rounded outwards: "about as fast"
-assert "torch.autograd.Function, one naive elementwise Triton kernel forwards and one backwards" in \
-    profile.ANCHOR_NOTES["minimal_autograd_fn"]  # "a plain torch.autograd.Function around two naive Triton kernels"
+assert min(x_wall) > 1 and profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59×", rounded outwards
+assert max(x_wall) < min(x_gpu) / 4  # "only"
+assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
-assert "H100" in _head and "H200" not in _head  # "one card, an H100": named in the file's first line
-# the H200 figure in the fold, on the committed H200 run:
-# every row of PPO's loss, as a table and a chart: profile.committed("ppo")
-RUN, RES, h200 = profile.committed_or_empty("ppo")
-fused = profile.fused_against_eager("ppo") if h200 else {}  # with the backward, where the eager formula was timed
-x_gpu_h200 = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
-assert not h200 or len(fused) == 3 and int(10 * min(x_gpu_h200)) / 10 == 7.5  # "7.5 to ...", 3 shapes, rounded down
-assert not h200 or np.ceil(10 * max(x_gpu_h200)) / 10 == 9.8  # "... to 9.8 times as long", rounded up
-assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
+assert "H100" in _head and "H200" not in _head  # "on an H100": named in the file's first line
 
 # %% [markdown]
 # ## Exercises
@@ -595,16 +535,13 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # ### The harness for Triton elementwise hooks
 #
 # `exercises.map_hook(hook, inputs, params)` calls your `@triton.jit` function `hook(X, P, offs, m)`
-# on blocks of elements. There is no scan here: the hook returns one value per element, not a
-# triple $(a, b, \text{reset})$, and the harness stores them. Notebook 07 uses this harness too.
+# on blocks of elements and stores the one value per element that it returns: there is no scan.
+# The arguments are those of `scan_hook`'s prologue without `t` and `T`
+# ([notebook 01b, section 1](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues)).
+# Notebook 07 uses this harness too.
 #
-# The hook's arguments are those of `scan_hook`'s prologue without `t` and `T`: `X` holds the
-# inputs as pointers, `P` the parameters, `offs` the block's offsets and `m` the in-bounds mask
-# ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues) has
-# the full description).
-#
-# A worked hook computes PPO's own loss per element. `tl.minimum`, `tl.maximum` and `tl.clamp` are
-# Triton's elementwise min, max and clip:
+# A worked hook computes PPO's own loss per element (`tl.minimum` and `tl.maximum` are Triton's
+# elementwise min and max):
 
 # %%
 @triton.jit
@@ -714,9 +651,13 @@ dual_clip = None
 exercises.attempt("dual_clip", dual_clip)
 
 # %% [markdown]
-# Another hook is right too: cap $\rho$ at $c$, `tl.minimum(ratio, c)`, then compute PPO's loss.
-# Whenever $c > 1 + \epsilon$, this gives the same loss on every element, and the same gradient
-# wherever $\rho \ne c$.
+# <details><summary>Details (optional): another right hook, a cap on ρ</summary>
+#
+# Cap $\rho$ at $c$, `tl.minimum(ratio, c)`, then compute PPO's loss. Whenever
+# $c > 1 + \epsilon$, this gives the same loss on every element, and the same gradient wherever
+# $\rho \ne c$.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: capping ρ at c before PPO's min is the dual clip when c > 1 + ε (CI runs them; skip when reading)
@@ -876,22 +817,19 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # ## What you now know
 #
 # * PPO's loss is $-\operatorname{mean}\min(\rho_t \hat A_t, \operatorname{clip}(\rho_t, 1-\epsilon,
-#   1+\epsilon) \hat A_t)$, with $\rho_t = \pi/\pi_{\text{old}}$ and GAE's $\hat A_t$.
-# * Where the clipped term is strictly the minimum, the gradient is 0; a tie keeps its gradient.
-#   A ratio that moved the wrong way keeps its gradient, so `clip_fraction` is not the share of elements without one.
-# * At $\rho = 1$, as on the first minibatch of an update's first epoch, the gradient is the policy gradient
-#   $-\hat A_t/N$.
+#   1+\epsilon) \hat A_t)$, with $\rho_t = \pi/\pi_{\text{old}}$ and GAE's scan for $\hat A_t$.
+# * Where the clipped term is strictly the minimum, the gradient is 0. A tie keeps its gradient:
+#   at $\rho = 1$ it is the policy gradient $-\hat A_t/N$.
 # * A sum is an associative reduction. Partial sums added in a fixed order give the same bits on
 #   every call; atomics add in whatever order the programs finish.
-# * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl`, the mean of
-#   $(\rho-1) - \log\rho$. It can normalise the advantages, it never reads padding, and it takes
-#   an asymmetric clip range, `epsilon=(low, high)`.
+# * `rl.ppo_clip_loss` fuses the loss with that sum, never reads padding, and also returns
+#   `clip_fraction` and `approx_kl`.
 
 # %% [markdown]
 # ## Appendix: inside the package
 #
-# This appendix is for readers who want to read the package's own code. Nothing above depends on
-# it, and the exercises do not need it.
+# This appendix is for readers who want to read the package's own code, or section 6's profile
+# in full. Nothing above depends on it, and the exercises do not need it.
 #
 # ### The five statistics, and when the normalisation divides
 #
@@ -982,3 +920,57 @@ for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)
 # %% jupyter={"outputs_hidden": true}
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
     print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% [markdown]
+# ### The profile in full
+#
+# Section 6's two measurements come from the same paired rounds on one card, an H100, so each
+# verdict rests on that card alone.
+# Each range runs from the lowest to the highest of three medians, one per timed shape (16×128,
+# 4096×128 and 64×16384), rounded outwards.
+#
+# * **GPU time.** With the backward, the eager PyTorch formula keeps the GPU busy 7.7 to 9.2 times
+#   as long as the fused loss. GPU time counts the kernels alone: for the fused loss it is less
+#   than a thirtieth of the wall time. The rest is host time: Python, autograd and the launches.
+# * **Wall-clock time.** The gap shrinks: the eager formula takes 1.56–1.59× the package's wall
+#   time.
+#
+# So the fused loss is faster by both clocks, but far less so by the wall clock: both calls are
+# mostly host time at these shapes. A plain `torch.autograd.Function` around two naive Triton
+# kernels (the probe's `minimal_autograd_fn` row) is about as fast by the wall clock: 0.97–1.16×
+# the package's wall time, with the backward. The measurements are in
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+#
+# <details><summary>Details (optional): the H200 run</summary>
+#
+# On notebook 09's committed H200 run, a different card, the GPU-time ratio is 7.5 to 9.8.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the profile in full, on the H100's paired loss probe (CI runs them; skip when reading)
+SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed PPO against its eager formula
+vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
+assert {k[1] for k in profile.read_loss_wall() if k[0] == "ppo"} == set(vs) == set(SHAPES_TIMED)
+x_gpu = [v["gpu_ratio"] for v in vs.values()]  # GPU time, eager ÷ ours
+assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7 to 9.2", rounded outwards
+assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of its wall time"
+assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
+x_wall = [v["wall_ratio"] for v in vs.values()]  # the median ratio of the rounds, eager ÷ ours
+assert min(x_wall) > 1 and profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59×", rounded outwards; "faster by both clocks"
+assert max(x_wall) < min(x_gpu) / 4  # "far less so by the wall clock"
+_wall = profile.read_loss_wall()  # {(loss, (B, T), pass, impl): (µs, the ratio's median, lowest, highest)}
+x_fn = [_wall["ppo", _s, "fwd+bwd", "minimal_autograd_fn"][1] for _s in SHAPES_TIMED]  # its wall time ÷ ours
+assert profile.outward(x_fn, 2) == (0.97, 1.16)  # "0.97–1.16×", rounded outwards: "about as fast"
+assert "torch.autograd.Function, one naive elementwise Triton kernel forwards and one backwards" in \
+    profile.ANCHOR_NOTES["minimal_autograd_fn"]  # "a plain torch.autograd.Function around two naive Triton kernels"
+_head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
+assert "H100" in _head and "H200" not in _head  # "one card, an H100": named in the file's first line
+# the H200 figure in the fold, on the committed H200 run:
+# every row of PPO's loss, as a table and a chart: profile.committed("ppo")
+RUN, RES, h200 = profile.committed_or_empty("ppo")
+fused = profile.fused_against_eager("ppo") if h200 else {}  # with the backward, where the eager formula was timed
+x_gpu_h200 = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
+assert not h200 or len(fused) == 3 and int(10 * min(x_gpu_h200)) / 10 == 7.5  # "7.5 to ...", 3 shapes, rounded down
+assert not h200 or np.ceil(10 * max(x_gpu_h200)) / 10 == 9.8  # "... to 9.8 times as long", rounded up
+assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"

@@ -31,11 +31,30 @@
 # that floor, and wall time is the larger of host time and GPU time.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
+
+# %% [markdown]
+# ## Data map: which file each figure comes from
 #
-# **Where the numbers come from:** the committed H200 run, unless a printout's tag says otherwise
-# ([notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures)).
+# Notebooks 08 and 09 read six committed files, made on two cards. Each printout starts with its
+# file's tag, such as `[H200 run]`.
+#
+# | file (tag) | card | what it times | 08's sections | 09's sections |
+# | --- | --- | --- | --- | --- |
+# | H200 run | H200 | every call, forward and with the backward (both passes); wall and GPU time; each call timed once | 1–5 | 1–4 |
+# | H200 wall probe | H200 | our calls again, same session, both passes; wall time; the median of 15 interleaved rounds | 1 (host times, reused by the model in 3 and 4) | 2 (the noise rule) |
+# | H100 loss probe | H100 | the three losses and their rivals, both passes; wall and GPU time; 15 paired rounds | 3 (the paired ratio) | 3, 4 |
+# | H200 replay probe | H200 | GAE's forward, eager and in CUDA graphs; wall time; the median of 9 interleaved rounds | 4 | — |
+# | H200 sweep | H200 | an earlier run, bfloat16 too; wall and GPU time; each call timed once | question 2 only | — |
+# | H100 env file | H100 | no timing: the card and its L2 cache size | 1 (a fold) | 1 (a fold) |
+#
+# **Compare µs only within one file.** One call timed in three files gives three figures: GAE's
+# forward at 4096×128 takes 28.4 µs of wall time in section 1 (the wall probe), 28.1 µs in section
+# 3 (the run) and 25.9 µs in section 4 (the replay probe).
+#
+# The files' names and dates: [notebook 14, sections 1 and 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
 
 # %%
+import json
 import math
 import os
 import re
@@ -62,10 +81,21 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 import triton  # noqa: E402
 
 RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
-RES = profile.committed_results(RESULTS)[1]  # H200-2026-12-06.json (profile.COMMITTED_RUN)
-FULL = profile.committed_results(RESULTS, profile.COMMITTED_SWEEP)[1]  # H200-2026-11-30d.json
+# the data map's files, by the names of its rows: every committed file this notebook reads goes through path()
+FILES = {"run": f"{profile.COMMITTED_RUN}.json", "wall": profile.COMMITTED_WALL, "loss": profile.COMMITTED_LOSS_WALL,
+         "replay": profile.COMMITTED_REPLAY, "sweep": f"{profile.COMMITTED_SWEEP}.json",
+         "env": "checks/H100-2026-12-07-env.txt"}
+
+
+def path(name):
+    """The data map's file `name` ("run", "wall", ...), in benchmarks/results/."""
+    return os.path.join(RESULTS, FILES[name])
+
+
+RES = json.load(open(path("run"), encoding="utf-8"))  # the H200 run: H200-2026-12-06.json
+FULL = json.load(open(path("sweep"), encoding="utf-8"))  # the H200 sweep, H200-2026-11-30d.json: question 2 only
 BW = RES["copy_bandwidth_Bps"]  # bytes read + written per second, device-to-device copy
-probe = profile.wall_probe_us(os.path.join(RESULTS, profile.COMMITTED_WALL))  # the wall probe: {(B, T): {(pass, name): µs}}
+probe = profile.wall_probe_us(path("wall"))  # the wall probe: {(B, T): {(pass, name): µs}}
 ALGORITHMS = list(profile.ops()) + ["linear_scan"]  # our 8 calls
 
 
@@ -75,14 +105,14 @@ def card(text):
 
 
 def first_line(name):
-    """The first line of a results file, which names its card."""
-    return open(os.path.join(RESULTS, name), encoding="utf-8").readline()
+    """The first line of the data map's file `name`, which names its card."""
+    return open(path(name), encoding="utf-8").readline()
 
 
-# the tags that start each printout, each with the card its file names (notebook 14, section 9 says what each file is)
-SOURCE = {"run": f"{card(RES['gpu'])} run", "wall": f"{card(first_line(profile.COMMITTED_WALL))} wall probe",
-          "loss": f"{card(first_line(profile.COMMITTED_LOSS_WALL))} loss probe",
-          "replay": f"{card(first_line(profile.COMMITTED_REPLAY))} replay probe", "here": "this machine"}
+# the tags that start each printout, each with the card its file names (the data map above)
+SOURCE = {"run": f"{card(RES['gpu'])} run", "wall": f"{card(first_line('wall'))} wall probe",
+          "loss": f"{card(first_line('loss'))} loss probe", "replay": f"{card(first_line('replay'))} replay probe",
+          "here": "this machine"}
 assert [card(SOURCE[k]) for k in ("run", "wall", "loss", "replay")] == ["H200", "H200", "H100", "H200"]  # the tags' cards
 print(f"{RES['gpu']}, {RES['date']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}: "
       f"copy bandwidth {BW / 1e12:.3f} TB/s, {len(RES['rows'])} rows")
@@ -113,11 +143,41 @@ def against(prediction, measured, what, model=None, how="measured"):
           + ("" if prediction is None else f", you predicted {prediction:.3g}"))
 
 # %% jupyter={"source_hidden": true}
-# Checks: the tags' files, on the committed files (CI runs them; skip when reading)
-assert f"beside results {profile.COMMITTED_RUN}" in first_line(profile.COMMITTED_WALL)  # the wall probe: "same session"
-assert all(("fwd", a) in sec for sec in probe.values() for a in ALGORITHMS)  # "our calls timed again"
-assert first_line(profile.COMMITTED_LOSS_WALL).startswith("# NVIDIA H100")  # "[H100 loss probe]"
-assert "rl.gae forward" in first_line(profile.COMMITTED_REPLAY)  # "[H200 replay probe]": GAE's call
+# Checks: the data map and the tags' files, on the committed files (CI runs them; skip when reading)
+# the data map's rows, in its order: name -> (card, passes, what it times); one row per file this notebook reads
+DATA_MAP = {"run": ("H200", {"fwd", "fwd+bwd"}, "wall and GPU time, each call timed once"),
+            "wall": ("H200", {"fwd", "fwd+bwd"}, "wall time, the median of 15 interleaved rounds"),
+            "loss": ("H100", {"fwd", "fwd+bwd"}, "wall and GPU time, 15 paired rounds"),
+            "replay": ("H200", {"fwd"}, "wall time, the median of 9 interleaved rounds"),
+            "sweep": ("H200", {"fwd", "fwd+bwd"}, "wall and GPU time, each call timed once"),
+            "env": ("H100", set(), "no timing: the card and its L2 cache size")}
+assert list(DATA_MAP) == list(FILES) and all(os.path.isfile(path(n)) for n in FILES)  # a row per file read, in order
+assert len(FILES) == 6 and {DATA_MAP[n][0] for n in FILES} == {"H200", "H100"}  # "six committed files, made on two cards"
+_text = {n: open(path(n), encoding="utf-8").read() for n in FILES}
+assert [card(RES["gpu"]), card(FULL["gpu"])] + [card(_text[n]) for n in ("wall", "loss", "replay", "env")] \
+    == [DATA_MAP[n][0] for n in ("run", "sweep", "wall", "loss", "replay", "env")]  # the card column, from each file
+for _res, _name in ((RES, "run"), (FULL, "sweep")):  # the two runs: both passes, each call once, wall and GPU time
+    _keys = [(r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"]) for r in _res["rows"]]
+    assert len(set(_keys)) == len(_keys) and {r["pass"] for r in _res["rows"]} == DATA_MAP[_name][1]
+    assert all(r["full_call_us"] for r in _res["rows"]) and any(r["kernel_ms"] for r in _res["rows"])
+assert {r["dtype"] for r in FULL["rows"]} == {"float32", "bfloat16"} and FULL["date"] < RES["date"]  # "earlier, bfloat16 too"
+assert {p for sec in probe.values() for p, _ in sec} == DATA_MAP["wall"][1]  # the wall probe: both passes
+assert "interleaved in 15 rounds" in _text["wall"].splitlines()[1]  # "the median of 15 interleaved rounds"
+assert {k[2] for k in profile.read_loss_wall(path("loss"))} == DATA_MAP["loss"][1]  # the loss probe: both passes
+assert {k[0] for k in profile.read_loss_wall(path("loss"))} == {"ppo", "sac", "crr"}  # "the three losses"
+assert None not in profile.read_loss_gpu(path("loss")).values()  # "wall and GPU time"
+assert "15 interleaved rounds" in _text["loss"][:300] and "the order reversed every other round" in _text["loss"][:300]
+assert "rl.gae forward" in _text["replay"][:100] and "median of 9 interleaved rounds" in _text["replay"][:200]  # replay
+assert "eager  graph of 1  graph of 100" in _text["replay"]  # "eager and in CUDA graphs"
+assert "L2_cache_size" in _text["env"] and "us" not in _text["env"].split()  # the env file: no timing
+# "One call, three figures": GAE's forward at 4096×128 in the wall probe, the run and the replay probe
+_replay_eager = float(re.search(r"^\s*4096x\s*128\s+([\d.]+)", _text["replay"], re.M)[1])
+assert [probe[4096, 128]["fwd", "gae"], round(row(RES, "gae", 4096, 128)["full_call_us"], 1), _replay_eager] \
+    == [28.4, 28.1, 25.9]
+assert f"beside results {profile.COMMITTED_RUN}" in first_line("wall")  # the wall probe: "in the same session"
+assert all(("fwd", a) in sec for sec in probe.values() for a in ALGORITHMS)  # "our calls again"
+assert first_line("loss").startswith("# NVIDIA H100")  # "[H100 loss probe]"
+assert "rl.gae forward" in first_line("replay")  # "[H200 replay probe]": GAE's call
 
 # %% [markdown]
 # ## 1. The floor model, by hand
@@ -204,16 +264,20 @@ print(f"[{SOURCE['wall']}] 4096×128, forward: the model's wall time, max(host, 
 print(profile.table(model_table, digits=3))
 
 # %% [markdown]
-# **Finding:** at 4096×128 the model's wall time is within 10 % of the measured one for 7 of the 8
-# calls; PPO's measured wall time is 24 % above it. Every call's host time exceeds its GPU time, so
-# the host sets the wall time.
+# **Finding:** at 4096×128 every call's host time exceeds its GPU time, so the host sets the wall
+# time.
+#
+# **What this test checks.** The model's wall time here is the host time, which is the wall time
+# measured at 16×128. So the test is that the wall time stays flat from 16×128 to 4096×128 while
+# the host is the bound. It holds within 10 % for 7 of the 8 calls. PPO's wall time at 4096×128 is
+# 24 % above its wall time at 16×128.
 #
 # <details><summary>Details: the bytes and the L2 cache</summary>
 #
 # * GAE moves 17 B per (row, step): 285 MB at 16384×1024. In bfloat16 the flag stays 1 byte: 9 B,
 #   not 8.5.
-# * Bytes read again from the **L2 cache**, a faster memory on the GPU chip, can beat the floor. It
-#   holds tens of MB; the committed runs do not record its size.
+# * Bytes read again from the **L2 cache**, a faster memory on the GPU chip, can beat the floor.
+#   An H100's L2 holds 50 MiB (the H100 env file). No committed file records the H200's.
 #
 # </details>
 
@@ -222,20 +286,25 @@ print(profile.table(model_table, digits=3))
 import inspect  # noqa: E402
 from rltriton_lite import bench  # noqa: E402  "back to back, with one synchronisation at the end"
 assert "for _ in range(n):\n        out = fn()\n    sync(out)\n" in inspect.getsource(bench.wall_ms)  # the run's
-assert "back-to-back calls, one sync per round" in open(os.path.join(RESULTS, profile.COMMITTED_WALL),
-                                                         encoding="utf-8").read(400)  # the wall probe's
+assert "back-to-back calls, one sync per round" in open(path("wall"), encoding="utf-8").read(400)  # the wall probe's
 smallest = [row(RES, a, 16, 128) for a in ALGORITHMS]
 assert 1 < min(1e3 * r["kernel_ms"] for r in smallest) < T0_US < max(1e3 * r["kernel_ms"] for r in smallest) < 4  # "t0 ≈ 2 µs"
 assert max(1e3 * r["kernel_ms"] for r in smallest) < min(HOST_US.values()) / 5  # "its GPU time is negligible"
 assert [down(min(HOST_US.values()), 0), up(max(HOST_US.values()), 0)] == [23, 60]  # "from 23 to 60 µs"
 _off = {t["call"]: t["measured ÷ model"] for t in model_table}
 assert sum(abs(x - 1) < 0.1 for x in _off.values()) == 7 and abs(_off["ppo"] - 1) > 0.1  # "within 10 % for 7 of the 8"
-assert round(100 * (_off["ppo"] - 1)) == 24  # "PPO's measured wall time is 24 % above it"
+assert round(100 * (_off["ppo"] - 1)) == 24  # "PPO's wall time at 4096×128 is 24 % above its wall time at 16×128"
+assert round(100 * (probe[4096, 128]["fwd", "ppo"] / probe[16, 128]["fwd", "ppo"] - 1)) == 24  # (the same, read directly)
 assert all(HOST_US[a] > model_us(4096, 128, row(RES, a, 4096, 128)["bytes"] / (4096 * 128), 0)[1]
            for a in ALGORITHMS)  # "every call's host time exceeds its GPU time" (the model's)
 assert all(HOST_US[a] > 1e3 * row(RES, a, 4096, 128)["kernel_ms"] for a in ALGORITHMS)  # and the run's
 assert (gae_bytes, ppo_bytes) == (17, 12) and round(B * T * gae_bytes / 1e6) == 285  # "17 B ... 12", "285 MB"
-assert RES["gpu"] == "NVIDIA H200" and not any("cache" in k.lower() for k in RES)  # "do not record its size"
+assert all(t["model wall µs"] == HOST_US[t["call"]] for t in model_table)  # "the model's wall time here is the host time"
+_env = open(path("env"), encoding="utf-8").read().split()
+assert _env[-7:-4] == ["H100", "80GB", "HBM3"] and _env[-4:-2] == ["L2_cache_size", str(50 * 2**20)]  # "50 MiB"
+import glob  # noqa: E402  "no committed file records the H200's": the env file is the one that records an L2's size
+assert [f for f in glob.glob(os.path.join(RESULTS, "**", "*"), recursive=True) if f.endswith((".txt", ".json", ".md"))
+        and "L2_cache_size" in open(f, encoding="utf-8").read()] == [path("env")]
 assert round(gae_floor_ms * 1e3) == 67  # "at least 67 µs"
 r_gae, r_ppo = row(RES, "gae", B, T), row(RES, "ppo", B, T)
 assert r_gae["bytes"] == B * T * gae_bytes and r_ppo["bytes"] == B * T * ppo_bytes
@@ -315,8 +384,11 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # | wall ÷ GPU time | label |
 # | --- | --- |
 # | more than 2× | **host-bound**: the host sets the call's time |
-# | in between | **mixed**: host and GPU time are close and overlap only in part, so max() is off |
+# | 1.2× to 2× | **mixed**: neither sets it alone |
 # | at most 1.2× | **GPU-bound**: the kernel is the call |
+#
+# The labels come from the measured ratio. **Mixed** is also where the model fails. There host and
+# GPU time are close, they overlap only in part, and the wall time exceeds max(host, GPU).
 #
 # **Predict first**, with `model_us` and `HOST_US["gae"]`: GAE's wall ÷ GPU time at 4096×128, and so
 # its label.
@@ -367,7 +439,9 @@ plt.show()
 #
 # * GAE's GPU time at 4096×128 is below the model's. Its 8.9 MB fit in the **L2 cache**, a fast
 #   memory on the GPU chip, and stay there between the graph replays that time it.
-# * At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses, which are mixed.
+# * At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses, which are mixed. Their
+#   host and GPU times are within 1.3× of each other, and their wall times are 1.8× and 1.5× the
+#   model's max(host, GPU).
 # * The scans at 64×16384 take several times the GPU time the model gives GAE: 64 rows give the GPU
 #   few programs, each walking its row's chunks one after another.
 #
@@ -379,6 +453,10 @@ label = {k: bound(wall_us[k], gpu_us[k]) for k in wall_us}
 assert all(label[a, s] == "host-bound" for a in ALGORITHMS for s in [(16, 128), (4096, 128)])  # "every call"
 assert {a: label[a, (16384, 1024)] for a in ALGORITHMS} == {a: "mixed" if a in ("ppo", "crr") else "GPU-bound"
                                                           for a in ALGORITHMS}  # "GPU-bound, or mixed for PPO's and CRR's"
+_mixed = {a: (HOST_US[a], gpu_us[a, (16384, 1024)], wall_us[a, (16384, 1024)]) for a in ("ppo", "crr")}  # host, GPU, wall
+assert all(max(h / g, g / h) < 1.3 for h, g, w in _mixed.values())  # "within 1.3× of each other"
+assert [round(w / max(h, g), 1) for h, g, w in _mixed.values()] == [1.8, 1.5]  # PPO's and CRR's: "1.8× and 1.5×"
+assert all(HOST_US[a] < 0.6 * gpu_us[a, (16384, 1024)] for a in ALGORITHMS if a not in _mixed)  # the GPU-bound: far apart
 assert all(bound(*model_us(*s, gae_bytes, HOST_US["gae"])) == "host-bound"
            for s in [(16, 128), (4096, 128)])  # "as the model predicted"
 # the reveal's debrief: GAE at 4096×128, the model's figures beside the run's
@@ -410,7 +488,7 @@ assert min(_long) > 3 * model_us(64, 16384, gae_bytes, 0)[1]  # "several times t
 
 # %%
 my_lowest_x = None  # your prediction: the lowest round's ratio, the eager formula's wall time ÷ ours
-paired = profile.read_loss_wall()  # the paired loss probe: (loss, shape, pass, impl) -> (µs, ratio's median, lowest, highest)
+paired = profile.read_loss_wall(path("loss"))  # the paired loss probe: (loss, shape, pass, impl) -> (µs, ratio's median, lowest, highest)
 eager_paired_us, median_x, lowest_x, highest_x = paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"]
 ours_paired_us = paired["ppo", (4096, 128), "fwd+bwd", "rltriton_lite"][0]
 print(f"[{SOURCE['loss']}] PPO's loss with its backward at 4096×128, 15 paired rounds: "
@@ -435,7 +513,7 @@ against(my_lowest_x, lowest_x, "the lowest round's ratio, the eager formula ÷ o
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
-_loss_text = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").read()
+_loss_text = open(path("loss"), encoding="utf-8").read()
 assert _loss_text.startswith("# NVIDIA H100") and "H100" in SOURCE["loss"]  # the tag "[H100 loss probe]"
 assert "the order reversed every other round" in _loss_text.splitlines()[0]  # "the order reversed every other round"
 assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds"
@@ -458,7 +536,7 @@ assert round(median_x, 1) == 1.6  # "about 1.6× in the median round"
 
 # %%
 my_removed_pct = None  # your prediction: the % of GAE's 4096×128 call a CUDA graph of many calls removes
-replay_text = open(os.path.join(RESULTS, profile.COMMITTED_REPLAY), encoding="utf-8").read()
+replay_text = open(path("replay"), encoding="utf-8").read()
 replay = {(int(m[0]), int(m[1])): [float(x) for x in m[2:]]  # "  4096x128  25.9  4.5  3.2", as the probe printed it
           for m in re.findall(r"^\s*(\d+)x\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", replay_text, re.M)}
 replay_eager, replay_one, replay_hundred = replay[4096, 128]  # wall µs per call: eager, a graph of 1, of 100

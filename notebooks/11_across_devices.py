@@ -21,7 +21,7 @@
 #   processes.
 # * **Time:** 1.75–2.25 h with the open questions; 1–1.25 h for the reading and the checked
 #   exercises.
-# * **Needs:** notebooks 00, 01 (section 6 names its `transposed_scan`) and 02 (section 5 is
+# * **Needs:** notebooks 00, 01b (section 2 names its `transposed_scan`) and 02 (section 5 is
 #   GAE); the basics of `torch.distributed`. No GPU: the two processes run on the CPU, where each
 #   takes the package's PyTorch path, not the kernel (the same arithmetic, checked alike).
 # * **Minimum path:** sections 1–5 and the checked exercises `segment_carries` (it needs sections
@@ -29,6 +29,12 @@
 #   details and what crosses the wire are in
 #   [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire),
 #   for maintainers.
+#
+# **The conclusion first.** Gathering every rank's rows and making one local call is the default.
+# On an H100, the split this notebook teaches (`time_group=`) took about 17 times a plain call on
+# one rank's steps; the gather then one call took about 1.5 times, the wire left out of both. The
+# split is worth it in three cases: gradients through the advantages, batches too big to gather,
+# and many ranks on a slow link. Section 7 confirms it.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
@@ -43,9 +49,9 @@
 # one-device call to rounding. GAE run on each rank's steps alone would not: it would end every
 # episode that crosses a rank's boundary there.
 #
-# The simple alternative is to gather the rows onto every rank and make one local call. The values
-# and rewards alone, two float32 numbers per token, are 1 MB for a row of 128K tokens; the done
-# flags add one byte per token. Section 7 says when to use which.
+# The simple alternative, the default above, is to gather the rows onto every rank and make one
+# local call. It is cheap because GAE's inputs are small. The values and rewards alone, two float32
+# numbers per token, are 1 MB for a row of 128K tokens; the done flags add one byte per token.
 #
 # The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank
 # after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
@@ -141,6 +147,10 @@ print("three segments scanned from their composed carries = the one-process scan
 
 # %% [markdown]
 # ## 3. An episode end at the boundary, by hand
+#
+# **In short:** a segment that holds an episode end ignores its carry: its map is "$B$, whatever
+# the carry". The package writes that as a select, never as $A = 0$, so a NaN on the next rank
+# cannot cross the boundary.
 #
 # An episode end makes a step a *reset*: $y_t = b_t$, whatever comes after. So nothing of a
 # segment's carry reaches its first value once the segment contains a reset: its map is "$B$,
@@ -270,6 +280,10 @@ draw_ranks(lambda r: f"$(A_{r}, B_{r}, \\mathrm{{reset}}_{r})$",
 # %% [markdown]
 # ## 5. Two processes, started from this notebook
 #
+# **In short:** two real processes each call `rl.gae(..., time_group=)` on their own steps. Put
+# side by side, their pieces match the one-process call: advantages, returns and gradients. GAE
+# needs one exchange more than a bare scan, each rank's first value.
+#
 # `torchrun --nproc-per-node 2 train.py` starts two processes and tells each its rank through
 # environment variables. Here the notebook does the same by hand, so that it runs anywhere. It
 # writes a small worker script, starts it twice (ranks 0 and 1, on the CPU with gloo), and waits.
@@ -385,16 +399,16 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # %% [markdown]
 # ## 6. The backward: the same exchange, the other way
 #
-# A gradient crosses ranks when a loss backpropagates through the advantages. Section 5's workers
-# did: each backpropagated a weighted sum of its advantages into its values. $V(s_{17})$ is rank
-# 1's first value, but rank 0's last $\delta_{16}$ read it. So part of its gradient is computed on
-# rank 0, and must be sent to rank 1.
+# **In short:** the gradient of a scan runs forwards in time, so it crosses ranks the other way:
+# each rank's gradient enters from the ranks before it. That takes two exchanges of one number per
+# row per rank. PPO, which computes its advantages without gradients, needs none of it.
 #
-# That matters only for a loss that differentiates through the advantages or returns, into the
-# values, $\gamma$ or $\lambda$. PPO computes its advantages without gradients, so it needs none of
-# this.
+# A gradient crosses ranks when a loss backpropagates through the advantages or returns, into the
+# values, $\gamma$ or $\lambda$. Section 5's workers did: each backpropagated a weighted sum of its
+# advantages into its values. $V(s_{17})$ is rank 1's first value, but rank 0's last $\delta_{16}$
+# read it. So part of its gradient is computed on rank 0, and must be sent to rank 1.
 #
-# The one result to know: the backward of a scan is the transposed scan (notebook 01's
+# The one result to know: the backward of a scan is the transposed scan (notebook 01b's
 # `transposed_scan`), which runs *forwards* in time. With $dy_t$ the upstream gradient, the
 # gradient $g_t = \partial L/\partial b_t$ is $g_t = dy_t + a_{t-1}\,g_{t-1}$. So it splits across
 # ranks as the forward did, with the arrows reversed: each rank's gradient enters from the ranks
@@ -404,10 +418,10 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # holds steps 0–1, rank 1 steps 2–3, rank 2 steps 4–5. One process gives
 # $g = 1,\ 1.5,\ 1.75,\ 1.875,\ 1.9375,\ 1.96875$.
 #
-# Two directions meet here. The forward carry $c$ travels from later steps into earlier ones; the
-# gradients travel from earlier steps into later ones. In the drawing, $g_t$ is the gradient at
-# step $t$, and $x_r$ is what enters rank $r$ from the ranks before it. Mind the index shift:
-# $x_r = \partial L/\partial c_{r-1}$, the gradient of the carry that rank $r$ sent to rank $r-1$.
+# Two directions meet here. The forward carry $c_r$ is rank $r+1$'s first output: it travels back
+# into rank $r$. The gradients travel from earlier steps into later ones. In the drawing, $g_t$ is
+# the gradient at step $t$, and $x_{r+1} = \partial L/\partial c_r$ is what enters rank $r+1$ from
+# the ranks before it: the gradient of the carry $c_r$ it sent.
 #
 # ```text
 #              rank 0: steps 0 1              rank 1: steps 2 3              rank 2: steps 4 5
@@ -495,8 +509,8 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # ## 7. What it costs
 #
 # **In one line: the split exchanges only a few numbers per row per rank, whatever the length, but
-# it is slow: on an H100, gathering the whole row and making one plain call was faster, the wire
-# left out of both.**
+# on an H100 it cost about 17 plain calls, against about 1.5 for gathering the row and making one
+# call, the wire left out of both.**
 #
 # **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. In between
 # come three small `all_gather`s, in this order:
@@ -508,7 +522,7 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # **Backwards**, two exchanges of one number per row per rank (section 6). Notebook 13c, section 7,
 # counts each table's numbers.
 #
-# <details><summary>Details: the timing file, and its columns</summary>
+# <details><summary>Details: the timing file, its columns, and where the split's time goes</summary>
 #
 # `tools/time_group_cost.py` timed it on an H100 on 2026-12-07. Notebooks 08 and 09 quote an H200,
 # so compare this file's figures with each other only. The cell below prints the file. Each line is
@@ -528,6 +542,19 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # * **gather, one call:** the alternative. The whole row is gathered (here by a local copy: the
 #   rank's steps twice), one plain call runs on it, and the rank keeps its slice. That call reads
 #   twice the steps of the first column's.
+#
+# **Where the split's time goes.** On all eight lines of the file, a call with `time_group=` takes
+# 0.86–4.5 ms of wall time, against 25–620 µs on one device. Most of that is the host's, since the
+# GPU time stays under a tenth of the wall time. It is not the wire: with the `all_gather`
+# replaced by a local copy, the wall time is still 0.86 ms or more. Where exactly it goes was not
+# profiled, but the split path is not optimised for small calls:
+#
+# * it is Python that builds each exchange's table from many small tensor operations, each a
+#   launch of its own (with the local gather, its GPU time alone is 59.2 to 145.1 µs, against under
+#   30 µs on one device);
+# * it reads exchanged numbers on the host several times per call (the header, each rank's error
+#   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
+#   queued before it, so the host's work and the GPU's no longer overlap.
 #
 # </details>
 
@@ -565,8 +592,9 @@ print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall time: {one_wal
 # * **Gather, then one local call:** the default. Faster, simpler code, the same advantages.
 # * **`time_group=`** in three cases:
 #   * **Gradients through the advantages,** into the values, $\gamma$ or $\lambda$ (section 6).
-#     Each rank's piece of the gradient stays on its rank. A gather with gradients would send every
-#     rank's whole gradient row back (see "gathering with gradients" below).
+#     Each rank's piece of the gradient stays on its rank. `dist.all_gather` carries no gradient;
+#     `torch.distributed.nn.functional.all_gather` does, and its backward sends every rank's whole
+#     gradient row.
 #   * **A batch too large to gather.** The one call reads 9 bytes and writes 8 for every token of
 #     the whole batch, on every rank. 1,024 rows of 1,048,576 tokens come to about 18 GB on every
 #     rank (derived), beside the model.
@@ -592,32 +620,6 @@ print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall time: {one_wal
 #   B ≈ 78 GB/s (derived).
 #
 # The estimate gives the split its own wire for free: its three small exchanges.
-#
-# </details>
-#
-# <details><summary>Details: gathering with gradients</summary>
-#
-# `dist.all_gather` carries no gradient. `torch.distributed.nn.functional.all_gather` does, and its
-# backward sends every rank's whole gradient row. With `time_group=`, each rank's piece of the
-# gradient is exact and stays on its rank. PPO computes its advantages without gradients, so it
-# needs none.
-#
-# </details>
-#
-# <details><summary>Details (optional): where the split's time goes</summary>
-#
-# On all eight lines of the file, a call with `time_group=` takes 0.86–4.5 ms of wall time, against
-# 25–620 µs on one device. Most of that is the host's, since the GPU time stays under a tenth of
-# the wall time. It is not the wire: with the `all_gather` replaced by a local copy, the wall time
-# is still 0.86 ms or more. Where exactly it goes was not profiled, but the split path is not
-# optimised for small calls:
-#
-# * it is Python that builds each exchange's table from many small tensor operations, each a
-#   launch of its own (with the local gather, its GPU time alone is 59.2 to 145.1 µs, against under
-#   30 µs on one device);
-# * it reads exchanged numbers on the host several times per call (the header, each rank's error
-#   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
-#   queued before it, so the host's work and the GPU's no longer overlap.
 #
 # </details>
 
@@ -817,14 +819,16 @@ exercises.attempt("segment_carries", segment_carries)
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# ```python
-# v_next = np.concatenate([values[:, 1:], ___], axis=1)  # ___: the next rank's first value, as a column
-# delta = rewards + np.where(terminated, ___, gamma * v_next) - values
-# B = np.zeros(len(rewards))
-# for t in reversed(range(rewards.shape[1])):
-#     B = np.where(terminated[:, t], ___, ___)  # ___: cut, or carry on with gamma lam
-# return ___, B, terminated.any(axis=1)  # ___: A
-# ```
+# * **The next values:** `values[:, 1:]`, then `next_first_value` made a column (`[:, None]`),
+#   joined along the steps with `np.concatenate`.
+# * **$\delta$:** the reward minus the value, plus $\gamma$ times the next value. `np.where` on
+#   `terminated` adds 0 instead where the step terminates.
+# * **$B$:** start from one 0 per row. Loop over the steps from the last to the first. At each,
+#   `np.where` on that step's column of `terminated` picks $\delta_t$ alone, or
+#   $\delta_t + \gamma\lambda B$.
+# * **$A$ and `reset`:** $(\gamma\lambda)^n$ for every row; `reset` asks `any` along the steps.
+#
+# If a check still fails, `print(exercises.fix("gae_segment_map"))` shows what to change.
 #
 # </details>
 #

@@ -31,9 +31,12 @@
 # tens of thousands of launches.
 #
 # **The question of this notebook:** can one masked scan replace that loop, with the same numbers,
-# and what does it save? Sections 1–2 set up the MDP and its masks, 3–4 put verl's loop beside the
-# scan, 5 compares OpenRLHF's semantics, 6 the $\gamma = \lambda = 1$ shortcut, and 7 reads the
-# H200 timings.
+# and what does it save? **The answer:** yes. verl's function runs its loop at every $\gamma$ and
+# $\lambda$, its default $\gamma = \lambda = 1$ included. One masked scan gives the same numbers
+# (section 4), over 4,000× faster than the loop on an H200 at every shape timed (section 7).
+#
+# Sections 1–2 set up the MDP and its masks, 3–4 put verl's loop beside the scan, 5 compares
+# OpenRLHF's semantics, 6 the $\gamma = \lambda = 1$ shortcut, and 7 reads the H200 timings.
 
 # %%
 import inspect
@@ -61,6 +64,10 @@ GAMMA, LAM = 0.99, 0.95
 
 # %% [markdown]
 # ## 1. A response is an episode
+#
+# **In short:** the state is the prompt and the tokens so far, the action is the next token, and
+# the reward is a KL penalty per token plus the outcome score at the last one. GAE runs backwards
+# along the response.
 #
 # What are the state, the action and the reward of a language model's episode? Write the prompt as
 # $x$ and the response as tokens $y_0, y_1, \dots, y_{T-1}$; the last is the end-of-sequence token
@@ -99,14 +106,18 @@ GAMMA, LAM = 0.99, 0.95
 # **Why people want $\gamma, \lambda < 1$.** With $\lambda = 1$, an early token's advantage carries
 # the noise of every later token and of the outcome: unbiased, high variance. With $\lambda < 1$ the
 # critic stands in for that noisy tail (notebook 03's bias–variance trade-off). With $\gamma < 1$, a
-# reward reached in fewer tokens is worth more. But as soon as $\gamma\lambda \ne 1$, the cumulative
-# sum no longer applies, and the stacks run the per-token loop.
+# reward reached in fewer tokens is worth more. As soon as $\gamma\lambda \ne 1$, the cumulative
+# sum no longer applies.
 #
-# <details><summary>Details: the KL term and verl's defaults</summary>
+# **What verl runs.** verl's default configuration (0.9.1) sets $\gamma = \lambda = 1$. Yet its
+# function (section 3) has no cumulative-sum branch: it runs the per-token loop at every $\gamma$
+# and $\lambda$, its defaults included. In this notebook the cumulative sum is only a yardstick for
+# $\gamma = \lambda = 1$ (sections 6 and 7).
 #
-# Some stacks put the KL term in the loss instead; their reward is the outcome alone. verl's
-# default configuration (0.9.1) sets $\gamma = \lambda = 1$. PPO pays for a value head either
-# way: at $\gamma = \lambda = 1$ the critic is still the baseline subtracted in
+# <details><summary>Details: the KL term, and the critic at γ = λ = 1</summary>
+#
+# Some stacks put the KL term in the loss instead; their reward is the outcome alone. PPO pays for
+# a value head either way: at $\gamma = \lambda = 1$ the critic is still the baseline subtracted in
 # $\hat A_t = \sum_{k \ge t} r_k - V(s_t)$, and with $\lambda < 1$ the advantage also bootstraps
 # from it. And $\gamma < 1$ pushes against padding a response with reasoning that does not help.
 #
@@ -210,9 +221,13 @@ assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] ==
 # %% [markdown]
 # ## 3. The loop: verl's GAE
 #
-# How does verl treat the masks? Below is verl 0.9.1's `compute_gae_advantage_return`, line for
-# line, minus its whitening (section 4). Version 0.9.1 is the one CI installs:
-# `tests/test_llm_integrations.py` runs that release's own function against `integrations.verl`.
+# **In short:** verl's GAE is a Python loop over the tokens, with no other branch: it runs at every
+# $\gamma$ and $\lambda$. Two masked lines skip the masked tokens, as if they were deleted from the
+# response.
+#
+# Below is verl 0.9.1's `compute_gae_advantage_return`, line for line, minus its whitening
+# (section 4). Version 0.9.1 is the one CI installs: `tests/test_llm_integrations.py` runs that
+# release's own function against `integrations.verl`.
 #
 # Two masked lines are the whole treatment. At a masked token, `nextvalues` and `lastgaelam` pass
 # through unchanged, as long as the inputs there are finite: the loop multiplies by the mask, so a
@@ -252,7 +267,8 @@ print(f"{B} responses of {T} positions: {int(mask.sum())} policy tokens, {int((k
 
 # %% jupyter={"source_hidden": true}
 # Checks: the batch as the text describes it (tool output inside most responses, right padding),
-# and section 7 times bench.token_gae_loop, this same loop (CI runs them; skip when reading)
+# section 7 times bench.token_gae_loop, this same loop, and the loop has no other branch
+# (CI runs them; skip when reading)
 assert (kind == TOOL).any(1).sum() >= 3 and mask[0, -1] and (kind == PAD).any()
 adv_bench, _ = bench.token_gae_loop(rewards, values, keep, GAMMA, LAM)
 assert torch.allclose(adv_bench, adv_loop, rtol=0, atol=1e-12)
@@ -260,6 +276,10 @@ _nan = float("nan")  # section 3's "a NaN at a masked token would poison its row
 _poisoned, _ = verl_gae_loop(torch.tensor([[1.0, _nan, 3.0, _nan]]), torch.tensor([[4.0, _nan, 2.0, _nan]]),
                              torch.tensor([[1.0, 0.0, 1.0, 0.0]]), 0.5, 0.5)
 assert torch.isnan(_poisoned).all()
+_loop_src = inspect.getsource(verl_gae_loop)  # "no other branch" (sections 1, 3): one loop, no if, no cumsum
+assert _loop_src.count("for t in reversed(range(") == 1 and " if " not in _loop_src and "cumsum" not in _loop_src
+_adv11, _ = verl_gae_loop(rewards, values, keep, 1.0, 1.0)  # at γ = λ = 1 the loop runs, with the sum's numbers
+assert torch.allclose(_adv11[mask], bench.token_cumsum(rewards, values, keep)[0][mask], rtol=0, atol=1e-12)
 
 # %% [markdown]
 # "As if deleted" holds literally. Cut each response down to its policy tokens, run plain GAE on
@@ -279,9 +299,11 @@ assert err < 1e-12
 # %% [markdown]
 # ## 4. The scan beside the loop
 #
-# Can one call give the loop's numbers? The package's `mask=` means exactly "as if deleted": a
-# masked step is removed, and the step before it bootstraps from the next unmasked step. So verl's
-# loop is one call:
+# **In short:** one call, `rl.gae(..., mask=)`, gives the loop's numbers. `integrations.verl` adds
+# the two things verl's function does beyond that, and matches it element for element.
+#
+# The package's `mask=` means exactly "as if deleted": a masked step is removed, and the step
+# before it bootstraps from the next unmasked step. So verl's loop is one call:
 #
 # ```python
 # rl.gae(rewards, values, gamma=gamma, lambda_=lam, mask=mask)
@@ -389,10 +411,13 @@ assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().ite
 # %% [markdown]
 # ## 5. OpenRLHF's semantics: the same on right padding, not on holes
 #
-# Does OpenRLHF give the same advantages? OpenRLHF multiplies the values and rewards by the mask,
-# then runs plain GAE over every position, as trlx, DeepSpeed-Chat and TRL did before it. So it
-# reads $V(s_{t+1})$ at position $t + 1$, whatever the mask says there.
-# `integrations.openrlhf.get_advantages_and_returns` is that computation, as one scan.
+# **In short:** OpenRLHF agrees with verl on right padding. On a hole of tool output inside a
+# response it does not: every token before the hole gets a different advantage.
+#
+# OpenRLHF multiplies the values and rewards by the mask, then runs plain GAE over every position,
+# as trlx, DeepSpeed-Chat and TRL did before it. So it reads $V(s_{t+1})$ at position $t + 1$,
+# whatever the mask says there. `integrations.openrlhf.get_advantages_and_returns` is that
+# computation, as one scan.
 #
 # * **On right padding** it gives verl's answer at every policy token: the last token's next value
 #   is 0 either way, and the reverse scan carries nothing from the padding's zeros.
@@ -496,12 +521,13 @@ assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
 # %% [markdown]
 # ## 6. The shortcut: $\gamma = \lambda = 1$ as a cumulative sum
 #
-# What does $\gamma = \lambda = 1$ buy? GAE's returns become the rewards summed from each token to
-# the end: a reversed cumulative sum, one PyTorch call. The advantages are the returns minus the
-# values. The masks cost one product: `rewards * mask` zeroes the masked rewards, and a sum does not
-# care where its zeros sit. That product is section 3's pattern: a NaN reward at a masked token
-# would poison every earlier token of its row (0 · NaN = NaN). Like verl's loop, the shortcut is a
-# yardstick here, not NaN-safe. The harness calls it the "cumsum shortcut":
+# What would $\gamma = \lambda = 1$ buy? GAE's returns become the rewards summed from each token
+# to the end: a reversed cumulative sum, one PyTorch call. verl does not take this shortcut, even
+# at its default $\gamma = \lambda = 1$ (section 3). The advantages are the returns minus the
+# values. The masks cost one product: `rewards * mask` zeroes the masked rewards, and a sum does
+# not care where its zeros sit. That product is section 3's pattern: a NaN reward at a masked
+# token would poison every earlier token of its row (0 · NaN = NaN). Like verl's loop, the
+# shortcut is a yardstick here, not NaN-safe. The harness calls it the "cumsum shortcut":
 
 # %%
 print(inspect.getsource(bench.token_cumsum))
@@ -521,8 +547,9 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# **In one line: on an H200, at every shape timed, the scan beat the γ = λ = 1 shortcut by 1.3–16×
-# and the loop by over 4,000×, so choosing $\lambda < 1$ no longer costs speed.**
+# **In one line: on an H200, at every shape timed, the scan (at γ = 0.99, λ = 0.95) beat verl's
+# per-token loop by over 4,000×, and even the γ = λ = 1 cumulative sum by 1.3–16×. verl runs that
+# loop at every γ and λ; the cumulative sum, which computes only γ = λ = 1, is a yardstick.**
 #
 # Four implementations were timed, from 256 responses of 1,024 tokens to 4 of a million, with
 # inputs like section 3's:
@@ -676,6 +703,7 @@ for s in shapes:
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed figures (CI runs them; skip when reading)
 assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)  # the four implementations of the table
+assert (res["gamma"], res["lam"]) == (0.99, 0.95)  # the one line's "the scan (at γ = 0.99, λ = 0.95)"
 assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
 assert max(per_token) < 2 * min(per_token)  # the loop's time per token of length, whatever the batch
@@ -782,13 +810,17 @@ assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# ```python
-# v = torch.where(mask, values, 0.0)  # a masked value is never read
-# v_from_here = rl.linear_scan(___, v)  # ___: a = ? to reset at a policy token, pass a masked one
-# v_next = ___  # ___: v_from_here one step left, 0 after the last position (torch.cat)
-# delta = rewards + gamma * v_next - values
-# a, b = torch.where(mask, ___, 1.0), torch.where(mask, ___, 0.0)  # ___: the pair at a policy token
-# ```
+# * **The values, zeroed:** `torch.where` keeps a value where `mask` is True and puts 0 elsewhere.
+# * **$V$ from here:** one `rl.linear_scan` of those values. Its $a$ is the mask negated, in the
+#   values' dtype: 0 (a reset) at a policy token, 1 at a masked one.
+# * **$V(s_{t+1})$:** that output without its first column, with a column of zeros appended at the
+#   end (`torch.cat` along the last axis).
+# * **$\delta_t$:** $r_t + \gamma V(s_{t+1}) - V(s_t)$, at every position at once. The masked
+#   positions may hold NaN: the pair below drops them.
+# * **The pair:** `torch.where` on the mask, twice. $a$ is $\gamma\lambda$ or 1; $b$ is
+#   $\delta_t$ or 0.
+#
+# If a check still fails, `print(exercises.fix("token_gae_pairs"))` shows what to change.
 #
 # </details>
 
@@ -850,7 +882,8 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #   response with a correct answer), up where it is below.
 #
 # * With $\gamma = \lambda = 1$, GAE is a reversed cumulative sum, $\hat A_t = \sum_{k \ge t} r_k -
-#   V(s_t)$. For $\gamma\lambda \ne 1$ the stacks loop, and the scan makes λ < 1 cost no speed.
+#   V(s_t)$. verl does not use it: it runs the per-token loop at every $\gamma$ and $\lambda$, its
+#   default $\gamma = \lambda = 1$ included. Here the sum is only a yardstick.
 #
 # * On the committed H200 results, the loop's time grows with the response length, whatever the
 #   batch. The scan pays mostly per call. It is 1.3 to 16 times faster than the γ = λ = 1

@@ -226,8 +226,10 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # store:  sent: the program goes on at once, and the bytes reach memory behind it
 # ```
 #
-# Stores still use bandwidth, so the floor counts them. Only the loads must be kept in flight, and
-# at the floor they arrive at 9/17 of the copy bandwidth: that is the bandwidth Little's law needs.
+# Stores still use bandwidth, so the floor counts them. At the floor a step's 17 bytes move at the
+# copy bandwidth, so its 9 bytes of loads arrive at 9/17 of it. A store is fire-and-forget: only
+# the loads must be kept in flight, so 9/17 of the copy bandwidth is the bandwidth Little's law
+# needs.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
@@ -615,14 +617,19 @@ exercises.attempt("warp_sectors", warp_sectors)
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# ```python
-# rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-# offs = ___  # (ROWS, CHUNK): row r, step t at r * T + t
-# m = ___     # both parts: the row below B, the step below T
-# a_s, b_s, k_s = tl.associative_scan((a, r, term), ___, reset_combine, reverse=True)  # which axis is time?
-# g = tl.where(k_s, b_s, b_s + a_s * ___)  # each row its own carry: a (ROWS,) block against (ROWS, CHUNK)
-# carry = tl.sum(tl.where(___, g, 0.0), ___)  # each row's G at the chunk's first step
-# ```
+# Your `reset_scan`'s lines, each made 2-D:
+#
+# * **The rows:** the program's id times `ROWS`, plus `tl.arange(0, ROWS)`.
+# * **The offsets:** the rows as a column, `[:, None]`, times `T`, plus the steps as a row,
+#   `[None, :]`. The result has shape `(ROWS, CHUNK)`.
+# * **The mask:** each 1-D block compared with its own bound, broadcast the same way, joined by `&`.
+# * **The scan:** the same call on the triple, with the axis argument set to the tile's time axis.
+# * **The select:** the carry is `(ROWS,)` and the tile `(ROWS, CHUNK)`. Make the carry a column
+#   before multiplying.
+# * **The new carry:** keep `g` where the step is the chunk's first, 0 elsewhere, and sum along
+#   time: one number per row.
+#
+# If a check still fails, `print(exercises.fix("tiled_scan"))` shows what to change.
 #
 # </details>
 

@@ -38,6 +38,7 @@
 # The cells that time a kernel measure your GPU when you run them. The other figures are read from
 # two committed files: the H200's run, and the lab's reference, the course's own answer timed on an
 # **H100** ([notebook 14, section 1](14_appendix_data.ipynb), describes both).
+# The H200 run is the first row of notebook 08's [data map](08_profiling.ipynb#Data-map:-which-file-each-figure-comes-from).
 
 # %%
 import os
@@ -341,8 +342,19 @@ else:
 # %% [markdown]
 # ## Exercises
 #
-# First the checked exercise, `resident_programs`, which needs no GPU; then, without a GPU, your
-# kernel compiled for an H100; then the lab, three questions that your teacher scores.
+# **Without a GPU, in this order** (6 of the lab's 10 points; the [rubric](#Rubric-for-the-lab) is
+# at the end of the notebook):
+#
+# 1. Solve the checked exercise `resident_programs`, just below.
+# 2. Run the baseline's `compile_for_h100` cell, after it.
+# 3. Under Answer 1, paste your `reset_scan` and run question 1's lines. In the interpreter they
+#    check your kernel and skip the timing.
+# 4. Under Answer 2, write your prediction first. Then follow question 2's four steps "Without a
+#    GPU".
+# 5. Leave Answer 3 empty: the profiler needs a GPU.
+# 6. Then read "Reading the reference", after the answer cells.
+#
+# **With a GPU,** do the same, with each question's "With a GPU" lines, and answer question 3 too.
 #
 # **`resident_programs`** (checked; no GPU). Question 2 asks you to predict, among other things,
 # how a knob changes the number of **resident programs**: the programs an SM holds at once
@@ -541,37 +553,21 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 
 # %% [markdown]
 # **The lab** (your teacher reads your answers): three answer cells, scored out of 10 with a GPU
-# and out of 6 without (your teacher rescales), by the rubric below.
+# and out of 6 without (your teacher rescales), by the [rubric](#Rubric-for-the-lab) at the end.
 #
+# * **Without a GPU:** the checklist at the top of this section says what to hand in.
 # * **With a GPU** (sections 1 to 4):
 #   1. Answer 1: your `reset_scan`, with `lab.time_lab`'s table and `lab.target_verdict`'s line.
 #   2. Answer 2: your prediction for the three knobs; a `lab.time_lab` table of three or more
 #      variants, one knob changed in each; one sentence per variant.
 #   3. Answer 3: `lab.profile_once`'s table for your best variant, its CUDA time set against
 #      `lab.time_lab`'s GPU µs.
-# * **Without a GPU** (sections 1 to 3):
-#   1. Answer 1: your `reset_scan`, with the same lines, which check it in the interpreter.
-#   2. Answer 2: your prediction for the three knobs; a `compile_for_h100` table of three or more
-#      variants, one knob changed in each; one sentence per variant on the H100 reference's rows.
-#   3. Answer 3: nothing; the profiler needs a GPU.
 #
 # The grader runs the notebook from top to bottom, then collects each answer cell and the cells
 # under it, up to the next answer cell or heading. So put all you hand in there, your kernel's code
 # included, and check it with Restart & Run All. Each question gives the lines to put under its
 # answer. Without a GPU those lines still run: they check your kernel in the Triton interpreter and
 # say what they skipped.
-#
-# **The rubric**, one column per path:
-#
-# | | points | with a GPU | without a GPU |
-# | --- | --- | --- | --- |
-# | Q1, correct | 2 | your kernel passes its check in notebook 00c, and `time_lab`'s `assert_close` at every variant you report | the same, in the interpreter |
-# | Q1, the target | 2 | the best variant you report meets section 3's target: 2; half of it (a GPU time at most 3.6 times the package's): 1 | — |
-# | Q2, the prediction | 2 | written before any timing, graded on its reasons, not on whether the GPU agreed | the same |
-# | Q2, the table | 1 | `time_lab`'s table of at least three variants, one knob changed in each | `compile_for_h100`'s table of at least three variants, one knob changed in each |
-# | Q2, the sentences | 1 | one per variant: did its GPU time move as predicted, and why? | one per variant: did the H100's reference row move as its resident programs predicted? |
-# | Q3, the profiler | 2 | your kernel's CUDA time, set against `time_lab`'s GPU µs | — |
-# | **total** | | **10** | **6** |
 #
 # **Variants to try** (question 2). Change one knob at a time, and time each variant at the large
 # shape, as in `lab.time_lab(reset_scan, chunk=512, name="chunk 512", shapes=[(16384, 1024)])`.
@@ -626,10 +622,11 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #      reference variant's resident programs, counted from its registers, shared memory and warps
 #      as your `resident_programs` counts them, once as Triton 3.6 compiled the kernel the H100
 #      ran and once as Triton 3.9 compiles it.
-#    * **Step 4.** Register counts differ between Triton versions. So set your variants' resident
-#      programs beside the columns compiled by the Triton you have (`triton.__version__`): counts
-#      against counts. Then write one sentence per variant: did the H100's % floor move as the
-#      Triton 3.6 count predicted, and if not, why not?
+#    * **Step 4.** Register counts differ between Triton versions, so compare each count with its
+#      own version's. Compare your kernel's counts with the columns of the Triton you have
+#      (`triton.__version__`). Compare the H100's % floor with the Triton 3.6 columns: the H100 ran
+#      the kernel Triton 3.6 compiled. Then write one sentence per variant: did the H100's % floor
+#      move as the Triton 3.6 count predicted, and if not, why not?
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = lab.profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its
@@ -864,3 +861,18 @@ assert all(one_knob[name] >= lab.TARGET_PCT for name in ["reset_scan, chunk 256,
 #
 # * **The profiler** names each kernel that one call launches and gives its CUDA time, without the
 #   host's share.
+
+# %% [markdown]
+# ## Rubric for the lab
+#
+# Your teacher scores the three answer cells of the exercises by this table, one column per path.
+#
+# | | points | with a GPU | without a GPU |
+# | --- | --- | --- | --- |
+# | Q1, correct | 2 | your kernel passes its check in notebook 00c, and `time_lab`'s `assert_close` at every variant you report | the same, in the interpreter |
+# | Q1, the target | 2 | the best variant you report meets section 3's target: 2; half of it (a GPU time at most 3.6 times the package's): 1 | — |
+# | Q2, the prediction | 2 | written before any timing, graded on its reasons, not on whether the GPU agreed | the same |
+# | Q2, the table | 1 | `time_lab`'s table of at least three variants, one knob changed in each | `compile_for_h100`'s table of at least three variants, one knob changed in each |
+# | Q2, the sentences | 1 | one per variant: did its GPU time move as predicted, and why? | one per variant: did the H100's reference row move as its resident programs predicted? |
+# | Q3, the profiler | 2 | your kernel's CUDA time, set against `time_lab`'s GPU µs | — |
+# | **total** | | **10** | **6** |

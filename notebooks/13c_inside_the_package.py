@@ -313,8 +313,8 @@ assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1,
 # | 64×16384 | 1024 | 1 | 4 | 2 | 64 | too few programs: wide chunks, 4 warps |
 # | 8×131072 | 256 | 1 | 1 | 2 | 1024 | too few programs, 128 wide chunks a row (≥ 32): each split in 128 |
 #
-# At 16384×1024 the rules give the last tile of the table above, 2 × 128 steps on one warp, 2
-# stages.
+# At 16384×1024 the rules give the tile 2 × 128 × 1 × 2 (2 rows × 128 steps on one warp, 2
+# stages): the last row of the three-tile table earlier in this section.
 #
 # <details><summary>For maintainers: the planner's rules as an <code>if</code> chain, and its tile at
 # eight shapes (two folded cells)</summary>
@@ -960,7 +960,7 @@ print("three ranks' forward maps and carries, as in notebook 11, section 2")
 #
 # $$g_t = dy_t + a_{t-1}\,g_{t-1}.$$
 #
-# That is a *forward* scan of the pairs $(a_{t-1}, dy_t)$, notebook 01's `transposed_scan`. The
+# That is a *forward* scan of the pairs $(a_{t-1}, dy_t)$, notebook 01b's `transposed_scan`. The
 # gradient flows forwards in time, so notebook 11's split carries over with the arrows reversed:
 #
 # * Each rank's stretch of this gradient scan is one map. Call it $(P_r, Q_r)$, to keep it apart

@@ -4313,141 +4313,6 @@ def _transposed_hint(args, i, bad, got, expected):
 
 
 # ---- 01: returns -----------------------------------------------------------------------------------
-@_exercise("transposed_scan", "01_discounted_return", "hook", stream=10, task="""
-transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> (a, b, reset)
-for exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
-(y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
-forward scan of the steps (a_{t-1}, dy_t). Step 0 has no step before it: g_0 = dy_0, a reset (in
-the case marked "before the window", the checker's scan starts from inf, which only that reset
-keeps out: a multiplier of 0 would not, as 0 * inf = NaN).
-""" + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _started_from(args[2], _harness_scan, fn,
-                                                                                  args[:2], (), reverse=False),
-   scan="forward", hint=lambda *a: _transposed_hint(*a))
-def _transposed_scan_cases(d):
-    rng = d.rng
-    out = []
-    for shape, past in (((1, d.int(5, 2, 9)), 0.0), ((2, d.int(100, 65, 140)), 0.0), ((3, d.int(40, 10, 64)), 0.0),
-                        ((2, d.int(12, 5, 20)), np.inf)):
-        a, dy = rng.uniform(0.5, 1.0, size=shape), rng.normal(size=shape)
-        a_t = torch.tensor(a, requires_grad=False)
-        b_t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
-        (g,) = torch.autograd.grad((linear_scan(a_t, b_t, backend="torch") * torch.tensor(dy)).sum(), b_t)
-        what = (f"shape {shape}" + (", several chunks" if shape[1] > 64 else "")
-                + (", before the window: the scan starts from inf" if past else ""))
-        out.append((what, (_t(a), _t(dy), past), {}, g.numpy(), _carry_steps(shape, reverse=False)))
-    return out
-
-
-@_checker_only
-def _returns_and_gradient(r, done, gamma, w):
-    """(G, dL/dr) for L = sum(w * G): the returns, and the transposed scan of w, forwards in time."""
-    G = reference.discounted_returns(r, gamma=gamma, terminated=done)
-    a_prev = np.concatenate([np.zeros((r.shape[0], 1)), gamma * (1 - done[:, :-1])], 1)  # gamma (1 - done_{t-1})
-    return G, reference.linear_scan(a_prev, w, reverse=False)
-
-
-def _with_gradient(fn, args, kw):
-    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``, with
-    scan_hook started from ``past`` (what lies past the window). The rewards passed share the case's
-    tensor's storage, and the gradient into the returns is the case's ``w`` itself: the replay
-    (``_replay``) writes new values into both."""
-    r, d, gamma, w, past = args
-    return _started_from(past, _forward_and_backward, fn, r, d, gamma, w)
-
-
-def _started_from(past, run, *args, **kw):
-    """``run(*args, **kw)`` with scan_hook's scans started from ``past`` (what lies past the window)."""
-    _PAST_THE_WINDOW[0] = past
-    try:
-        return run(*args, **kw)
-    finally:
-        _PAST_THE_WINDOW[0] = 0.0
-
-
-def _forward_and_backward(fn, r, d, gamma, w):
-    r = r.detach().requires_grad_()
-    y = fn(r, d, gamma)
-    if not isinstance(y, torch.Tensor) or not y.requires_grad:
-        raise AssertionError("the returns do not require grad: apply your autograd.Function (Returns.apply(...)), "
-                             "not its forward")
-    _PHASE[0] = "backward"  # the launches from here on are the backward's (_require)
-    if y.shape == w.shape and y.dtype == w.dtype:
-        (g,) = torch.autograd.grad(y, r, grad_outputs=w)  # dL/dy = w, the case's tensor itself
-    else:  # (a wrong shape or dtype: the comparison says so)
-        (g,) = torch.autograd.grad((y * w).sum(), r)
-    _PHASE[0] = "forward"
-    return y.detach(), g
-
-
-def _returns_autograd_hint(args, i, bad, got, expected):
-    """The backward's off-by-one: dL/drewards from step t's own flag where the transposed scan takes step t - 1's;
-    in a case that starts the scans from a value past the window, a forward whose last step, or a backward whose
-    step 0, does not reset."""
-    r, done, gamma, w, past = _as_numpy(tuple(args))
-    if past and i == 0:  # the forward's steps with the window's last step not a reset
-        if _is_slip(got, reference.linear_scan(np.where(done, 0.0, gamma), r, initial=past), expected):
-            return _Whole(f"Your forward's last step does not reset, so the value past the window (here {past:g}, "
-                          "where this case's scan starts) flows into the last step and, through it, into every "
-                          "step before it up to an episode end." + _fix(
-                              " Reset at the window's last step as well as where terminated: term | (t == T - 1)."))
-    if past and i == 1:  # the backward's steps with step 0 not a reset: a_{-1} = gamma
-        a_prev = np.concatenate([np.full_like(r[..., :1], gamma), gamma * (1.0 - done[..., :-1])], -1)
-        if _is_slip(got, reference.linear_scan(a_prev, w, reverse=False, initial=past), expected):
-            return _Whole(f"Your backward's step 0 does not reset, so the value the forward scan starts from (here "
-                          f"{past:g}) enters g_0 and every step after it up to an episode end. Nothing comes before "
-                          "step 0." + _fix(" Make step 0 a reset: load term_{t-1} with other=1 where t == 0."))
-    if i != 1:
-        return None
-    same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}
-    before = np.concatenate([np.zeros_like(done[:, :1], dtype=float), gamma * (1.0 - done[:, :-1])], 1)
-    for a in (before, gamma * (1.0 - done)):  # the backward's pairs (or the forward's) scanned the forward's way
-        if _is_slip(got, reference.linear_scan(a, w), expected):
-            return _Whole("Your backward scans backwards in time, as the forward does. Each G_s sums the rewards "
-                          "from step s on, so dL/dr_t collects dL/dG_s from every step s <= t: the transposed scan "
-                          "runs forwards in time." + _fix(" In the backward, scan_hook(..., reverse=False)."))
-    if _is_slip(got, same_step, expected):
-        return ("Your backward is off by one step: at step t it reads step t's own flag, term_t, where the "
-                "transposed scan needs step t - 1's." + _fix(
-                    " In the transposed scan (forwards in time), g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}: "
-                    "step t resets where step t - 1 terminated. Load the flag one step back (offs - 1, only where "
-                    "t >= 1; step 0 resets)."))
-    return None
-
-
-@_exercise("returns_autograd", "01_discounted_return", "hook", stream=16, task="""
-returns_autograd(rewards, terminated, gamma) -> returns, differentiable in rewards: a
-torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - term_t) G_{t+1}
-(exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
-forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1} (scan_hook with
-reverse=False and a second prologue; no step comes before t = 0).
-Save what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool terminated.
-The window's last step resets in the forward, and step 0 in the backward (nothing before it): in
-the cases marked "past the window", the checker's scan_hook starts both scans from """ + f"{PAST_WINDOW:g}" + """, not
-0, a stand-in for what lies past the window, which only those resets keep out. The checker
-requires the autograd.Function's apply, and Triton code of yours launched in the forward and in
-the backward.
-""" + RESET_RULE, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
-   results=("the returns G", "dL/drewards"),
-   window_end="the window's last step (t = T - 1: does it reset? a value may lie past the window)",
-   may_use=("scan_hook",), recompute=lambda r, done, gamma, w, past: _returns_and_gradient(r, done, gamma, w),
-   hint=lambda *a: _returns_autograd_hint(*a))
-def _returns_autograd_cases(d):
-    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
-    out = []
-    for shape, p, past in (((1, d.int(6, 2, 9)), 0.0, 0.0), ((2, d.int(40, 10, 64)), 0.1, 0.0),
-                           ((3, d.int(150, 65, 200)), 0.05, 0.0), ((2, d.int(20, 10, 64)), 0.1, PAST_WINDOW)):
-        r, w = rng.normal(size=(2, *shape))
-        done = _flags(rng, shape, p)
-        done[-1, -1] |= p == 0.1 and not past  # an episode end at the window's last step
-        if past:
-            done[:, -1] = False  # the window ends inside an episode: the last step's own reset keeps y_T out
-        what = (f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
-                + (f", past the window: both scans start from {past:g}" if past else ""))
-        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w), past), {},
-                    _returns_and_gradient(r, done, gamma, w), {DONE: done}))
-    return out
-
-
 _N_STEP_SLIPS = {  # what the answer is, where it is the n-step return with a slip
     "the sums run on past a termination (the next episode's rewards are not this one's)" + _fix(
         ": an episode that terminates at step s < t + n ends the sum at r_s, with no bootstrap"): dict(stops=False),
@@ -4580,6 +4445,141 @@ def _n_step_cases(d):
         expected = _key("n_step_returns", r, nv, done, gamma, n)
         nv = np.where(done, np.nan, nv)  # V(s_{t+1}) behind a termination: never to be read (a select, not a 0 *)
         out.append((what, (_t(r), _t(nv), _t(done, torch.bool), gamma, n), {}, expected, {TERM: done}))
+    return out
+
+
+@_exercise("transposed_scan", "01b_prologues_and_backward", "hook", stream=10, task="""
+transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> (a, b, reset)
+for exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
+(y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
+forward scan of the steps (a_{t-1}, dy_t). Step 0 has no step before it: g_0 = dy_0, a reset (in
+the case marked "before the window", the checker's scan starts from inf, which only that reset
+keeps out: a multiplier of 0 would not, as 0 * inf = NaN).
+""" + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _started_from(args[2], _harness_scan, fn,
+                                                                                  args[:2], (), reverse=False),
+   scan="forward", hint=lambda *a: _transposed_hint(*a))
+def _transposed_scan_cases(d):
+    rng = d.rng
+    out = []
+    for shape, past in (((1, d.int(5, 2, 9)), 0.0), ((2, d.int(100, 65, 140)), 0.0), ((3, d.int(40, 10, 64)), 0.0),
+                        ((2, d.int(12, 5, 20)), np.inf)):
+        a, dy = rng.uniform(0.5, 1.0, size=shape), rng.normal(size=shape)
+        a_t = torch.tensor(a, requires_grad=False)
+        b_t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+        (g,) = torch.autograd.grad((linear_scan(a_t, b_t, backend="torch") * torch.tensor(dy)).sum(), b_t)
+        what = (f"shape {shape}" + (", several chunks" if shape[1] > 64 else "")
+                + (", before the window: the scan starts from inf" if past else ""))
+        out.append((what, (_t(a), _t(dy), past), {}, g.numpy(), _carry_steps(shape, reverse=False)))
+    return out
+
+
+@_checker_only
+def _returns_and_gradient(r, done, gamma, w):
+    """(G, dL/dr) for L = sum(w * G): the returns, and the transposed scan of w, forwards in time."""
+    G = reference.discounted_returns(r, gamma=gamma, terminated=done)
+    a_prev = np.concatenate([np.zeros((r.shape[0], 1)), gamma * (1 - done[:, :-1])], 1)  # gamma (1 - done_{t-1})
+    return G, reference.linear_scan(a_prev, w, reverse=False)
+
+
+def _with_gradient(fn, args, kw):
+    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``, with
+    scan_hook started from ``past`` (what lies past the window). The rewards passed share the case's
+    tensor's storage, and the gradient into the returns is the case's ``w`` itself: the replay
+    (``_replay``) writes new values into both."""
+    r, d, gamma, w, past = args
+    return _started_from(past, _forward_and_backward, fn, r, d, gamma, w)
+
+
+def _started_from(past, run, *args, **kw):
+    """``run(*args, **kw)`` with scan_hook's scans started from ``past`` (what lies past the window)."""
+    _PAST_THE_WINDOW[0] = past
+    try:
+        return run(*args, **kw)
+    finally:
+        _PAST_THE_WINDOW[0] = 0.0
+
+
+def _forward_and_backward(fn, r, d, gamma, w):
+    r = r.detach().requires_grad_()
+    y = fn(r, d, gamma)
+    if not isinstance(y, torch.Tensor) or not y.requires_grad:
+        raise AssertionError("the returns do not require grad: apply your autograd.Function (Returns.apply(...)), "
+                             "not its forward")
+    _PHASE[0] = "backward"  # the launches from here on are the backward's (_require)
+    if y.shape == w.shape and y.dtype == w.dtype:
+        (g,) = torch.autograd.grad(y, r, grad_outputs=w)  # dL/dy = w, the case's tensor itself
+    else:  # (a wrong shape or dtype: the comparison says so)
+        (g,) = torch.autograd.grad((y * w).sum(), r)
+    _PHASE[0] = "forward"
+    return y.detach(), g
+
+
+def _returns_autograd_hint(args, i, bad, got, expected):
+    """The backward's off-by-one: dL/drewards from step t's own flag where the transposed scan takes step t - 1's;
+    in a case that starts the scans from a value past the window, a forward whose last step, or a backward whose
+    step 0, does not reset."""
+    r, done, gamma, w, past = _as_numpy(tuple(args))
+    if past and i == 0:  # the forward's steps with the window's last step not a reset
+        if _is_slip(got, reference.linear_scan(np.where(done, 0.0, gamma), r, initial=past), expected):
+            return _Whole(f"Your forward's last step does not reset, so the value past the window (here {past:g}, "
+                          "where this case's scan starts) flows into the last step and, through it, into every "
+                          "step before it up to an episode end." + _fix(
+                              " Reset at the window's last step as well as where terminated: term | (t == T - 1)."))
+    if past and i == 1:  # the backward's steps with step 0 not a reset: a_{-1} = gamma
+        a_prev = np.concatenate([np.full_like(r[..., :1], gamma), gamma * (1.0 - done[..., :-1])], -1)
+        if _is_slip(got, reference.linear_scan(a_prev, w, reverse=False, initial=past), expected):
+            return _Whole(f"Your backward's step 0 does not reset, so the value the forward scan starts from (here "
+                          f"{past:g}) enters g_0 and every step after it up to an episode end. Nothing comes before "
+                          "step 0." + _fix(" Make step 0 a reset: load term_{t-1} with other=1 where t == 0."))
+    if i != 1:
+        return None
+    same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}
+    before = np.concatenate([np.zeros_like(done[:, :1], dtype=float), gamma * (1.0 - done[:, :-1])], 1)
+    for a in (before, gamma * (1.0 - done)):  # the backward's pairs (or the forward's) scanned the forward's way
+        if _is_slip(got, reference.linear_scan(a, w), expected):
+            return _Whole("Your backward scans backwards in time, as the forward does. Each G_s sums the rewards "
+                          "from step s on, so dL/dr_t collects dL/dG_s from every step s <= t: the transposed scan "
+                          "runs forwards in time." + _fix(" In the backward, scan_hook(..., reverse=False)."))
+    if _is_slip(got, same_step, expected):
+        return ("Your backward is off by one step: at step t it reads step t's own flag, term_t, where the "
+                "transposed scan needs step t - 1's." + _fix(
+                    " In the transposed scan (forwards in time), g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}: "
+                    "step t resets where step t - 1 terminated. Load the flag one step back (offs - 1, only where "
+                    "t >= 1; step 0 resets)."))
+    return None
+
+
+@_exercise("returns_autograd", "01b_prologues_and_backward", "hook", stream=16, task="""
+returns_autograd(rewards, terminated, gamma) -> returns, differentiable in rewards: a
+torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - term_t) G_{t+1}
+(exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
+forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1} (scan_hook with
+reverse=False and a second prologue; no step comes before t = 0).
+Save what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool terminated.
+The window's last step resets in the forward, and step 0 in the backward (nothing before it): in
+the cases marked "past the window", the checker's scan_hook starts both scans from """ + f"{PAST_WINDOW:g}" + """, not
+0, a stand-in for what lies past the window, which only those resets keep out. The checker
+requires the autograd.Function's apply, and Triton code of yours launched in the forward and in
+the backward.
+""" + RESET_RULE, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
+   results=("the returns G", "dL/drewards"),
+   window_end="the window's last step (t = T - 1: does it reset? a value may lie past the window)",
+   may_use=("scan_hook",), recompute=lambda r, done, gamma, w, past: _returns_and_gradient(r, done, gamma, w),
+   hint=lambda *a: _returns_autograd_hint(*a))
+def _returns_autograd_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
+    out = []
+    for shape, p, past in (((1, d.int(6, 2, 9)), 0.0, 0.0), ((2, d.int(40, 10, 64)), 0.1, 0.0),
+                           ((3, d.int(150, 65, 200)), 0.05, 0.0), ((2, d.int(20, 10, 64)), 0.1, PAST_WINDOW)):
+        r, w = rng.normal(size=(2, *shape))
+        done = _flags(rng, shape, p)
+        done[-1, -1] |= p == 0.1 and not past  # an episode end at the window's last step
+        if past:
+            done[:, -1] = False  # the window ends inside an episode: the last step's own reset keeps y_T out
+        what = (f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
+                + (f", past the window: both scans start from {past:g}" if past else ""))
+        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w), past), {},
+                    _returns_and_gradient(r, done, gamma, w), {DONE: done}))
     return out
 
 

@@ -45,12 +45,13 @@ def test_in_sync_with_percent_script(path):
 
 
 ROOT = Path(__file__).parent.parent
-# where the course's text points into notebooks split from one another (00b, 00c and 00d; 04, 04b
-# and 04c; 13, 13b and 13c): a reference left pointing at the wrong part is easy to miss
+# where the course's text points into notebooks split from one another (00b, 00c and 00d; 01 and
+# 01b; 04, 04b and 04c; 13, 13b and 13c): a reference left pointing at the wrong part is easy to miss
 SPLIT = {"00b": "00b_triton_from_zero", "00c": "00c_episodes_and_hooks", "00d": "00d_more_scans",
+         "01": "01_discounted_return", "01b": "01b_prologues_and_backward",
          "04": "04_vtrace", "04b": "04b_vtrace_fixed_point", "04c": "04c_vtrace_kernel",
          "13": "13_appendix_performance", "13b": "13b_gpu_lab", "13c": "13c_inside_the_package"}
-_NB = r"\b(00[bcd]|04[bc]?|13[bc]?)"
+_NB = r"\b(00[bcd]|01b?|04[bc]?|13[bc]?)"
 SECTION_REF = re.compile(_NB + r"\)?,?\s+\(?sections?\s+(\d+)(?:,?\s+and\s+(\d+))?")  # "00c, sections 2 and 3"
 QUESTION_REF = re.compile(_NB + r"(?:'s)?,?\s+question\s+(\d+)")                      # "00c's question 1"
 EXERCISE_REFS = (re.compile(_NB + r"'s\s+`?(\w+)"),                                  # "00c's `reset_scan`"
@@ -99,7 +100,8 @@ def test_references_into_split_notebooks_point_at_the_right_notebook():
     sections = {nb: {int(n) for n in re.findall(r"^# ## (\d+)\. ", (ROOT / "notebooks" / f"{stem}.py").read_text(),
                                                  re.M)}
                 for nb, stem in SPLIT.items()}
-    assert sections == {"00b": {1, 2, 3}, "00c": {1, 2, 3}, "00d": set(), "04": {1, 2, 3, 4, 5}, "04b": {1},
+    assert sections == {"00b": {1, 2, 3}, "00c": {1, 2, 3}, "00d": set(), "01": {1, 2, 3, 4, 5}, "01b": {1, 2},
+                        "04": {1, 2, 3, 4, 5}, "04b": {1},
                         "04c": set(), "13": {0}, "13b": {1, 2, 3, 4}, "13c": {1, 2, 3, 4, 5, 6, 7}}, sections
     questions = {nb: set(unchecked_questions(ROOT / "notebooks" / f"{stem}.py")) for nb, stem in SPLIT.items()}
     notebook_of = {name: nb.split("_")[0] for name, nb, _ in exercises.catalog()}

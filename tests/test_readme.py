@@ -108,7 +108,7 @@ def test_demo_prints_every_algorithm_checked(capsys):
 
 def test_the_core_s_hours_are_the_table_s_sums():
     """"The core is 00, 00b, 00c and 01 to 05 ... about A–B hours checked": the order table's
-    sums over those rows (04c, the capstone split from 04, included; 04b, optional, not), each end
+    sums over those rows (01b and 04c, split from 01 and 04, included; 04b, optional, not), each end
     rounded to the hour (as tests/test_grading.py checks the totals)."""
     from test_grading import _hours, _table
 
@@ -116,8 +116,8 @@ def test_the_core_s_hours_are_the_table_s_sums():
     text = " ".join(readme.split())
     core = re.search(r"The core is 00, 00b, 00c and 01 to 05: .*?, about (\d+)–(\d+) hours checked", text)
     rows = _table(readme, "| notebook | what it teaches |")
-    names = [nb for nb in rows if nb.split("_")[0] in ("00", "00b", "00c", "01", "02", "03", "04", "04c", "05")]
-    assert len(names) == 9, names
+    names = [nb for nb in rows if nb.split("_")[0] in ("00", "00b", "00c", "01", "01b", "02", "03", "04", "04c", "05")]
+    assert len(names) == 10, names
     sums = [round(sum(_hours(rows[nb][1])[end] for nb in names)) for end in (0, 1)]
     assert core is not None and [int(core.group(1)), int(core.group(2))] == sums, sums
 
@@ -126,6 +126,6 @@ def test_the_notebooks_counted_are_the_notebooks():
     """The README's "the twenty-one notebooks" names as many as notebooks/ holds."""
     root = Path(__file__).parent.parent
     words = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
-            "sixteen seventeen eighteen nineteen twenty twenty-one twenty-two".split()
+            "sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four".split()
     said = re.search(r"the ([\w-]+) notebooks", (root / "README.md").read_text(encoding="utf-8")).group(1)
     assert words.index(said) == len(list((root / "notebooks").glob("*.ipynb"))), said

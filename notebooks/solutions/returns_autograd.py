@@ -1,4 +1,4 @@
-"""Solution: returns_autograd (notebook 01). A torch.autograd.Function: the forward is the reverse
+"""Solution: returns_autograd (notebook 01b). A torch.autograd.Function: the forward is the reverse
 scan of the returns, the backward the transposed scan of notebook 00, section 8, run forwards."""
 import torch
 import triton

@@ -1,4 +1,4 @@
-"""Solution: transposed_scan (notebook 01). The forward scan of (a_{t-1}, dy_t): the first step has
+"""Solution: transposed_scan (notebook 01b). The forward scan of (a_{t-1}, dy_t): the first step has
 nothing before it, so it resets (its a is never read)."""
 import triton
 import triton.language as tl
