@@ -5038,7 +5038,7 @@ def _pg_from_vs_t(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected):
     return None
 
 
-def _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, y="vs_t", fix=""):
+def _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, y="vs_t", fix="", y_is=""):
     """Where ``got`` is rho_t (vs_t - V_t), section 4's on-policy identity (pg0 == vs0 - v) taken for the
     advantage: the hint that says so, else None."""
     with np.errstate(all="ignore"):
@@ -5046,7 +5046,7 @@ def _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, 
         slip = np.minimum(rho_bar, np.exp(lr)) * (vs - v)
     if not _is_slip(np.asarray(got), slip, expected):
         return None
-    return _Whole(f"These are the policy-gradient advantages with a slip: your pg is rho_t ({y} - V_t). That is "
+    return _Whole(f"These are the policy-gradient advantages with a slip: your pg is rho_t ({y} - V_t){y_is}. That is "
                   "the advantage only where no clip bites (rho_t = c_t = 1, on-policy: section 4's pg0 == vs0 - v), "
                   "since vs_t - V_t = rho_t delta_t + gamma c_t (vs_{t+1} - V'_t); off-policy it is not. The "
                   "advantage bootstraps from the value after the step: rho_t (r_t + gamma v_{t+1} - V_t)." + _fix(fix))
@@ -5089,7 +5089,8 @@ def _vtrace_pg_hint(args, i, bad, got, expected):
     ignored = _pg_termination_ignored(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected)
     if ignored:
         return ignored
-    vs_minus_v = _pg_as_vs_minus_v(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, y="y (vs_t)", fix=(
+    vs_minus_v = _pg_as_vs_minus_v(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, y="y",
+                                   y_is=", y being the scan's vs_t", fix=(
         " Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v), with v_next = tl.where(t == T - 1, "
         "next_values, y_in)."))
     if vs_minus_v:

@@ -1036,8 +1036,8 @@ W_SAYS = {
         ("These are verl's advantages with a slip: the scan of the values reads the masked tokens' values",
          "Zero the values at the masked tokens before that scan, torch.where(mask, values, 0.0)."),
     ("vtrace_pg", "rho (y - V): section 4's on-policy pg0 == vs0 - v taken for the advantage (a cold review's case)"):
-        ("Hint: These are the policy-gradient advantages with a slip: your pg is rho_t (y (vs_t) - V_t). That is the "
-         "advantage only where no clip bites", "Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v)"),
+        ("Hint: These are the policy-gradient advantages with a slip: your pg is rho_t (y - V_t), y being the scan's "
+         "vs_t. That is the advantage only where no clip bites", "Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v)"),
     ("dual_clip", "a floor of -c, not c A (a later review's case: no hint then)"):
         ("your objective's floor is -c, a constant: the dual clip's floor is c A", "c * A), with A the loaded advantage"),
     ("soft_lambda_targets", "no select on term: gamma V' added at a termination (a later review's case)"):

@@ -12,6 +12,6 @@ fi
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/env.txt"
 python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, triton.__version__)" | tee -a "$OUT/env.txt"
 # the copy's .git may be older than its files: the sources' digest says which tree ran (compare it here:
-# cat rltriton_lite/*.py notebooks/*.py | sha1sum)
+# LC_ALL=C bash -c 'cat rltriton_lite/*.py notebooks/*.py | sha1sum': the C locale's order of the files)
 git log -1 --format='commit %h %s (the copy'"'"'s .git)' 2>/dev/null | tee -a "$OUT/env.txt"
-echo "sources $(cat rltriton_lite/*.py notebooks/*.py | sha1sum | cut -c1-12)" | tee -a "$OUT/env.txt"
+echo "sources $(LC_ALL=C bash -c 'cat rltriton_lite/*.py notebooks/*.py' | sha1sum | cut -c1-12)" | tee -a "$OUT/env.txt"
