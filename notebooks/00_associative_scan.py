@@ -453,7 +453,8 @@ exercises.attempt("combine_arrays", combine_arrays)
 #
 # `rl.linear_scan` is the package's bare scan. It has no reset-flag input: you mark an episode end
 # with $a_t = 0$, its *reset form*. It selects $b_t$ where $a_t = 0$, before any multiplication:
-# section 4's safe select.
+# section 4's safe select. So here $a_t = 0$ is the flag, tested and never multiplied. On finite
+# numbers, the result is what the product would give.
 #
 # The next cell runs one row through the kernel: step 1 ends an episode, step 3's $b$ is a NaN,
 # and step 4 is padding. The NaN stays in its own episode, steps 2 to 5, so $y_1 = 2$ and
@@ -651,44 +652,44 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 8. Gradients are a scan too
 #
-# Here subscripts are time steps, not operands, and $a[2]$ is step 2's multiplier.
+# Here subscripts are time steps, not a combine's operands: $a_2$ is step 2's multiplier.
 #
 # Take a loss $L$ of all the $y_t$. The backward pass hands you the **upstream gradient** `dy`:
 # $dy_t$ is the direct effect of $y_t$ on $L$. But $y_t$ also feeds $y_{t-1}$, and so reaches $L$
 # through it too. Write $g_t$ for the *total* gradient with respect to $y_t$. The chain rule gives:
 #
 # * $g_t = dy_t + a_{t-1}\,g_{t-1}$: the direct path, plus the path through $y_{t-1}$. No step comes
-#   before step 0, so $g[0] = dy[0]$.
+#   before step 0, so $g_0 = dy_0$.
 # * $\partial L/\partial b_t = g_t$, since $b_t$ enters only $y_t$, with coefficient 1.
 # * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
 #
 # So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, the **transposed scan**. The
 # package runs it with the same kernel and `reverse=False`. The code below puts $a_{-1} = 0$,
-# section 5's reset form, so that $g[0] = dy[0]$.
+# section 5's reset form, so that $g_0 = dy_0$.
 #
 # The next cell checks the fold's case, $T = 3$, with autograd on the plain loop.
 #
 # <details><summary>Details: the transposed scan by hand, T = 3</summary>
 #
-# Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y[3] = 1$ and $L = y[0] + y[1] + y[2]$, so every
+# Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y_3 = 1$ and $L = y_0 + y_1 + y_2$, so every
 # $dy_t = 1$:
 #
-# * The loop runs from the end: $y[2] = 1 + 3 = 4$, $y[1] = 1 + 2 \cdot 4 = 9$,
-#   $y[0] = 1 + 0.5 \cdot 9 = 5.5$.
-# * The transposed scan runs from the start: $g[0] = 1$, $g[1] = 1 + 0.5 \cdot 1 = 1.5$,
-#   $g[2] = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
-# * $\partial L/\partial a = (g[0]\,y[1],\ g[1]\,y[2],\ g[2]\,y[3]) = (9,\ 6,\ 4)$.
+# * The loop runs from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
+#   $y_0 = 1 + 0.5 \cdot 9 = 5.5$.
+# * The transposed scan runs from the start: $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$,
+#   $g_2 = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
+# * $\partial L/\partial a = (g_0\,y_1,\ g_1\,y_2,\ g_2\,y_3) = (9,\ 6,\ 4)$.
 #
-# The last multiplier, $a[2]$, never enters $g$, because no step comes after it.
+# The last multiplier, $a_2$, never enters $g$, because no step comes after it.
 #
 # In symbols, unroll the loop and read off the coefficients:
 #
-# $$y[2] = b[2] + a[2]\,y[3], \qquad y[1] = b[1] + a[1]\,b[2] + a[1]\,a[2]\,y[3],$$
+# $$y_2 = b_2 + a_2\,y_3, \qquad y_1 = b_1 + a_1\,b_2 + a_1\,a_2\,y_3,$$
 #
-# $$y[0] = b[0] + a[0]\,b[1] + a[0]\,a[1]\,b[2] + a[0]\,a[1]\,a[2]\,y[3].$$
+# $$y_0 = b_0 + a_0\,b_1 + a_0\,a_1\,b_2 + a_0\,a_1\,a_2\,y_3.$$
 #
-# With every $dy_t = 1$, $\partial L/\partial b[2] = 1 + a[1] + a[0]\,a[1] = dy[2] + a[1]\,g[1]$,
-# where $g[1] = 1 + a[0]$, as the recurrence says.
+# With every $dy_t = 1$, $\partial L/\partial b_2 = 1 + a_1 + a_0\,a_1 = dy_2 + a_1\,g_1$,
+# where $g_1 = 1 + a_0$, as the recurrence says.
 #
 # </details>
 

@@ -515,17 +515,23 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The package's kernel, in `rltriton_lite/scan.py`, is your `gae_kernel` grown up. Its hooks are
 # passed in, as in your `hooked_scan`. Its chunk loop is the function `scan._walk`. Its combine,
-# `scan.combine`, is your `reset_combine`. Each row below pairs lines of your `hooked_scan` with
-# the lines of `_walk` that do their job, in the order they run.
+# `scan.combine`, is your `reset_combine`. Each part of your `hooked_scan` has its line in `_walk`,
+# in this order:
 #
-# The package's prologue returns five values, not three:
+# | your part | its line in `scan._walk` |
+# | --- | --- |
+# | the prologue's call | `PROLOGUE(...)`: your `a, b, reset`, then `valid` (your mask `m`) and `keep` (values the epilogue needs too) |
+# | the padding | your three lines, with `valid` in place of `m` |
+# | the scan and the select | `_scan_chunk(...)`, whose first value is your `y` |
+# | the store | `EPILOGUE(...)` |
+# | the carry | `carry = after`, the carry that `_scan_chunk` returns |
 #
-# * `a, b, reset`: your triple;
-# * `valid`: your mask `m`;
-# * `keep`: loaded values that the epilogue needs too.
+# The other lines of `_walk` serve speed, long rows and the features of later notebooks.
 #
-# **On a first read, skim this table.** Match each left-hand line to its right-hand line, and read
-# past the names you don't know:
+# <details><summary>The package's lines whole, with its other arguments</summary>
+#
+# Each row pairs lines of your `hooked_scan` with the lines of `_walk` that do their job, copied
+# whole from the package's source:
 #
 # | your line in `hooked_scan` | the package's line in `scan._walk` |
 # | --- | --- |
@@ -538,10 +544,10 @@ exercises.attempt("hooked_scan", hooked_scan)
 # `ACC` is the dtype the scan computes in, and `ROWS`, `NV`, `V` give a chunk's tile shape.
 # `_scan_chunk` returns six values. The first, `y`, is your `y`.
 #
-# The right-hand lines are copied whole from the package's source. The other lines of `_walk` serve
-# speed, long rows and the features of later notebooks. The
-# [appendix](#Appendix:-behind-the-scenes) has the last two rows, the store and the carry, and
+# The [appendix](#Appendix:-behind-the-scenes) has the last two rows, the store and the carry, and
 # names each variable of the right-hand column.
+#
+# </details>
 
 # %% [markdown]
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
@@ -636,7 +642,7 @@ else:
 #
 # ### The names in the package's lines (section 3)
 #
-# Section 3's table ends with the scan. The chunk loop of `_walk` goes on with these two lines:
+# Section 3's fold ends with the scan. The chunk loop of `_walk` goes on with these two lines:
 #
 # | your line in `hooked_scan` | the package's line in `scan._walk` |
 # | --- | --- |

@@ -205,15 +205,16 @@ exercises.attempt("strided_scan", strided_scan)
 # <details><summary>Hint 4: the key lines</summary>
 #
 # First the identity: what $(g, c)$ leaves every max-map unchanged, for every $y$, below 0 too?
-# If you try a $c$ of 0, the checker says why it fails.
+# If you try a $c$ of 0, the checker says why it fails. Below, `IDENTITY_C` stands for its $c$:
+# write the value itself.
 #
 # ```python
 # @triton.jit
 # def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the first operand, applied first
-#     c = tl.where(c1 == float("-inf"), c2, ___)  # ___: your composed c; the select keeps 0 * (-inf) out
+#     c = tl.where(c1 == IDENTITY_C, c2, ___)  # ___: your composed c; the select is a guard (below)
 #     return tl.where(k2, g2, ___), tl.where(k2, c2, c), k1 | k2  # ___: your composed g
-# # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
-# h = tl.where(k_s, c_s, tl.where(carry == float("-inf"), c_s, ___))  # ___: the scanned map (g_s, c_s) applied to the carry
+# # in the loop: r loaded with other=IDENTITY_C; carry = ___ before the last chunk
+# h = tl.where(k_s, c_s, tl.where(carry == IDENTITY_C, c_s, ___))  # ___: the scanned map (g_s, c_s) applied to the carry
 # ```
 #
 # </details>

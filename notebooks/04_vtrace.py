@@ -458,10 +458,18 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
 # **Mind the index.** Retrace's input `next_log_ratio[t]` holds $\log\pi/\mu$ of the *next*
-# action, $u_{t+1}$, so step $t$ loads $c_{t+1}$ at `offs`, with no shift. That $c_{t+1}$ weights the
-# link from step $t+1$ back to step $t$. In V-trace the link carries step $t$'s own $c_t$, because an
-# action's ratio sits where the target averages over that action under π. $V^\pi(s_t)$ averages over
-# $u_t$, while $Q(s_t, u_t)$ is given $u_t$ and first averages over $u_{t+1}$:
+# action, $u_{t+1}$, so step $t$ loads $c_{t+1}$ at `offs`, with no shift. Inside an episode, the
+# two targets weight their TD errors ($\delta_t$ and $\delta^Q_t$, unrolled in the fold below) and
+# the link from step $t+1$ back to step $t$ with different ratios:
+#
+# | | V-trace's $v_t$ | Retrace's $G_t$ |
+# | --- | --- | --- |
+# | step $t$'s TD error | $\rho_t$ | 1 |
+# | step $t+1$'s TD error | $\gamma\,c_t\,\rho_{t+1}$ | $\gamma\,c_{t+1}$ |
+# | the link from step $t+1$ back to step $t$ | $\gamma\,c_t$ | $\gamma\,c_{t+1}$ |
+#
+# An action's ratio sits where the target averages over that action under π. $V^\pi(s_t)$ averages
+# over $u_t$, while $Q(s_t, u_t)$ is given $u_t$ and first averages over $u_{t+1}$:
 #
 # $$\begin{aligned}
 # \text{Retrace:}\quad G_t &= r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot)
@@ -486,7 +494,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the unrolled step in the fold above, on two steps inside an episode (CI runs them; skip when reading)
+# Checks: the table's TD-error rows and the fold's unrolled step, on two steps inside an episode (CI runs
+# them; skip when reading)
 g_u = torch.Generator().manual_seed(11)
 lr_u, r_u, v_u = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
 boot_u, gam_u = 0.7, 0.9

@@ -118,6 +118,8 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
 #   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
 #   ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+#   So `reset_combine(later, earlier)` gives $b_e + a_e\,(b_l + a_l x)$: the later map is applied
+#   first, to the value $x$ carried in.
 #   Each step gets the scanned map `(a_s, b_s, k_s)` of itself and the chunk's later steps, as in
 #   your `reset_scan`.
 # * **Part 4, the carry and the store.** `vs` is `b_s + a_s * carry` where `k_s` is false (no
@@ -255,9 +257,12 @@ for resets in (True, False):
 # reset = term | ___  # ___: which other step has no v_{t+1} to read?
 # a = tl.where(m, ___, 1.0)  # padding lanes: the identity
 # b = tl.where(m, v + rho * delta - tl.where(reset, ___, ___), 0.0)  # ___: what does a reset drop?
-# carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # a masked sum: vs on one lane. ___: the step whose vs enters the chunk before
-# vs_next = tl.load(VS + e + 1, mask=m & ___, other=0.0)  # second kernel, e = row * T + t (flat). ___: never past the tensor
 # ```
+#
+# * **The next carry** is `vs` on one lane, picked out by a masked sum. Which step's `vs` enters
+#   the chunk before?
+# * **The second kernel** reads $v_{s,t+1}$ at the flat offset `e + 1`, with `e = row * T + t`.
+#   Mask that load so it never reads past the tensor.
 #
 # </details>
 

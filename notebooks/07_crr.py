@@ -378,23 +378,14 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# On an H100, with the backward, the eager PyTorch formula keeps the GPU busy 3.3 to 4.0 times as
-# long as the fused loss, yet wins by the wall clock: it takes 0.73–0.84× the package's wall time.
-# Both calls are mostly host time at these shapes, and CRR's short formula costs the host less
-# than our call. The measurements are in
-# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas), and
-# [the appendix](#The-profile-in-full) reads them in full.
+# On an H100 the fused loss keeps the GPU busy for less time, yet the eager PyTorch formula wins by
+# the wall clock: [the appendix](#The-profile-in-full) has the numbers and the reason.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the H100's paired loss probe (CI runs them; skip when reading)
-SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed CRR against its eager formula
+# Checks: the verdict above, on the H100's paired loss probe (CI runs them; skip when reading)
 vs = profile.eager_against_ours("crr")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
-assert {k[1] for k in profile.read_loss_wall() if k[0] == "crr"} == set(vs) == set(SHAPES_TIMED)
-x_gpu = [v["gpu_ratio"] for v in vs.values()]  # GPU time, eager ÷ ours
-assert profile.outward(x_gpu, 1) == (3.3, 4.0)  # "3.3 to 4.0", rounded outwards
-x_wall = [v["wall_ratio"] for v in vs.values()]  # the median ratio of the rounds, eager ÷ ours
-assert max(x_wall) < 1 and profile.outward(x_wall, 2) == (0.73, 0.84)  # "0.73–0.84×", rounded outwards; "eager wins"
-assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
+x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
+assert min(x_gpu) > 1 and max(x_wall) < 1  # "less GPU time, yet eager wins by the wall clock"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "H100" in _head and "H200" not in _head  # "on an H100": named in the file's first line
 

@@ -689,7 +689,7 @@ against(my_scan_ops_x, scan_growth, "the scan's ops at 2048×1 ÷ at 128×4", mo
 # %% [markdown]
 # **Why.** Each step of the loop runs 15 ops (the printout names them), so its count is T times a
 # constant. The scan's count grows only with its rounds, ⌈log₂ T⌉, and not with N. So the count
-# sets the least host time a call can take, on any machine.
+# sets the least host time a call can take, on any machine (a lower bound, not a proportion).
 #
 # <details><summary>Details: the scan's growth, the ops by name, and one env</summary>
 #

@@ -663,8 +663,9 @@ anchors = profile.anchor_rows(res, DTYPE)
 #
 # * **Your prediction.** With its backward, GAE's call at 4096×128 takes 41× its GPU time: the
 #   backward doubled the GPU time but added far more wall time.
-# * Every call is host-bound except four scans' forwards on the long rows (64×16384), whose chain
-#   of chunks makes their GPU time long.
+# * At both shapes, 4096×128 and 64×16384, every call is host-bound except four scans' forwards at
+#   64×16384 (discounted return, GAE, TD(λ) and the linear scan), whose chain of chunks makes their
+#   GPU time long.
 # * The naive-kernel anchor at 64×16384 takes 17× our wall time: its 64 programs each walk 16384
 #   dependent steps, so GPU time is nearly all of its wall time.
 #
@@ -686,8 +687,9 @@ print(profile.table([{"call": c, "forward": f, "with the backward": b, "the back
                       "with ÷ without": b / f} for (c, s), (f, b) in both_passes.items() if s == (4096, 128)], digits=3))
 
 # %% [markdown]
-# **Finding:** the backward's cost is autograd's host work: recording the call, walking its graph,
-# allocating the gradients and launching a second kernel. The autograd anchor, whose backward is one
+# **Finding:** the backward's cost is likely autograd's host work (recording the call, walking its
+# graph, allocating the gradients and launching a second kernel); no committed file profiles it, so
+# this is not measured. The autograd anchor, whose backward is one
 # plain launch, adds even more wall time than each of our calls' backward does, at every shape.
 #
 # <details><summary>Details: the figures</summary>
@@ -704,6 +706,7 @@ print(profile.table([{"call": c, "forward": f, "with the backward": b, "the back
 # notebook 08's labels: host-bound above 2× (host_bound's 2×), GPU-bound at most 1.2×, mixed in between
 not_host = {k for k, x in ratio.items() if x <= 2}  # wall time at most twice the GPU time
 assert {a for a, s, p in not_host} == {"discounted_return", "gae", "td_lambda", "linear_scan"}  # "four scans"
+assert {s for a, s, p in wall_gpu} == set(profile.RL_SHAPES) == {(4096, 128), (64, 16384)}  # "at both shapes"
 assert all(a in SCANS and s == (64, 16384) and p == "fwd" for a, s, p in not_host)  # "... forwards on a few long rows"
 assert all(wall_gpu[a, s, "fwd+bwd"][0] - w > 10 * (wall_gpu[a, s, "fwd+bwd"][1] - g)
            for (a, s, p), (w, g) in wall_gpu.items() if p == "fwd")  # "each adds over 10× more wall time than GPU time"

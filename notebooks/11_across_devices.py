@@ -31,9 +31,9 @@
 #   for maintainers.
 #
 # **The conclusion first.** Gathering every rank's rows and making one local call is the default.
-# On an H100, the split this notebook teaches (`time_group=`) took about 17 times a plain call on
-# one rank's steps; the gather then one call took about 1.5 times, the wire left out of both. The
-# split is worth it in three cases: gradients through the advantages, batches too big to gather,
+# On an H100, the split this notebook teaches (`time_group=`) took about 17 times a plain call's
+# wall time on one rank's steps (5.5 times its GPU time); the gather then one call took about 1.5
+# times (2.5 times in GPU time), the wire left out of both. The split is worth it in three cases: gradients through the advantages, batches too big to gather,
 # and many ranks on a slow link. Section 7 confirms it.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
@@ -509,8 +509,8 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # ## 7. What it costs
 #
 # **In one line: the split exchanges only a few numbers per row per rank, whatever the length, but
-# on an H100 it cost about 17 plain calls, against about 1.5 for gathering the row and making one
-# call, the wire left out of both.**
+# on an H100 it cost about 17 plain calls of wall time (5.5 of GPU time), against about 1.5 (2.5)
+# for gathering the row and making one call, the wire left out of both.**
 #
 # **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. In between
 # come three small `all_gather`s, in this order:
@@ -569,21 +569,29 @@ for line in cost_lines:
     if m:
         numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
         cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
-(one_wall, _), (local_wall, _), _, (joined_wall, _) = cost["1 x 1048576", "gae forwards"]
-print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall time: {one_wall} µs plain, "
-      f"{local_wall} µs split (time_group=, local gather), {joined_wall} µs gathered, then one plain call")
+(one_wall, one_gpu), (local_wall, local_gpu), _, (joined_wall, joined_gpu) = cost["1 x 1048576", "gae forwards"]
+print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall | GPU time: {one_wall} | {one_gpu} µs plain, "
+      f"{local_wall} | {local_gpu} µs split (time_group=, local gather), "
+      f"{joined_wall} | {joined_gpu} µs gathered, then one plain call")
 
 # %% [markdown]
-# **Which to use.** GAE's inputs are small: by the introduction's figures, about 1 MB per 128K
-# tokens. They almost always fit on one GPU, so the default is to gather the rows and make one call.
+# **Which to use.** GAE's inputs are small (the introduction's figures). They almost always fit on
+# one GPU, so the default is to gather the rows and make one call.
 #
-# The measurement agrees. Take GAE forwards on a row of 1,048,576 steps per rank, two ranks, on the
-# H100. The plain call took 77.5 µs of wall time. The split (`time_group=`, local gather) took
-# 1.31 ms. Gathering the row, then one plain call on it, took 114 µs. The wire is left out of all three.
+# The measurement agrees. On the H100's long row, two ranks, the wire left out, the gather cost
+# about 1.5 plain calls of wall time and the split about 17. In GPU time alone, the gather cost 2.5
+# plain calls and the split 5.5. So most of the split's extra wall time is host work, not GPU work:
+# likely its Python and its host syncs (section 7's first fold), which were not profiled.
 #
-# So the gather cost about 1.5 plain calls, and the split about 17. With the backward the story is
-# the same: 459 µs plain, 736 µs gathered (1.6 times), 3.30 ms split (7.2 times). On all eight
-# lines of the file, the gather was at least 4 times faster than the split.
+# <details><summary>Details: the times behind these ratios, and the backward</summary>
+#
+# GAE forwards on a row of 1,048,576 steps per rank, two ranks, on the H100, wall time (GPU time):
+# the plain call took 77.5 µs (13.6 µs); the split (`time_group=`, local gather) 1.31 ms (74.7 µs);
+# gathering the row, then one plain call on it, 114 µs (33.5 µs). With the backward the story is the
+# same: 459 µs plain, 736 µs gathered (1.6 times), 3.30 ms split (7.2 times). On all eight lines of
+# the file, the gather was at least 4 times faster than the split.
+#
+# </details>
 #
 # With W ranks instead of 2, the gathered call reads W times a rank's steps, and each rank
 # receives W − 1 times its own bytes. The split still reads only its own steps, and sends a few
@@ -639,6 +647,9 @@ assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_15
 # "Which to use": GAE forwards, then with the backward, on the long row; wall µs
 assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
 assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # "about 1.5 plain calls ... 17"
+assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)  # the fold's GPU times: "13.6 µs", "74.7 µs", "33.5 µs"
+assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # "in GPU time ... 2.5 ... 5.5"
+assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "most of the split's extra wall time is ... not GPU work"
 (_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
 assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs plain, 736 µs gathered, 3.30 ms split"
 assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "(1.6 times)", "(7.2 times)": the same story

@@ -227,7 +227,8 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # ```
 #
 # Stores still use bandwidth, so the floor counts them. At the floor a step's 17 bytes move at the
-# copy bandwidth, so its 9 bytes of loads arrive at 9/17 of it. A store is fire-and-forget: only
+# copy bandwidth, which counts the bytes read plus the bytes written, so its 9 bytes of loads
+# arrive at 9/17 of it. A store is fire-and-forget: only
 # the loads must be kept in flight, so 9/17 of the copy bandwidth is the bandwidth Little's law
 # needs.
 
@@ -248,6 +249,10 @@ assert profile.op("gae").bytes_per_step(4) == GAE_READ + 2 * 4 == 17  # "17 move
 assert round(in_flight_gpu / 1e6, 2) == 1.36  # the printout's "1.36 MB"
 assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 assert "two per SM on CUDA, 264 on the H200" in design and 2 * H200_SMS == 264  # the 132 SMs, in docs/DESIGN.md
+import inspect  # noqa: E402
+
+from rltriton_lite import bench  # noqa: E402  (the copy bandwidth's definition)
+assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwidth)  # "counts ... read plus ... written"
 
 # %% [markdown]
 # A kernel reaches those 10 KB per SM in two ways.
@@ -284,6 +289,10 @@ assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 # %% [markdown]
 # No SM holds a thousand resident programs (the most is 32), whatever the latency. The committed
 # run shows the outcome: the anchor reaches 3.3 % of the floor, the package 83 % (both measured).
+# Why the anchor's 3.3 %: its programs have Triton's default 4 warps, so an SM holds at most
+# 64 ÷ 4 = 16 of them, and 16 × 9 B = 144 B in flight per SM predicts about 1.4 % of the floor
+# (derived), against 3.3 % measured
+# ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):
@@ -302,6 +311,9 @@ for what, r in [("naive-kernel anchor", walk), ("rltriton_lite", ours)]:
 # Checks: the anchor's 3.3 % of the floor (under 5 %: "What you now know"), the package's 83 % (CI runs them; skip when reading)
 assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"] / ours["kernel_ms"] > 80
 assert (round(100 * walk["floor_ms"] / walk["kernel_ms"], 1), round(100 * ours["floor_ms"] / ours["kernel_ms"])) == (3.3, 83)
+# why 3.3 %: 4 warps a program (Triton's default; the anchor's launch names none) cap an SM's 64 warps at 16 programs
+assert triton.Config({}).num_warps == 4 and "num_warps" not in inspect.getsource(bench.bare_gae)
+assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) == 1.4  # "144 B", "about 1.4 %"
 
 # %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
@@ -310,7 +322,7 @@ assert (round(100 * walk["floor_ms"] / walk["kernel_ms"], 1), round(100 * ours["
 # as the GPU has SMs, so a launch of a few long rows must cut them in time.
 #
 # A launch of P programs keeps at most P SMs busy. One program per row gives 16384 programs at
-# 16384 rows, but 8 at 8 rows of 131,072 steps: 8 of the 132 SMs have work, each walking its whole
+# 16384 rows (the planner puts 2 rows in a program: 8192), but 8 at 8 rows of 131,072 steps: 8 of the 132 SMs have work, each walking its whole
 # row in series.
 #
 # The fix is the **time split**: cut each row into segments, one program each (section 0.4). A
@@ -357,6 +369,7 @@ assert [p["wide chunks per row (1024 steps each)"] for p in plans] == [1, 128, 1
 assert [p["threshold (wide chunks)"] for p in plans] == [32] * 3 and [p["time split"] for p in plans] == [False, True, False]
 assert not by_shape["16384×1024"]["time split"]  # many rows: enough programs already
 assert by_shape["16384×1024"]["programs before any split"] == 8192 >= ON_H200.min_programs
+assert tile_plan(16384, 1024)["rows"] == 2 and 16384 // 2 == 8192  # "the planner puts 2 rows in a program: 8192"
 long = tile_plan(8, 131072)  # the sentence under the table: 8 programs of 512 chunks of 256, or 1024 programs of 4
 assert (long["row_programs"], long["block"], 131072 // long["block"]) == (8, 256, 512)
 assert long["segments"] > 1 and long["row_programs"] * long["segments"] == 1024 and long["seg"] == 4

@@ -619,14 +619,14 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #    * **Step 2.** Write your prediction: which variant keeps more programs resident and, from its
 #      steps in flight per SM, what that predicts for its GPU time.
 #    * **Step 3.** Set `SHOW_REFERENCE = True` under "Reading the reference". Its rows give each
-#      reference variant's resident programs, counted from its registers, shared memory and warps
-#      as your `resident_programs` counts them, once as Triton 3.6 compiled the kernel the H100
-#      ran and once as Triton 3.9 compiles it.
-#    * **Step 4.** Register counts differ between Triton versions, so compare each count with its
-#      own version's. Compare your kernel's counts with the columns of the Triton you have
-#      (`triton.__version__`). Compare the H100's % floor with the Triton 3.6 columns: the H100 ran
-#      the kernel Triton 3.6 compiled. Then write one sentence per variant: did the H100's % floor
-#      move as the Triton 3.6 count predicted, and if not, why not?
+#      reference variant's H100 % floor, then its resident programs, counted from its registers,
+#      shared memory and warps as your `resident_programs` counts them, under Triton 3.6 and 3.9.
+#      The columns of the Triton installed here (`triton.__version__`) come first, beside the
+#      % floor. The H100 ran the kernel Triton 3.6 compiled.
+#    * **Step 4.** Register counts differ between Triton versions. So compare your kernel's counts
+#      with your own Triton's columns, and the H100's % floor with the Triton 3.6 columns. Then
+#      write one sentence per variant: did the H100's % floor move as the Triton 3.6 count
+#      predicted, and if not, why not?
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = lab.profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its
@@ -710,11 +710,14 @@ for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps
     rows.append({"variant": name, "H100 % floor": reference_lab[(name, BIG)], "warps": r["warps"],
                  "3.6 regs": r["regs"], "3.6 smem": r["smem"], "3.6 resident": resident,
                  "3.9 regs": r39["regs"], "3.9 smem": r39["smem"], "3.9 resident": r39["resident"]})
-columns = {"variant": "variant, at 16384×1024", "H100 % floor": "H100 % floor", "warps": "warps",
-           "3.6 regs": "Triton 3.6: regs", "3.6 smem": "smem B", "3.6 resident": "resident",
-           "3.9 regs": "Triton 3.9: regs", "3.9 smem": "smem B", "3.9 resident": "resident"}
+columns = {"variant": "variant, at 16384×1024", "H100 % floor": "H100 % floor", "warps": "warps"}
+SHOWN = ["3.9", "3.6"] if not triton.__version__.startswith("3.6") else ["3.6", "3.9"]  # the installed Triton's first
+for v in SHOWN:
+    mine = " (yours)" if triton.__version__.startswith(v + ".") else ""
+    columns.update({f"{v} regs": f"Triton {v}{mine}: regs", f"{v} smem": "smem B", f"{v} resident": "resident"})
 if SHOW_REFERENCE:
-    print(f"your Triton: {triton.__version__}; set your counts beside the columns of the same version")
+    print(f"your Triton: {triton.__version__}; set your counts beside the columns of the same version; "
+          f"the H100 ran Triton 3.6")
     print(profile.table(rows, columns, digits=3))
 else:
     print(f"{len(rows)} reference rows at 16384×1024, hidden "
@@ -808,6 +811,7 @@ _in_flight = {name: exercises._resident_reference(r["regs"], r["warps"], r["smem
                                      ("reset_scan, chunk 256, num_warps 1", 256, _one_warp)]}
 assert _one_warp["smem"] == 0 and resources[("reset_scan solution, chunk 1024", BIG)]["smem"] * 32 < 233_472  # smem binds neither
 # the printed columns: each reference row's resident programs, from its registers, shared memory and warps
+assert list(columns)[3] == f"{SHOWN[0]} regs" and len(columns) == 9  # "the columns of the Triton installed here come first"
 assert [r["3.6 resident"] for r in rows] == list(reference_resident.values())
 # the Triton 3.9 columns, against the committed file read line by line: its header, its variants (every reference
 # row with resources), and each row's counts, with the checker's own count of its resident programs
