@@ -2959,6 +2959,29 @@ def _no_loop_over_time(inputs, small, large, how="linear_scan and tensor ops, wh
     return probe
 
 
+def _pairs_do_the_scan(inputs, multiplier):
+    """A probe for the tensor-code prologues whose pairs the checker scans (gae_pairs, token_gae_pairs): on
+    ``inputs()``, a rollout with no episode end, a must not be 0 at every step. Pairs (0, y) pass every case
+    (y_t = b_t), with the answer computed before the scan, in a loop or a scan of the student's own."""
+    def probe(ex, fn, code):
+        args = inputs()
+        with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:
+            a, _ = fn(*args)
+        _refuse(ex, "the probe", code, refused)
+        if not np.any(np.asarray(_as_numpy(a) if isinstance(a, torch.Tensor) else a, dtype=np.float64)):
+            raise AssertionError(
+                f"{ex.name}: your a is 0 at every step, on a rollout with no episode end: linear_scan then does "
+                "nothing (y_t = b_t), and b holds the whole answer, computed before the scan. The task asks for "
+                f"each step's own pair ({multiplier}), so that the scan carries the advantage back.")
+    return probe
+
+
+def _pairs_probe_inputs(*more):
+    """One row of 6 steps, no episode end: the rewards and values, then ``more`` (flags, parameters)."""
+    r, v = np.random.default_rng(6).normal(size=(2, 1, 6))
+    return (_t(r), _t(v), *more)
+
+
 def _counted(ex, fn, code, inputs, lengths, counting, read):
     """What ``counting()`` (a context) counts while the student's function runs on ``inputs(T)``, for
     each T in ``lengths`` (the probes' runs: refused as a check's are)."""
@@ -4669,6 +4692,9 @@ lies past the window, which a last step with a = 0 keeps out (its bootstrap is i
 next_values behind a termination is never to be read (it may be NaN): select it away
 (torch.where), do not multiply it by ~terminated, as 0 * NaN = NaN.
 """ + SCAN_RULES, run=_scan_past_window, may_use=("linear_scan",),
+   probe=_pairs_do_the_scan(lambda: _pairs_probe_inputs(
+       _t(np.zeros((1, 6))), _t(np.zeros((1, 6), bool), torch.bool), _t(np.zeros((1, 6), bool), torch.bool),
+       0.9, 0.8), "a = gamma * lam where the trace goes on"),
    hint=lambda args, i, bad, got, expected: _gae_pairs_hint(args, got, expected))
 def _gae_pairs_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
@@ -6563,6 +6589,8 @@ after the last). At a policy token a = gamma * lam and b = r_t + gamma * V_next 
 the value at the next policy token, across any hole (0 after the response's last token). V_next
 is itself a reverse scan of the values: linear_scan may be called.
 """ + SCAN_RULES, run=_scan, may_use=("linear_scan",),
+    probe=_pairs_do_the_scan(lambda: _pairs_probe_inputs(_t(np.ones((1, 6), bool), torch.bool), 0.9, 0.8),
+                             "a = gamma * lam at a policy token"),
     window_end="the window's last position (no token after it: V_next = 0 there)",
     hint=lambda args, i, bad, got, expected: _token_gae_hint(args, got, expected))
 def _token_gae_cases(d):

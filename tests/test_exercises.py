@@ -4292,7 +4292,7 @@ def test_score_counts_the_checks_passed():
     (n_step_returns' Python loop over time: every case right, the probe not)."""
     (v_pi,) = [f for w, f in wrong_answers("vtrace_fixed_point") if w.startswith("V^pi")]
     assert exercises.score("vtrace_fixed_point", v_pi) == (1, len(exercises.cases("vtrace_fixed_point")))
-    n = len(exercises.cases("gae_pairs"))
+    n = len(exercises.cases("gae_pairs")) + 1  # its cases and the probe (pairs that do the scan)
     assert exercises.score("gae_pairs", solution("gae_pairs")) == (n, n)
     (ignores,) = [f for w, f in wrong_answers("gae_pairs") if w == "truncation ignored"]
     assert exercises.score("gae_pairs", ignores) == (0, n)
@@ -5586,6 +5586,22 @@ def test_vtrace_pg_names_a_termination_that_bootstraps(tmp_path):
                                            tmp_path))
     assert "These are the policy-gradient advantages with the terminations ignored: at a terminal step your " \
         "advantage still adds gamma * v_next" in msg, msg
+
+
+@pytest.mark.parametrize("name", ["gae_pairs", "token_gae_pairs"])
+def test_pairs_with_a_0_everywhere_are_refused(name):
+    """The summary's noted loophole: pairs (0, y), the answer computed before the scan, passed every case
+    (y_t = b_t). A probe on a rollout with no episode end refuses an a that is 0 at every step."""
+    right = solution(name)
+    initial = exercises.PAST_WINDOW if name == "gae_pairs" else 0.0
+
+    def degenerate(*args):
+        a, b = right(*args)
+        return torch.zeros_like(b), rl.linear_scan(a, b, initial=torch.full(b.shape[:-1], initial, dtype=b.dtype))
+    msg = _failure(name, degenerate)
+    assert msg.startswith(f"{name}: your a is 0 at every step, on a rollout with no episode end: linear_scan then "
+                          "does nothing"), msg
+    assert exercises.check(name, right) is None
 
 
 def test_awr_s_clip_in_the_exponent_at_the_log_passes():
