@@ -16,8 +16,14 @@
 # %% [markdown]
 # # 01 — The discounted return
 #
-# * **You will learn:** the return with terminations, truncations and bootstraps, as prologue,
-#   scan and epilogue, and the kernel that runs the three.
+# > **In short**
+# >
+# > * The discounted return $G_t$ is computed from the last step back to the first: it is a reverse scan.
+# > * An episode ends by a termination (nothing follows) or a truncation (the return then adds the next state's value).
+# > * A kernel splits the work in three: a per-step setup, the shared scan, and a per-step store.
+# > * Section 2's table says what each kind of step does at an episode's end; later notebooks point back to it.
+# > * You write one exercise, the $n$-step return, in PyTorch.
+#
 # * **Time:** 1.5–2 h with the open questions; 30 min–1 h for the reading and the checked exercise.
 # * **Needs:** notebooks 00, 00b and 00c. No GPU.
 # * **Reference:** the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
@@ -29,9 +35,7 @@
 # >
 # > * [**termination, truncation**](GLOSSARY.md#termination-and-truncation): an episode ends; after a truncation it would have gone on.
 # > * [**bootstrap**](GLOSSARY.md#bootstrap): the value of the next state, standing in for the rewards a cut leaves out.
-# > * [**prologue**](GLOSSARY.md#prologue), [**epilogue**](GLOSSARY.md#epilogue): the per-step work before and after a scan.
-# > * [**reset**](GLOSSARY.md#reset): a step that takes nothing from the step after it.
-# > * [**the card**](GLOSSARY.md#episode-end-card): section 2's table of what each kind of step does at an episode's end.
+# > * [**reset flag**](GLOSSARY.md#reset): set at a step that ignores what comes after it.
 #
 # Policy-gradient methods weight a log-probability by the return $G_t$. Here you compute it as one
 # scan, with episode ends and a rollout window that cuts episodes:
@@ -50,8 +54,7 @@
 #   \text{trunc}_t$, or the window's last step.
 #
 # Only a termination drops the bootstrap, through $(1-\text{term}_t)$. Section 2 gathers these
-# cases on [the episode-end card](#The-episode-end-card), a table of what each kind of step does;
-# later notebooks call it "the card".
+# cases in [the episode-end table](#The-episode-end-table).
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c (optional)</summary>
 #
@@ -60,7 +63,7 @@
 # Introduction*, 2nd ed., §3.3.
 #
 # In 00b and 00c the one flag was `terminated`, a termination (nothing after it). It keeps that
-# meaning. The glossary repeats the card.
+# meaning. The glossary repeats the episode-end table.
 #
 # </details>
 
@@ -114,21 +117,17 @@ print(G)
 # * the scan combines the pairs;
 # * an **epilogue** turns the scan's output into what is stored.
 #
-# The return is $G_t = b_t + a_t G_{t+1}$, with
+# The return is $G_t = b_t + a_t G_{t+1}$, with $a_t = \gamma_t$ and $b_t = r_t$ at an ordinary step.
 #
-# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set. That is a **reset**:
-#   it cuts off $G_{t+1}$, so $G_t = b_t$;
-# * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
-#   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
+# **The reset flag.** Where done$_t$ holds, the step's **reset flag** is set: the step ignores what
+# comes after it, so $G_t = b_t$. Such a step is a **cut step**. Tensor code (NumPy, PyTorch,
+# `rl.linear_scan`) writes the same thing as $a_t = 0$. Triton code passes the flag beside the pair,
+# and the package's hooks call it `done`. From here on the course says "reset flag", or "$a_t = 0$"
+# in tensor code.
 #
-# > **One reset, three forms.** A reset cuts off what comes in from step $t+1$, so $y_t = b_t$.
-# > The course writes this one idea in three ways, and always with these words:
-# >
-# > * **$a_t = 0$** in NumPy and tensor code, such as `rl.linear_scan`, which takes no flag;
-# > * **the flag ($a_t$ unread)** in the Triton functions you write: the triple
-# >   $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`, whose $a_t$ is not read where the flag is set;
-# > * **`done`** in the package's own hooks: the same flag, as the package's helper `episode.step`
-# >   returns it (02's appendix).
+# **$b_t$ at a cut step** holds the whole target, because nothing comes in from step $t+1$. For the
+# return it adds the bootstrap: $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$.
+# The bracket is 1 where an episode ends without a termination.
 #
 # The epilogue writes $y_t = G_t$ (0 where padded). In NumPy:
 
@@ -136,7 +135,7 @@ print(G)
 def returns_as_scan(r, gamma, terminated, truncated, next_values):
     done = terminated | truncated
     done[..., -1] = True
-    a = np.where(done, 0.0, gamma)                                      # prologue: a = 0 is the reset
+    a = np.where(done, 0.0, gamma)                                      # prologue: a = 0 is the reset flag
     b = r + np.where(done & ~terminated, gamma * next_values, 0.0)
     y, carry = np.zeros_like(r), np.zeros(r.shape[:-1])
     for t in reversed(range(r.shape[-1])):                              # scan (sequential here)
@@ -154,47 +153,47 @@ np.testing.assert_allclose(returns_as_scan(R, 0.9, TERM, TRUNC, NV),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# ### The episode-end card
+# ### The episode-end table
 #
 # > **What the exercises need**
 # >
-# > 1. **Reset where done$_t$:** at a termination, a truncation and the window's last step.
+# > 1. **Set the reset flag where done$_t$:** at a termination, a truncation and the window's last step.
 # > 2. **Select, never multiply:** drop a value with a `where`, since $0 \times \text{NaN}$ is NaN.
-# > 3. **The end form is the bootstrap:** the end form is $b_t$ at a step that resets; for the return it is $b_t = r_t + \gamma_t V'_t$ ($r_t$ at a termination).
+# > 3. **Put the bootstrap in $b_t$ at a cut step:** $b_t = r_t + \gamma_t V'_t$ ($r_t$ at a termination).
 #
-# The rest of the card is reference, for every estimator of the course.
+# The rest of the table is reference, for every estimator of the course.
 #
-# | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
+# | the step is | reset flag set? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset flag in Triton |
 # | --- | --- | --- | --- | --- |
-# | an ordinary step | no | $r_t$: $y_{t+1}$ comes in through $a_t$ | $\gamma_t$ | $\gamma_t$; reset false |
-# | a termination | yes | $r_t$: no state follows, so no bootstrap | 0 | $\gamma_t$ (unread); reset true |
-# | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$ (unread); reset true |
-# | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$ (unread); reset true |
+# | an ordinary step | no | $r_t$: $y_{t+1}$ comes in through $a_t$ | $\gamma_t$ | $\gamma_t$; flag false |
+# | a termination | yes | $r_t$: no state follows, so no bootstrap | 0 | $\gamma_t$ (unread); flag true |
+# | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$ (unread); flag true |
+# | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$ (unread); flag true |
 #
-# * **An end does two things.** It **cuts** the **carry**, the value carried in
-#   from step $t+1$ (that is the reset), and it gives $b_t$ its **end form**.
-# * **The last two columns** are two of the reset's three forms (the box above): $a_t = 0$ in
-#   tensor code, the flag ($a_t$ unread) in Triton. Either way the scan takes $y_t = b_t$ there.
+# * **An end does two things.** Its reset flag cuts the **carry**, the value carried in from step
+#   $t+1$. And its $b_t$ takes the bootstrap.
+# * **The last two columns** are the same reset flag in two kinds of code: $a_t = 0$ in tensor code,
+#   the flag ($a_t$ unread) in Triton. Either way the scan takes $y_t = b_t$ there.
 # * **Why selects.** NaNs are real inputs: a failed environment step gives one, and so may the
 #   next value $V'_t$ of a terminated step, which has no next state. So a factor
 #   $(1-\text{term}_t)$ in a formula is a **select** in the code (`np.where`, `torch.where`,
 #   `tl.where`). The reset keeps out a NaN at later steps ($t+1$ on), since it cuts the carry.
 #   A NaN in the step's own $b_t$ needs a select that you write.
-# * **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
+# * **The window's last step is a cut step too.** Its bootstrap in $b_{T-1}$ already stands for every step
 #   after the window. From $y_T = 0$ the reset changes nothing. But start the scan from a value,
 #   `initial` in `rl.linear_scan`, and without the reset $G_{T-1} = b_{T-1} + \gamma_{T-1}\,$`initial`:
 #   the steps after the window count twice, once in the bootstrap and once in `initial`.
 #   [The appendix](#Appendix:-two-windows-of-one-rollout) puts numbers on it.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the card's reset forms, a = 0 and the flag, in each scan exercise's task (CI runs them; skip when reading)
+# Checks: the reset flag as a = 0 (tensor code) and as a flag (Triton), in each scan exercise's task (CI runs them; skip when reading)
 tasks = {name: " ".join(exercises.task(name).split()) for name in (
     "n_step_returns", "gae_pairs", "transposed_scan", "returns_autograd", "gae_prologue", "q_lambda", "retrace",
     "vtrace_kernel")}
 assert all("takes a_t = 0 as a reset" in tasks[n] for n in ("n_step_returns", "gae_pairs"))  # tensor code
 assert all("Triples (a, b, reset)" in tasks[n] for n in ("transposed_scan", "returns_autograd", "q_lambda", "retrace"))
 assert "-> (a, b, reset, valid, keep)" in tasks["gae_prologue"] and "Your reset_scan" in tasks["vtrace_kernel"]
-from rltriton_lite import episode  # noqa: E402 -- the box's third form: the package's hooks get done from episode.step
+from rltriton_lite import episode  # noqa: E402 -- "the package's hooks call it done": they get it from episode.step
 assert inspect.getsource(getattr(episode.step, "fn", episode.step)).rstrip().endswith("return gamma, lam, term, done, valid")
 
 # %% [markdown]
@@ -202,7 +201,7 @@ assert inspect.getsource(getattr(episode.step, "fn", episode.step)).rstrip().end
 #
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. Its scan is the
 # package's shared scan kernel, which you read at the end of 00c. It works
-# chunk by chunk and resets at every episode end. Only the prologue and the
+# chunk by chunk and cuts the carry at every episode end. Only the prologue and the
 # epilogue are the return's own.
 #
 # The cell below runs it on 4 rows of 45 steps, with terminations, truncations, a per-step
@@ -297,19 +296,18 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # ## Exercises
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code, with
-# [the card](#The-episode-end-card)'s reset form for tensor code, $a_t = 0$. The Triton ones,
-# with the flag, are in notebook 01b.
+# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code, so the reset
+# flag is $a_t = 0$ ([the episode-end table](#The-episode-end-table)). The Triton ones are in notebook 01b.
 
 # %% [markdown]
-# ### Tensor code: the reset is $a_t = 0$
+# ### Tensor code: the reset flag is $a_t = 0$
 #
 # **`n_step_returns`.** The $n$-step return is not one scan, but it is the difference of two
 # values of one scan.
 #
 # Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
-# window's end. It is section 2's return with terminations only: one `rl.linear_scan`, in
-# the card's tensor form (`S_of` below). Then there are two cases:
+# window's end. It is section 2's return with terminations only: one `rl.linear_scan`, with
+# $a_t = 0$ at its cut steps (`S_of` below). Then there are two cases:
 #
 # * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). The first
 #   $n$ terms of $S_t$ are then $S_t - \gamma^n S_{t+n}$, so
@@ -330,7 +328,7 @@ last[0, -1] = True  # the window's last step
 def S_of(r, v, term):
     """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
     boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a terminated step's NaN next value is not read
-    return rl.linear_scan(0.9 * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the resets
+    return rl.linear_scan(0.9 * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the cut steps
 
 
 S = S_of(r1, v1, term1)  # S_t
@@ -354,7 +352,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # **Contract.**
 #
-# * **Reset form:** $a_t = 0$ in `rl.linear_scan`'s pairs.
+# * **Reset flag:** $a_t = 0$ in `rl.linear_scan`'s pairs.
 # * **At step $t$:** `rewards[t]` $= r_t$, `next_values[t]` $= V(s_{t+1})$, `terminated[t]` (bool), all (B, T);
 #   `gamma` a number; `n` an int, which may exceed `T`.
 # * **Shift:** $V(s_{t+n})$ is `next_values[t + n - 1]`.
@@ -461,8 +459,8 @@ exercises.attempt("n_step_returns", n_step_returns)
 # * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$, plus the
 #   bootstrap $\gamma_t V'_t$ at a truncation or the window's end that does not terminate.
 #   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
-# * [The card](#The-episode-end-card) states the episode-end rules once, for every estimator. A step
-#   that resets takes its end form: for the return, the bootstrap $r_t + \gamma_t V'_t$.
+# * [The episode-end table](#The-episode-end-table) states the episode-end rules once, for every
+#   estimator. At a cut step $b_t$ holds the bootstrap: for the return, $r_t + \gamma_t V'_t$.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
 # * Next, notebook 01b: the return's prologue in Triton, through a harness, and its gradient.
@@ -470,7 +468,7 @@ exercises.attempt("n_step_returns", n_step_returns)
 # %% [markdown]
 # ## Appendix: two windows of one rollout
 #
-# Optional: why [the card](#The-episode-end-card)'s last bullet resets the window's last step, and
+# Optional: why [the episode-end table](#The-episode-end-table)'s last bullet cuts at the window's last step, and
 # how `initial` chains windows.
 #
 # Every reward is 1 and $\gamma = 0.5$. Window A holds steps 0 and 1 and bootstraps from

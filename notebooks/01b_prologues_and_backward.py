@@ -16,11 +16,16 @@
 # %% [markdown]
 # # 01b — Your own prologues, and the backward
 #
-# * **You will learn:**
-#   * the harness that runs a Triton prologue of yours inside a chunked scan with resets;
-#   * the return's gradient as a forward scan in Triton, behind a `torch.autograd.Function`.
+# > **In short**
+# >
+# > * Notebook 01 split the return into a per-step setup (the prologue), a scan and a store. Here you write prologues in Triton.
+# > * A small test kernel, `exercises.scan_hook`, runs a prologue of yours inside a chunked scan.
+# > * The return's gradient is a second scan, run forwards in time.
+# > * You write two exercises: that backward scan, and the return with its gradient in a `torch.autograd.Function`.
+# > * Notebooks 03–07 run their Triton exercises through the same test kernel.
+#
 # * **Time:** 1.5–2 h, the reading and two checked exercises (no open questions).
-# * **Needs:** notebook 01 (its card) and 00c (your `reset_scan`: the harness runs its scan), and
+# * **Needs:** notebook 01 (its episode-end table) and 00c (your `reset_scan`: the harness runs its scan), and
 #   writing a `torch.autograd.Function`. No GPU.
 # * **Minimum path:** all of it. Section 1's harness runs the Triton exercises of notebooks 03–07,
 #   and 02's appendix compares the package's hooks with it.
@@ -29,12 +34,10 @@
 # >
 # > * [**harness**](GLOSSARY.md#harness): `exercises.scan_hook`, the small scan kernel that runs a prologue of yours.
 # > * [**hook**](GLOSSARY.md#hook): a `@triton.jit` function that a kernel calls, such as a prologue or an epilogue.
-# > * [**lane**](GLOSSARY.md#lane): one position of a chunk's block, one step.
-# > * [**identity**](GLOSSARY.md#identity): the pair $(1, 0)$, which changes nothing in a scan.
 # > * [**transposed scan**](GLOSSARY.md#transposed-scan): the backward of a reverse scan, run forwards in time.
 #
 # Notebook 01 wrote the return $G_t = b_t + a_t G_{t+1}$ as a prologue, a scan and an epilogue, with
-# the episode ends of [its card](01_discounted_return.ipynb#The-episode-end-card). Here you write
+# the episode ends of [its table](01_discounted_return.ipynb#The-episode-end-table). Here you write
 # such prologues yourself, in Triton, and the scan that gives the return's gradient.
 
 # %%
@@ -64,7 +67,7 @@ KERNEL = "triton"
 # **harness**, described here.
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
-# prologue inside the chunked scan with resets that you wrote in 00c (`reset_scan`). It runs one
+# prologue inside the chunked scan with reset flags that you wrote in 00c (`reset_scan`). It runs one
 # program per row and returns the scanned `y`. The **hooks** you write take their
 # arguments in this order:
 #
@@ -89,10 +92,10 @@ KERNEL = "triton"
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
 # * A **lane** is one position of the chunk's block, one step. Lanes past the end
-#   (`m` false) become the **identity** (1, 0), with no reset.
+#   (`m` false) become the **identity** (1, 0), with the reset flag off.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`).
 #
-# Resets, bootstraps and NaNs follow [01's card](01_discounted_return.ipynb#The-episode-end-card).
+# Reset flags, bootstraps and NaNs follow [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -182,10 +185,10 @@ print(f"g_4: {g_done[4]:.3f} from done_3 (autograd agrees), {g_term[4]:.3f} from
 # ## Exercises
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. Both are Triton prologues, with the reset form of
-# [the card](01_discounted_return.ipynb#The-episode-end-card) for Triton: the flag.
+# `print(exercises.task(name))` restates a task. Both are Triton prologues, so the reset flag travels
+# beside the pair ([01's episode-end table](01_discounted_return.ipynb#The-episode-end-table)).
 #
-# Some checker cases start the scan past the window from 100, not 0, so a missing reset at the
+# Some checker cases start the scan past the window from 100, not 0, so a missing reset flag at the
 # window's last step shows up.
 
 # %% jupyter={"source_hidden": true}
@@ -195,7 +198,7 @@ assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 
 assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 
 # %% [markdown]
-# ### Triton prologues: the reset is a flag
+# ### Triton prologues: the reset flag beside the pair
 #
 # **`transposed_scan`** (a Triton prologue).
 #
@@ -208,7 +211,7 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 #
 # **Contract.**
 #
-# * **Reset form:** the flag ($a_t$ unread where it is set). Step 0 resets ($g_0 = dy_0$).
+# * **Reset flag:** $a_t$ is unread where it is set. Step 0's is set ($g_0 = dy_0$).
 # * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32.
 # * **Shift:** read $a_{t-1}$ at `offs - 1`.
 #
@@ -306,9 +309,9 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **Contract.**
 #
-# * **Reset form:** the flag ($a_t$ unread where it is set); the multiplier is $\gamma$ at every step.
+# * **Reset flag:** $a_t$ is unread where it is set; the multiplier is $\gamma$ at every step.
 # * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
-# * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, reset as on [01's card](01_discounted_return.ipynb#The-episode-end-card).
+# * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, cut as in [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 # * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$,
 #   with a reset at step 0. It returns `g, None, None`.
 #
@@ -419,7 +422,7 @@ exercises.attempt("returns_autograd", returns_autograd)
 # ## What you now know
 #
 # * `exercises.scan_hook` runs your `@triton.jit` prologue, `(X, P, offs, t, m, T) -> (a, b, reset)`,
-#   inside a chunked scan with resets. `t` is the global time index, and padding lanes take the identity.
+#   inside a chunked scan with reset flags. `t` is the global time index, and padding lanes take the identity.
 # * The gradient is a forward scan, with the reset one step later: $g_t = dG_t +
 #   \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$ (term$_{t-1}$ in `returns_autograd`, which has
 #   terminations only). Both scans fit in one `torch.autograd.Function`.

@@ -16,11 +16,17 @@
 # %% [markdown]
 # # 02 — Generalized advantage estimation as one scan
 #
-# * **You will learn:** generalized advantage estimation as one reverse scan, and its prologue in
-#   tensor ops. An optional appendix reads the package's own hook form.
+# > **In short**
+# >
+# > * Generalized advantage estimation (GAE) says how much better each action did than the critic expected.
+# > * It is a discounted sum of TD errors, so it is one reverse scan, like notebook 01's return.
+# > * You write its per-step pairs $(a_t, b_t)$ in PyTorch, and check the package's kernel against a plain loop.
+# > * Section 5 points to timings: at small sizes the host, not the GPU, sets the time.
+# > * An optional appendix reads the package's own Triton prologue, and has you write one.
+#
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01; for the appendix's exercise, 01b (the harness). No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+# * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–3 and the checked exercise `gae_pairs`. Sections 4–5, the open
 #   questions and the optional appendix (with its exercise `gae_prologue`) can wait.
@@ -47,8 +53,8 @@
 #
 #   At a truncation `values[t+1]` belongs to the next episode, so a call that passes `truncated`
 #   without `next_values` raises a ValueError.
-# * Flags, [resets](GLOSSARY.md#reset) and [selects](GLOSSARY.md#select) follow
-#   [the card](01_discounted_return.ipynb#The-episode-end-card).
+# * Flags, [reset flags](GLOSSARY.md#reset) and [selects](GLOSSARY.md#select) follow
+#   [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 #
 # <details><summary>Details: why the average is a scan, and the source (optional)</summary>
 #
@@ -115,7 +121,7 @@ np.testing.assert_allclose(ret, adv + v)
 # The split of notebook 01, with $\hat A_t = b_t + a_t \hat A_{t+1}$:
 #
 # * **[prologue](GLOSSARY.md#prologue)**, per step before the scan: $b_t = \delta_t$ and
-#   $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$. The episode ends
+#   $a_t = \gamma_t\lambda_t$, with the [reset flag](GLOSSARY.md#reset) set where done$_t$. The episode ends
 #   live here, and you write it next;
 # * **scan**: the reverse scan, whose output $y_t$ is $\hat A_t$;
 # * **[epilogue](GLOSSARY.md#epilogue)**, per step after the scan: advantages $= y_t$, returns
@@ -130,7 +136,7 @@ def gae_as_scan(r, v, gamma, lam, terminated, bootstrap_value):
     done = terminated.copy()
     done[..., -1] = True
     b = r + np.where(terminated, 0.0, gamma * v_next) - v      # prologue
-    a = np.where(done, 0.0, gamma * lam)                         # a = 0 is the reset
+    a = np.where(done, 0.0, gamma * lam)                         # a = 0 is the reset flag
     y, carry = np.zeros_like(b), np.zeros(b.shape[:-1])
     for t in reversed(range(T)):                                 # scan (sequential here)
         carry = np.where(a[..., t] == 0, b[..., t], b[..., t] + a[..., t] * carry)  # a select, not a product
@@ -157,12 +163,12 @@ print("prologue + scan + epilogue == the loop")
 #
 # **Contract.**
 #
-# * **Reset form:** $a_t = 0$.
+# * **Reset flag:** $a_t = 0$ (tensor code).
 # * **At step $t$:** `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$, and the bool
 #   flags `terminated[t]`, `truncated[t]`, all (B, T); `gamma`, `lam` numbers. No shift: step $t$ reads entry $t$.
 # * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$; done is any episode end or the window's last step.
-# * **[End form](GLOSSARY.md#end-form)** ($b_t$ at a reset): $\delta_t$ itself, since it already holds the bootstrap. NaNs as on the card.
+# * **[$b_t$ at a cut step](GLOSSARY.md#cut-step):** $\delta_t$ itself, since it already holds the bootstrap. NaNs as in 01's table.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -228,7 +234,7 @@ print("prologue + scan + epilogue == the loop")
 # last = torch.zeros_like(terminated)
 # last[..., -1] = True  # the window's last step
 # ends = ___  # a bool: which steps cut the trace?
-# a = torch.where(ends, ___, ___)  # ___: the reset as a select, 0 where the trace is cut, gamma * lam elsewhere
+# a = torch.where(ends, ___, ___)  # ___: the reset flag as a select, 0 where the trace is cut, gamma * lam elsewhere
 # return a, delta
 # ```
 #
@@ -381,9 +387,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## What you now know
 #
-# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, with
-#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s resets. Its end form is
-#   $\delta_t$ unchanged. The returns are $\hat A_t + V_t$, from the same pass.
+# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, with the reset flags of
+#   [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table). At a cut step $b_t$
+#   is $\delta_t$ unchanged. The returns are $\hat A_t + V_t$, from the same pass.
 # * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel, so every
 #   estimator is a short prologue and epilogue.
 
@@ -420,7 +426,7 @@ print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # read its 
 # Notebook 01's discounted return in this form, the model for the exercise. Read two lines:
 #
 # * the `b` line, which adds the bootstrap only where `done & ~term`;
-# * the `return` line: `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an empty
+# * the `return` line: `gamma * lam` as $a$, then $b$, the reset flag `done`, `valid` and an empty
 #   `keep`.
 #
 # <details><summary>Details: why it has a λ, and where the hooks live (optional)</summary>
@@ -444,7 +450,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # **`gae_prologue`** (optional, a Triton hook).
 #
 # **You write:** `gae_prologue(X, SX, P, row, t, m, T, ACC)`, your `gae_pairs` again in the
-# package's form. `rl.gae` runs it in place of its own. What is new: the reset is the flag `done`
+# package's form. `rl.gae` runs it in place of its own. What is new: the reset flag is `done`
 # from `step`, not $a_t = 0$, and two more outputs, `valid` and `keep`, follow the triple.
 #
 # **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag,
@@ -452,7 +458,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # **Contract.**
 #
-# * **Reset form:** `done`, the package's flag ($a_t$ unread where it is set), as on [the card](01_discounted_return.ipynb#The-episode-end-card).
+# * **Reset flag:** `done`, from `step` ($a_t$ unread where it is set), as in [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 # * **At step $t$:** the template's helpers give `gamma, lam, term, done, valid` (`step`), `r` $= r_t$, and
 #   `v` $= V_t$, `v_next` $= V(s_{t+1})$. No shift for you: `values_now_and_next` makes it.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
@@ -485,7 +491,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #   | the window's last step, otherwise ordinary | ? | ? | ? |
 #
 # * $b_t = \delta_t = r_t + \gamma_t V'_t - V_t$, with no bootstrap where `term`.
-# * $a_t$ is `gamma * lam`, both from `step`, and the reset is `step`'s `done`, as it stands: $a_t$
+# * $a_t$ is `gamma * lam`, both from `step`, and the reset flag is `step`'s `done`, as it stands: $a_t$
 #   needs no zero of its own.
 # * `valid` is `step`'s, passed on unchanged.
 # * `keep` holds $V_t$: the epilogue adds it to $y_t$ for the returns.
@@ -508,14 +514,14 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # print(out4.advantages.tolist(), out4.returns.tolist())  # must print [[-0.25, -1.0, 3.0, 4.0]] [[1.75, 1.0, 5.0, 6.0]]
 # ```
 #
-# $\hat A_2 = 4$ means the reset missed the truncation: it must be every episode end, not only a
+# $\hat A_2 = 4$ means the reset flag missed the truncation: it must be every episode end, not only a
 # termination.
 #
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The reset is the flag here, so where `gae_pairs`'s table has $a_t = 0$, this one keeps
+# The reset flag is `done` here, so where `gae_pairs`'s table has $a_t = 0$, this one keeps
 # $\gamma_t\lambda_t$ (unread).
 #
 # | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |

@@ -16,11 +16,17 @@
 # %% [markdown]
 # # 03 — TD(λ) returns
 #
-# * **You will learn:** λ-returns from one-step TD to Monte Carlo; the bias–variance trade-off of
-#   λ, measured; Watkins's Q(λ) as a Triton prologue.
+# > **In short**
+# >
+# > * The λ-return mixes short and long returns: λ = 0 is the one-step TD target, λ = 1 the full return.
+# > * It is one reverse scan, like the return and GAE, with its own per-step pairs.
+# > * Section 5 measures how λ trades the critic's bias for the rewards' noise.
+# > * A worked Triton prologue computes it through notebook 01b's test kernel.
+# > * You write Watkins's Q(λ), which stops following the rollout where an action was not greedy.
+#
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and `q_lambda`.
 # * **Needs:** notebooks 01, 01b (the harness) and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+# * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the worked prologue and `q_lambda`. Section 5 (bias and
 #   variance), 6 and the open questions can wait.
@@ -38,7 +44,7 @@
 # </details>
 #
 # Its backward form, as in rlax's `lambda_returns`, with $V'_t = V(s_{t+1})$ and the flags of
-# [the card](01_discounted_return.ipynb#The-episode-end-card):
+# [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table):
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
@@ -96,22 +102,18 @@ print(G)
 # [prologue](GLOSSARY.md#prologue) takes what multiplies $G_{t+1}$ as $a_t$, and the rest, the
 # bootstrap from $V'_t$ included, as $b_t$:
 #
-# * $a_t = \gamma_t\lambda_t$, with a [reset](GLOSSARY.md#reset) where done$_t$;
+# * $a_t = \gamma_t\lambda_t$, with the [reset flag](GLOSSARY.md#reset) set where done$_t$;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
 #   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in.
 #
-# Where done$_t$, that $b_t$ is the [end form](GLOSSARY.md#end-form). At a truncation there is no
-# $G_{t+1}$, so the bracket takes the critic's $V'_t$ in its place:
+# So [$b_t$ at a cut step](GLOSSARY.md#cut-step) puts the critic's $V'_t$ where $G_{t+1}$ would be:
 #
 # $$r_t + \gamma_t(1-\lambda_t)V'_t + \gamma_t\lambda_t V'_t = r_t + \gamma_t V'_t,$$
 #
 # the bootstrap. The window's last step needs it too: the ordinary $b_2$ would give
 # $G_2 = 0.5 \cdot 30 = 15$ in section 1's example, not 30.
-#
-# The rule behind it: end form $= b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary
-# step's $b_t$ and $\hat y_{t+1}$ the critic's estimate of the cut-off $y_{t+1}$ (here $V'_t$).
-# [04's end-form card](04_vtrace.ipynb#The-end-form-card) applies it to every estimator of 01–04.
-# The [epilogue](GLOSSARY.md#epilogue) stores $y_t = G_t$.
+# [Notebook 04's table](04_vtrace.ipynb#One-table-for-every-estimator) gives $b_t$ at a cut step
+# for every estimator of 01–04. The [epilogue](GLOSSARY.md#epilogue) stores $y_t = G_t$.
 #
 # In NumPy, against the loop:
 
@@ -121,7 +123,7 @@ def td_lambda_as_scan(r, nv, gamma, lam, terminated, truncated):
     done[..., -1] = True
     w = np.where(done, 1.0, 1.0 - lam)
     b = r + np.where(terminated, 0.0, gamma * w * nv)
-    a = np.where(done, 0.0, gamma * lam)  # a = 0 is the reset
+    a = np.where(done, 0.0, gamma * lam)  # a = 0 is the reset flag
     y, carry = np.zeros_like(r), np.zeros(r.shape[:-1])
     for t in reversed(range(r.shape[-1])):
         carry = np.where(a[..., t] == 0, b[..., t], b[..., t] + a[..., t] * carry)  # a select, not a product
@@ -140,9 +142,9 @@ print("prologue + scan + epilogue == the loop")
 # %% jupyter={"source_hidden": true}
 # Checks: the window's last step, on section 1's example (CI runs them; skip when reading)
 r3 = torch.zeros(1, 3, device=DEVICE)
-b_end = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 30.0]], device=DEVICE)  # w = (0.5, 0.5, 1): b_2 in its end form
+b_end = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 30.0]], device=DEVICE)  # w = (0.5, 0.5, 1): b_2 at a cut step
 b_ordinary = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 0.5 * 30.0]], device=DEVICE)  # b_2 in the ordinary form
-a_cut = torch.tensor([[0.5, 0.5, 0.0]], device=DEVICE)  # gamma lambda, and a_2 = 0: the reset in tensor form
+a_cut = torch.tensor([[0.5, 0.5, 0.0]], device=DEVICE)  # gamma lambda, and a_2 = 0: the reset flag in tensor code
 target = torch.tensor([[17.5, 25.0, 30.0]], device=DEVICE)  # section 1's G
 torch.testing.assert_close(rl.linear_scan(a_cut, b_end, backend=KERNEL), target)
 assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the ordinary b_2 would give G_2 = 15"
@@ -156,7 +158,7 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the o
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# `w` is section 2's $w_t$, a [select](GLOSSARY.md#select) (`tl.where`) of $b$'s end form, and
+# `w` is section 2's $w_t$, chosen by a [select](GLOSSARY.md#select) (`tl.where`): 1 at a cut step.
 # `b` is section 2's $b_t$. Unlike GAE's prologue
 # ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)), it needs no $V_t$: it drops
 # the first value that `values_now_and_next` returns (`_`), its `b` has no $-V_t$, and its `keep`
@@ -397,7 +399,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # A worked prologue first: TD(λ) with terminations, for
 # [notebook 01b's harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues)
 # (`exercises.scan_hook`). It returns the triple $(a_t, b_t, \text{reset}_t)$, and it sets
-# $\lambda_t = 0$ at the window's last step for $b$'s end form:
+# $\lambda_t = 0$ at the window's last step, so that $b_t$ there holds the whole bootstrap:
 
 # %%
 @triton.jit
@@ -406,9 +408,9 @@ def td_lambda_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)  # rewards
     v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
     term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
-    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b's end form
+    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b at a cut step
     b = r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # select: v_next may be NaN there
-    return gamma * lam, b, term | (t == T - 1)  # the reset: a termination, the window's last step
+    return gamma * lam, b, term | (t == T - 1)  # the reset flag: a termination, the window's last step
 
 
 g_h = torch.Generator().manual_seed(5)
@@ -446,7 +448,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # **Contract.**
 #
-# * **Reset form:** the flag ($a_t$ unread where it is set), set wherever the trace is cut.
+# * **Reset flag:** set wherever the trace is cut ($a_t$ unread there).
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
 #   No truncation input.

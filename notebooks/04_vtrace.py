@@ -16,16 +16,21 @@
 # %% [markdown]
 # # 04 — V-trace: off-policy targets as one scan
 #
-# * **You will learn:** IMPALA's off-policy correction as one scan; Retrace as a Triton prologue,
-#   and V-trace's policy-gradient epilogue. [Notebook 04c](04c_vtrace_kernel.ipynb), the capstone,
-#   then has you write V-trace in kernels of your own: the scan, then a second kernel for the advantage.
+# > **In short**
+# >
+# > * V-trace (IMPALA) builds a critic target from data that an older policy collected, with clipped importance weights.
+# > * Written backwards in time, it is one reverse scan, like the estimators of notebooks 01–03.
+# > * Section 2 ends with one table: what each estimator of 01–04 puts in $b_t$ where its trace is cut.
+# > * You write Retrace as a Triton prologue, and V-trace's policy-gradient advantage as a Triton epilogue.
+# > * [Notebook 04c](04c_vtrace_kernel.ipynb), the capstone, then has you write V-trace's kernels yourself.
+#
 # * **Time:** 2.5–3.5 h with the open questions, 1–1.5 h without.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+# * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the two checked exercises, then 04c. Section 5, the open
 #   questions, the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
-# * **Map:** 1 the loop · 2 prologue, scan, epilogue, and the end-form card · 3 the kernel ·
+# * **Map:** 1 the loop · 2 prologue, scan, epilogue, and one table for every estimator · 3 the kernel ·
 #   4 kernel against the loop · 5 profile it (optional) · exercises `retrace` and `vtrace_pg` ·
 #   open questions · two appendices.
 #
@@ -49,8 +54,8 @@
 # taken. With $\bar c < 1$, it is every step. The trace is cut (nothing later reaches step $t$) in
 # only five places:
 #
-# * at a [reset](GLOSSARY.md#reset): an episode end or the window's last step, as on
-#   [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card), whatever $c_t$ is;
+# * where the [reset flag](GLOSSARY.md#reset) is set: an episode end or the window's last step, as in
+#   [notebook 01's table](01_discounted_return.ipynb#The-episode-end-table), whatever $c_t$ is;
 # * where $\pi(u_t \mid s_t) = 0$, so $c_t = 0$;
 # * where $\lambda_t = 0$, so $c_t = 0$;
 # * where $\gamma_t = 0$, so $a_t = 0$ although $c_t$ is not;
@@ -58,7 +63,7 @@
 #
 # </details>
 #
-# Written backwards, with the flags of [the card](01_discounted_return.ipynb#The-episode-end-card)
+# Written backwards, with the flags of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table)
 # and $V'_t = V(s_{t+1})$, V-trace is a first-order recurrence:
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
@@ -143,10 +148,10 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # V-trace is then notebook 00's reverse scan:
 #
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
-#   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
+#   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset flag where done}_t .$$
 #
 # * **[prologue](GLOSSARY.md#prologue)**, per step before the scan: the clipped weights, then $a_t$,
-#   $b_t$ and the [reset](GLOSSARY.md#reset) where done$_t$;
+#   $b_t$ and the [reset flag](GLOSSARY.md#reset), set where done$_t$;
 # * **scan**: its output $y_t$ is $v_t$ itself;
 # * **[epilogue](GLOSSARY.md#epilogue)**, per step after the scan: `vs` $= y_t$, and the advantage,
 #   from $v_{t+1}$, the value the scan carried *into* step $t$.
@@ -177,11 +182,11 @@ np.testing.assert_allclose(vs3, [1.5, 1.0, 2.0])
 np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 
 # %% [markdown]
-# **The window's last step** resets and takes the [end form](GLOSSARY.md#end-form). There is no
-# $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so $[\lnot\text{done}_t]$ drops it:
-# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary step's $b$,
-# $b^{ord}_2$, would give $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. [The card](#The-end-form-card)
-# below does the same for every estimator.
+# **The window's last step** is a cut step, so it needs [$b_t$ at a cut step](GLOSSARY.md#cut-step).
+# There is no $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so $[\lnot\text{done}_t]$ drops it:
+# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary step's $b$
+# would give $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. [The table below](#One-table-for-every-estimator)
+# does the same for every estimator.
 #
 # In NumPy:
 
@@ -193,12 +198,12 @@ def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_ba
     rho, c, rho_pg = np.minimum(rho_bar, ratio), lam * np.minimum(c_bar, ratio), np.minimum(pg_rho_bar, ratio)
     delta = r + np.where(terminated, 0.0, gamma * nv) - v
     a = gamma * c
-    b = v + rho * delta - np.where(done, 0.0, a * nv)                  # the end form where done
+    b = v + rho * delta - np.where(done, 0.0, a * nv)                  # b at a cut step: no -gamma c V'
     vs, vs_next = np.zeros_like(r), np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])
     for t in reversed(range(r.shape[-1])):                               # scan (sequential here)
         vs_next[..., t] = carry                                          # y_in: v_{t+1} as carried
-        carry = np.where(done[..., t], b[..., t], b[..., t] + a[..., t] * carry)  # the cut: the flag done
+        carry = np.where(done[..., t], b[..., t], b[..., t] + a[..., t] * carry)  # the reset flag: done
         vs[..., t] = carry
     follow = np.where(done, nv, vs_next)                                 # epilogue
     pg = rho_pg * (r + np.where(terminated, 0.0, gamma * (lam * follow + (1 - lam) * nv)) - v)
@@ -221,31 +226,24 @@ print("prologue + scan + epilogue == the loop")
 # %% jupyter={"source_hidden": true}
 # Checks: the window's last step, on section 1's example (CI runs them; skip when reading)
 a1 = torch.tensor([[0.5, 0.25, 0.5]], device=DEVICE)  # gamma c: c = (1, 0.5, 1)
-b_end = torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)  # V + rho delta - gamma c V', and b_2 in its end form
+b_end = torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)  # V + rho delta - gamma c V', and b_2 at a cut step
 b_ordinary = torch.tensor([[1.0, 1.0, 2.0 - 0.5 * 1.0 * 2.0]], device=DEVICE)  # b_2 keeping -gamma c V'
 a_cut = a1 * torch.tensor([[1.0, 1.0, 0.0]], device=DEVICE)  # a_2 = 0: the cut, as linear_scan takes it
 target = torch.tensor([[1.75, 1.5, 2.0]], device=DEVICE)  # section 1's vs
 torch.testing.assert_close(rl.linear_scan(a_cut, b_end, backend=KERNEL), target)
-assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the ordinary b^ord_2 would give v_2 = 1"
+assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the ordinary step's b would give v_2 = 1"
 
 # %% [markdown]
-# ### The end-form card
+# ### One table for every estimator
 #
-# > **What the exercises need**
-# >
-# > 1. **Reset where done$_t$:** `retrace` sets its own resets; `vtrace_pg`'s given prologue does it for you.
-# > 2. **Select, never multiply:** drop a terminated step's bootstrap with `tl.where`, since its `next_*` inputs may be NaN.
-# > 3. **The end form is the bootstrap:** `vtrace_pg` reads $v_{t+1}$ from `next_values`; for `retrace`, fill in the card's Retrace row yourself: the rule gives it.
+# At a cut step the scan takes nothing from step $t+1$. So $b_t$ there adds $a_t$ times
+# $\hat y_{t+1}$, the critic's estimate of the value that was cut off. The table shows this for every estimator of
+# notebooks 01–04, with a number in the last column ($M_t = \max_u Q(s_{t+1}, u)$ is from 03's
+# `q_lambda`). A termination has no next state, so there a select drops the bootstrap instead.
+# [The appendix](#Appendix:-the-table-across-estimators,-checked) gives the rule behind the table
+# and checks every row.
 #
-# The rest of the card is reference. One rule makes every [end form](GLOSSARY.md#end-form), the
-# $b_t$ of a truncation or of the window's last step: end form $= b^{ord}_t + a_t\,\hat y_{t+1}$,
-# with $b^{ord}_t$ the ordinary step's $b_t$. The reset removes the term $a_t y_{t+1}$; the rule adds
-# it back with the critic's estimate $\hat y_{t+1}$, as
-# [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) did for TD(λ).
-# Here is the rule in every estimator of notebooks 01–04, with a number in the last column.
-# $M_t = \max_u Q(s_{t+1}, u)$ is from 03's `q_lambda`.
-#
-# | estimator | $a_t$ | $b^{ord}_t$, ordinary step | $\hat y_{t+1}$ | $b_t$, end form | resets at | shown with a number |
+# | estimator | $a_t$ | ordinary $b_t$ | $\hat y_{t+1}$ | $b_t$ at a cut step | reset flag set at | shown with a number |
 # | --- | --- | --- | --- | --- | --- | --- |
 # | return | $\gamma_t$ | $r_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ | done$_t$ | [01, section 1](01_discounted_return.ipynb#1.-The-loop): $G_3 = 4 + 0.5 \cdot 6 = 7$ |
 # | GAE | $\gamma_t\lambda_t$ | $\delta_t = r_t + \gamma_t V'_t - V_t$ | 0: the critic expects no advantage | $\delta_t$, unchanged | done$_t$ | [02, section 1](02_gae.ipynb#1.-The-loop): $\hat A_3 = \delta_3 = 1 + 0.5 \cdot 10 - 2 = 4$ |
@@ -253,10 +251,6 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 # | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | above: $v_2 = 2$, not 1 |
 # | Retrace | your exercise (`retrace`) | ? | ? | ? | ? | ? |
-#
-# A termination has no next state: a select drops the bootstrap instead ($V'_t$, $M_t$ or
-# $\mathbb E_\pi Q_{t+1}$ is not read). [An appendix](#Appendix:-the-end-form-card,-checked) checks
-# every row.
 
 # %% [markdown]
 # ## 3. The kernel
@@ -520,12 +514,13 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # **Contract.**
 #
-# * **Reset form:** the flag ($a_t$ unread where it is set).
+# * **Reset flag:** $a_t$ is unread where it is set.
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
 #   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`. No truncation input.
 # * **Shift:** none to make: `next_log_ratio[t]`, like every `next_*` entry $t$, already belongs to step $t+1$.
-# * **End form:** $c = 0$ at the window's last step gives $b$ its end form ([the end-form card](#The-end-form-card)'s rule, in section 2, with $\hat y_{t+1} = Q_{t+1}$).
+# * **At the window's last step:** $c = 0$ there turns the ordinary $b_t$ into $b_t$ at a cut step (the appendix's rule for [section 2's table](#One-table-for-every-estimator), with $\hat y_{t+1} = Q_{t+1}$).
+# * **Terminations:** their `next_*` inputs may be NaN: drop the bootstrap with `tl.where`, never a product with 0.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -624,13 +619,13 @@ exercises.attempt("retrace", retrace)
 #
 # **Contract.**
 #
-# * **Reset form:** the flag, in the given prologue's triple (a termination and $t = T-1$ reset).
+# * **Reset flag:** set by the given prologue, at a termination and at $t = T-1$.
 # * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Shift:** `y` is $v_t$; `y_in` is $v_{t+1}$, the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$), 0 at the row's last step
 #   ([the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues) passes both to `epilogue`).
 # * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. At a termination `y_in` is
-#   the next episode's: select it away, as the card selects away `next_values`. No truncation input.
+#   the next episode's: select it away, as you select away `next_values`. No truncation input.
 # * **One clip:** $\bar\rho$ (`P[1]`) serves both $\rho_t$ and $\rho^{pg}_t$ here, unlike section 2's own clip
 #   $\bar\rho_{pg}$ (`pg_rho_bar`). So does the IMPALA paper, and so do the package's defaults $\bar\rho_{pg} = \bar\rho = 1$.
 #
@@ -812,7 +807,7 @@ assert term_q2.any()
 # ## What you now know
 #
 # * V-trace is one reverse scan of $v_t$ itself: $a_t = \gamma_t c_t$, $b_t = V_t +
-#   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
+#   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, with the reset flag set where done$_t$.
 # * $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value `vs` converges to, and
 #   $c_t = \lambda_t\min(\bar c, \pi/\mu)$ how far a TD error travels.
 # * IMPALA's code scans $v_t - V_t$ from one `values` input, which forces $V'_t = V_{t+1}$: wrong
@@ -822,8 +817,8 @@ assert term_q2.any()
 #   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
 #   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
-# * [The end-form card](#The-end-form-card) applies one rule, end form $= b^{ord}_t + a_t\hat y_{t+1}$,
-#   to all six estimators.
+# * [Section 2's table](#One-table-for-every-estimator) gives $b_t$ at a cut step for all six
+#   estimators: the ordinary $b_t$ plus $a_t$ times the critic's estimate of $y_{t+1}$.
 #
 # Next, the capstone: [notebook 04c](04c_vtrace_kernel.ipynb) has you write V-trace as whole
 # kernels of your own, with no harness.
@@ -861,19 +856,34 @@ torch.testing.assert_close(vs_minus_v_xs + v_i, rl.vtrace(lr_i, r_i, v_i, gamma=
 assert term_i.any()
 
 # %% [markdown]
-# ## Appendix: the end-form card, checked
+# ## Appendix: the table across estimators, checked
 #
-# Optional: each row of [the end-form card](#The-end-form-card), its triples scanned from 100 past
-# the window, against the estimator's loop.
+# Optional: the rule behind [section 2's table](#One-table-for-every-estimator), and each row checked.
+#
+# **What the exercises take from the table.**
+#
+# 1. **Set the reset flag where done$_t$:** `retrace` sets its own; `vtrace_pg`'s given prologue does it for you.
+# 2. **Select, never multiply:** drop a terminated step's bootstrap with `tl.where`, since its `next_*` inputs may be NaN.
+# 3. **Bootstrap at a cut step:** `vtrace_pg` reads $v_{t+1}$ from `next_values` at the window's last
+#    step; for `retrace`, the rule below gives the table's Retrace row.
+#
+# **The rule.** One rule gives $b_t$ at every cut step but a termination (a truncation, the window's
+# last step, Q(λ)'s non-greedy step): $b_t = b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary
+# step's $b_t$. The reset flag removes the term $a_t y_{t+1}$; the rule adds it back with the
+# critic's estimate $\hat y_{t+1}$, as
+# [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) did for TD(λ). At a
+# termination a select drops the bootstrap instead ($V'_t$, $M_t$ or $\mathbb E_\pi Q_{t+1}$ is not read).
+#
+# The check below scans each row's triples from 100 past the window, against the estimator's loop.
 #
 # The Retrace row, after the exercise ($Q_{t+1} = Q(s_{t+1}, u_{t+1})$, as in `retrace`):
 #
-# | estimator | $a_t$ | $b^{ord}_t$, ordinary step | $\hat y_{t+1}$ | $b_t$, end form | resets at | shown with a number |
+# | estimator | $a_t$ | ordinary $b_t$ | $\hat y_{t+1}$ | $b_t$ at a cut step | reset flag set at | shown with a number |
 # | --- | --- | --- | --- | --- | --- | --- |
 # | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [`retrace`'s Hint 3](#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 
 # %% jupyter={"source_hidden": true}
-# Checks: the end-form card, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
+# Checks: the table across estimators, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
 g4, l4, last4 = 0.5, 0.5, np.arange(4) == 3
 r4, v4 = np.array([1.0, 2.0, -1.0, 3.0]), np.array([2.0, 0.5, 1.0, -1.0])
 nv4 = np.array([0.5, np.nan, 4.0, 10.0])  # NaN behind the termination; after the truncation, not values[3]
@@ -897,7 +907,7 @@ for t in reversed(range(4)):
     want_q[t], want_r[t] = G_q, G_r
 np.testing.assert_allclose(want_q, [2.25, 3.0, 1.0, 4.0])  # q_lambda's Hint 3
 np.testing.assert_allclose(want_r, [2.25, 2.5, 1.0, 4.0])  # retrace's Hint 3
-card_rows = {  # estimator: (a_t, ordinary b_t, end-form b_t, resets at, the critic's estimate of y_{t+1}, termination, the loop)
+table_rows = {  # estimator: (a_t, ordinary b_t, b_t at a cut step, reset flag set at, the critic's estimate of y_{t+1}, termination, the loop)
     "return": (g4, r4, r4 + gV, done4, nv4, term4,
                reference.discounted_returns(r4, gamma=g4, terminated=term4, truncated=trunc4, next_values=nv4)),
     "GAE": (g4 * l4, delta4, delta4, done4, 0.0, term4,
@@ -912,15 +922,15 @@ card_rows = {  # estimator: (a_t, ordinary b_t, end-form b_t, resets at, the cri
     "Retrace": (0.5 * c_h, 1.0 + np.where(term_h, 0.0, 0.5 * (eq_h - c_h * qn_h)), 1.0 + np.where(term_h, 0.0, 0.5 * eq_h),
                 term_h | last4, qn_h, term_h, want_r),
 }
-a_card = np.stack([np.where(row[3], 0.0, row[0]) for row in card_rows.values()])  # the reset as a = 0
-b_card = np.stack([np.where(row[3], row[2], row[1]) for row in card_rows.values()])  # the end form where it resets
-y_card = rl.linear_scan(torch.tensor(a_card, dtype=torch.float32, device=DEVICE),
-                        torch.tensor(b_card, dtype=torch.float32, device=DEVICE),
-                        initial=torch.full((6,), 100.0, device=DEVICE), backend=KERNEL)  # 100 past the window: the reset keeps it out
-np.testing.assert_allclose(to_numpy(y_card), np.stack([row[6] for row in card_rows.values()]), rtol=1e-6)
-for name, (a_, b_ord, b_endf, reset_, y_hat, term_, _) in card_rows.items():  # "one rule makes every end form"
+a_table = np.stack([np.where(row[3], 0.0, row[0]) for row in table_rows.values()])  # the reset flag as a = 0
+b_table = np.stack([np.where(row[3], row[2], row[1]) for row in table_rows.values()])  # b_t at a cut step where the flag is set
+y_table = rl.linear_scan(torch.tensor(a_table, dtype=torch.float32, device=DEVICE),
+                         torch.tensor(b_table, dtype=torch.float32, device=DEVICE),
+                         initial=torch.full((6,), 100.0, device=DEVICE), backend=KERNEL)  # 100 past the window: the reset flag keeps it out
+np.testing.assert_allclose(to_numpy(y_table), np.stack([row[6] for row in table_rows.values()]), rtol=1e-6)
+for name, (a_, b_ord, b_cut, reset_, y_hat, term_, _) in table_rows.items():  # "one rule gives b_t at every cut step"
     ends = reset_ & ~term_
-    np.testing.assert_allclose(b_endf[ends], (b_ord + a_ * np.asarray(y_hat))[ends], err_msg=name)
+    np.testing.assert_allclose(b_cut[ends], (b_ord + a_ * np.asarray(y_hat))[ends], err_msg=name)
 assert done4.sum() == 3 and (~greedy_h & ~term_h).sum() == 1  # a termination, a truncation, the window's end; a non-greedy step
 # the last column's numbers
 assert reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=6.0)[3] == 7.0

@@ -16,9 +16,14 @@
 # %% [markdown]
 # # 04b — Where V-trace converges (optional)
 #
-# * **You will learn:** which value V-trace's critic converges to when $\bar\rho$ clips the
-#   importance weights. Section 1 works it out in one state, the exercise in any finite MDP.
-#   An optional appendix compares notebook 04's `pg_advantages` with the IMPALA paper's.
+# > **In short**
+# >
+# > * V-trace clips its importance weights at $\bar\rho$. This notebook asks which value the critic then learns.
+# > * Section 1 works it out in a one-state example: training stops where the mean one-step correction is 0.
+# > * The traces $c_t$ change how far a correction travels, not where training stops.
+# > * You write that fixed point for any finite MDP, in NumPy.
+# > * An optional appendix compares notebook 04's policy-gradient advantage with the IMPALA paper's.
+#
 # * **Time:** 45 min–1 h, the reading and the checked exercise; the appendix, about 15 min more.
 # * **Needs:** notebook 04, sections 1 and 2 (for the appendix, 4 too). No GPU and no Triton: this notebook is about the algorithm.
 # * **Optional:** notebook 04's kernels and exercises do not need it. Notebook 06 reuses its
@@ -120,8 +125,8 @@ rng = np.random.default_rng(41)
 #
 # <details><summary>Details: the average over a window's positions (optional)</summary>
 #
-# A window's last step [resets](GLOSSARY.md#reset), and its $b$ takes the
-# [end form](GLOSSARY.md#end-form): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
+# A window's last step is a cut step (its [reset flag](GLOSSARY.md#reset) is set), so its $b$ is
+# [$b_t$ at a cut step](GLOSSARY.md#cut-step): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
 # ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a position $j$ steps
 # before the end gets only the first $j + 1$ terms. A window of $T = 3$ steps:
 #
@@ -351,7 +356,7 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 #
 # The batch's mean is −0.1865, 0.001 smaller in size than −0.1875: the window of 100 steps cuts
 # the series short (see the fold below). The cell below computes all three, and checks that the
-# window's last step, in its end form, carries the one-step term alone:
+# window's last step, a cut step, carries the one-step term alone:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]

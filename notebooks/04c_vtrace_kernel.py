@@ -16,8 +16,14 @@
 # %% [markdown]
 # # 04c — V-trace in your own kernels (the capstone)
 #
-# * **You will learn:** to write V-trace end to end in Triton kernels of your own, with no harness:
-#   00c's chunked reset scan over V-trace's step, then the policy-gradient advantage.
+# > **In short**
+# >
+# > * Notebook 04 ran your V-trace code inside a test kernel. Here you write whole Triton kernels yourself.
+# > * The first kernel scans `vs` row by row, in chunks, carrying one number from chunk to chunk.
+# > * The second kernel computes the policy-gradient advantage, which reads the next step's `vs`.
+# > * A short demo shows why the unused slots past a row's end must hold a step that changes nothing.
+# > * There is one checked exercise, `vtrace_kernel`; its hints hold the code, part by part.
+#
 # * **Time:** 1–2 h, one checked exercise (no open questions).
 # * **Needs:** [notebook 00c](00c_episodes_and_hooks.ipynb) (your `reset_scan`) and
 #   [notebook 04](04_vtrace.ipynb) (its sections 1 and 2, and your `vtrace_pg`). No GPU.
@@ -26,7 +32,7 @@
 # ([its section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)):
 #
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
-#   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
+#   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset flag where done}_t .$$
 #
 # In 04 the [harness](GLOSSARY.md#harness) (`exercises.scan_hook`) ran your prologue and epilogue
 # inside its own kernel. Here you write both kernels yourself: a chunked scan for `vs`, as your
@@ -73,7 +79,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # **Contract.**
 #
-# * **Reset form:** the flag $k_t$ ($a_t$ unread where it is set) in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`.
+# * **Reset flag:** $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan` ($a_t$ unread where it is set).
 # * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$,
 #   (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
 # * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step ($t = T-1$, the row's last).
@@ -109,9 +115,9 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # * **Part 1, the loop.** One program per row walks the row's chunks of `chunk` steps, from the
 #   last to the first. It carries one number from chunk to chunk, $v$ at the first step of the
 #   chunk just done, starting at 0.
-# * **Part 2, the triple.** Split the recurrence as above, with the resets and
-#   [selects](GLOSSARY.md#select) of [01's card](01_discounted_return.ipynb#The-episode-end-card).
-#   At a reset $b_t$ takes its [end form](GLOSSARY.md#end-form): the formula above with
+# * **Part 2, the triple.** Split the recurrence as above, with the reset flags and
+#   [selects](GLOSSARY.md#select) of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
+#   At a cut step, [$b_t$](GLOSSARY.md#cut-step) is the formula above with
 #   $[\lnot\text{done}_t] = 0$. Padding lanes, past the row's end, get the
 #   [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$ (not tested by the checker: padding
 #   lanes lie only past a row's last step, which resets).
@@ -178,7 +184,7 @@ for resets in (True, False):
 # | --- | --- | --- | --- |
 # | ordinary | ? | ? | ? |
 # | termination | ? | ? | ? |
-# | the window's last step, not terminated (the end form) | ? | ? | ? |
+# | the window's last step, not terminated (a cut step) | ? | ? | ? |
 # | padding, past the row's end | ? | ? | ? |
 #
 # The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
@@ -219,8 +225,8 @@ for resets in (True, False):
 # # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
 # ```
 #
-# $v_2 = 1$ means $b$ at the window's last step is not in its end form: it kept $-\gamma c V'$,
-# which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
+# $v_2 = 1$ means $b$ at the window's last step is not in its end form ($b_t$ at a cut step): it
+# kept $-\gamma c V'$, which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
 # means the combine gets its two triples in the wrong order (say, through a wrapper that passes the
 # earlier step's triple first): it applies the earlier run's map first, so $v_0$ comes out as
 # $b_1 + a_1 b_0 + a_1 a_0 v_2$.
@@ -250,7 +256,7 @@ for resets in (True, False):
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
 # | termination | $\gamma c_t$ (unread) | $V_t + \rho_t(r_t - V_t)$ | yes |
-# | the window's last step, not terminated (the end form) | $\gamma c_t$ (unread) | $V_t + \rho_t\delta_t$ | yes |
+# | the window's last step, not terminated (a cut step) | $\gamma c_t$ (unread) | $V_t + \rho_t\delta_t$ | yes |
 # | padding, past the row's end | 1 | 0 | no |
 #
 # ```python
@@ -283,10 +289,10 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 # ## What you now know
 #
 # * V-trace's `vs` is 00c's reset scan with another triple: $a_t = \gamma c_t$,
-#   $b_t = V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma c_t V'_t$, and a reset at every
+#   $b_t = V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma c_t V'_t$, and the reset flag set at every
 #   episode end and at the window's last step.
 # * Padding lanes take the identity $(1, 0, \text{false})$. The carry, $v$ at a chunk's first step,
-#   enters the chunk before it only where no reset cuts it.
+#   enters the chunk before it only where no reset flag cuts it.
 # * An output that reads a neighbour's scanned value, here $v_{t+1}$, is simplest in a second
 #   kernel: it starts only once all of `vs` is in memory.
 # * Selects, not products with 0, keep a NaN behind a termination out of both outputs.

@@ -704,9 +704,9 @@ def td_lambda_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)  # rewards
     v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
     term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
-    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b's end form
+    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b at a cut step
     b = r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # select: v_next may be NaN there
-    return gamma * lam, b, term | (t == T - 1)  # the reset: a termination, the window's last step
+    return gamma * lam, b, term | (t == T - 1)  # the reset flag: a termination, the window's last step
 
 # %% jupyter={"source_hidden": true}
 # Checks: the copy above is notebook 03's prologue, read from 03 beside this notebook (CI runs them; skip when reading)

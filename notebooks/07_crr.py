@@ -410,7 +410,8 @@ assert "H100" in _head and "H200" not in _head  # "on an H100": named in the fil
 #
 # **Edge cases:** every advantage above $\beta \ln w_{\max}$ gives `max_weight` (to rounding), even
 # where $e^{\hat A/\beta}$ overflows to `inf` in float32. NumPy's "overflow encountered in exp",
-# which the interpreter may print, is that `inf`.
+# which the interpreter may print, is that `inf`. A NaN advantage (a broken critic) must give a NaN
+# weight, as in section 4: loud, not a plausible `max_weight`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -423,7 +424,8 @@ assert "H100" in _head and "H200" not in _head  # "on an H100": named in the fil
 #
 # * Load the advantages at `offs` with the mask `m`.
 # * Compute $\exp(\hat A/\beta)$ with `tl.exp`. In float32 it can be `inf`.
-# * Clip it from above at `max_weight`. Pick an operation that maps `inf` to `max_weight` by itself.
+# * Clip it from above at `max_weight`. Pick an operation that maps `inf` to `max_weight` by itself,
+#   and keeps a NaN a NaN: Triton's `tl.minimum` drops a NaN unless its `propagate_nan` says otherwise.
 #
 # </details>
 #

@@ -30,11 +30,10 @@
 #   [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire),
 #   for maintainers.
 #
-# **The conclusion first.** Gathering every rank's rows and making one local call is the default.
-# On an H100, the split this notebook teaches (`time_group=`) took about 17 times a plain call's
-# wall time on one rank's steps (5.5 times its GPU time); the gather then one call took about 1.5
-# times (2.5 times in GPU time), the wire left out of both. The split is worth it in three cases: gradients through the advantages, batches too big to gather,
-# and many ranks on a slow link. Section 7 confirms it.
+# **The conclusion first.** Gathering every rank's rows and making one local call is the default:
+# on an H100 it was faster than the split this notebook teaches (`time_group=`) by both clocks,
+# wall time and GPU time. The split is for three cases: gradients through the advantages, batches
+# too big to gather, and many ranks on a slow link. Section 7 has the measurement.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
@@ -282,7 +281,7 @@ draw_ranks(lambda r: f"$(A_{r}, B_{r}, \\mathrm{{reset}}_{r})$",
 #
 # **In short:** two real processes each call `rl.gae(..., time_group=)` on their own steps. Put
 # side by side, their pieces match the one-process call: advantages, returns and gradients. GAE
-# needs one exchange more than a bare scan, each rank's first value.
+# needs one thing a bare scan does not: each rank's first value.
 #
 # `torchrun --nproc-per-node 2 train.py` starts two processes and tells each its rank through
 # environment variables. Here the notebook does the same by hand, so that it runs anywhere. It
@@ -365,9 +364,11 @@ gathered = torch.cat([s["gathered"] for s in shares], -1)  # section 7's alterna
 assert torch.allclose(gathered, adv.detach(), rtol=1e-12, atol=1e-12)
 
 # %% [markdown]
-# GAE needs one exchange more than a bare scan. Rank 0's last step is $t = 16$. Its TD error is
+# GAE needs one thing a bare scan does not. Rank 0's last step is $t = 16$. Its TD error is
 # $\delta_{16} = r_{16} + \gamma V(s_{17}) - V(s_{16})$, and $V(s_{17})$ is rank 1's first value.
-# So the package gathers each rank's first values (the "first values" exchange), then the maps.
+# So the package gathers each rank's first values (in its "ends" exchange), then the maps. It makes
+# the same three exchanges for every scan (section 7): a bare scan has no values, and sends zeros
+# in their place.
 #
 # The cell below does it by hand:
 #
@@ -395,6 +396,15 @@ print("without the first values:", without.numpy().round(4))
 assert torch.allclose(by_hand, one) and torch.allclose(by_hand, shares[0]["adv"][:, -1].detach())
 live = ~term_[:, t]  # rows whose episode goes on past step 16
 assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[live], by_hand[live]).any()
+
+# %% jupyter={"source_hidden": true}
+# Checks: "the same three exchanges for every scan: a bare scan ... sends zeros" (CI runs them; skip when reading)
+_fwd = inspect.getsource(distributed._TimeSharded.forward)
+assert _fwd.count(" = gather(") == 3 and "if values is not None and steps:" in _fwd
+_lines = _fwd.splitlines()  # each exchange sits in the method's body or its one `with` block: no `if` skips one
+assert [len(x) - len(x.lstrip()) for x in _lines if " = gather(" in x or "with torch.enable_grad():" in x] == [8, 8, 12, 12]
+assert "v_first = torch.zeros(rows, dtype=torch.float64" in _fwd  # without values, the first values stay 0
+assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" in _fwd  # and ride in the ends
 
 # %% [markdown]
 # ## 6. The backward: the same exchange, the other way
@@ -438,15 +448,17 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 #    * $x_1 = s_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$);
 #    * $x_2 = s_1 + A_1 x_1 = 0.75 + 0.25 \cdot 0.75 = 0.9375$, with $A_1 = a_2 a_3 = 0.25$.
 #
-#    Why: $x_{r+1}$ is the whole gradient with respect to $c_r$, rank $r+1$'s first output. One
-#    part, $s_r$, comes from rank $r$'s own $dy_t$. The other comes from the ranks before: their
-#    gradient $x_r$ lands on rank $r$'s first output, $B_r + A_r\,c_r$, so it reaches $c_r$ times
-#    $A_r$.
+#    Why: $x_{r+1}$ is the gradient that reaches $c_r$, rank $r+1$'s first output, through the
+#    ranks that read it, ranks 0 to $r$. (Rank $r+1$'s own $dy$ at that output adds to it in
+#    pass 2.) One part, $s_r$, comes from rank $r$'s own $dy_t$. The other comes from the ranks
+#    before: their gradient $x_r$ lands on rank $r$'s first output, $B_r + A_r\,c_r$, so it
+#    reaches $c_r$ times $A_r$.
 # 3. **Pass 2:** ranks 1 and 2 rerun their backward with $x_r$ added at their first step. Rank 1
 #    gets $1 + 0.75 = 1.75$, then $1.875$; rank 2 gets $1 + 0.9375 = 1.9375$, then $1.96875$.
 #    These are the one-process gradients. Without the term $A_1 x_1$, rank 2 would start at $1.75$.
 #
-# **Exchange 2** is GAE's: it sends the gradient of $V(s_{17})$, computed on rank 0, to rank 1.
+# **Exchange 2** is GAE's: it sends the gradient of $V(s_{17})$, computed on rank 0, to rank 1 (a
+# bare scan makes it too, and sends zeros).
 # So the backward makes two exchanges of one number per row per rank, and section 5's `d_values`
 # matched the one-process gradient. The derivation and the package's code are in
 # [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire).
@@ -492,7 +504,7 @@ _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
 _y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
 assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
 assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
-# "x_{r+1} is the whole gradient with respect to c_r": rank 0 reads c_0, rank 1's first output; d(sum of y_0..y_3)/d c_1 = x_2
+# "x_{r+1} is the gradient that reaches c_r through ranks 0 to r": d(sum of y_0..y_3)/d c_1 = x_2 (rank 2's own dy_4 left out)
 _c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 _y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
 _y_r0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_y_r1[:, 0])
@@ -504,13 +516,14 @@ bwd_src = inspect.getsource(distributed._TimeSharded.backward)
 assert bwd_src.count(" = gather(") == 2  # two exchanges (13c, section 7, checks what each one carries)
 assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: one number per row, the carry's
 assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pass 2
+assert "routed = gather(zeros if d_boundary is None else" in bwd_src  # exchange 2, zeros where no boundary value is read
 
 # %% [markdown]
 # ## 7. What it costs
 #
-# **In one line: the split exchanges only a few numbers per row per rank, whatever the length, but
-# on an H100 it cost about 17 plain calls of wall time (5.5 of GPU time), against about 1.5 (2.5)
-# for gathering the row and making one call, the wire left out of both.**
+# **In one line: the split exchanges only a few numbers per row per rank, whatever the length, yet
+# on an H100 gathering the row and making one call was faster by both clocks, the wire left out of
+# both (the table below).**
 #
 # **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. In between
 # come three small `all_gather`s, in this order:
@@ -530,18 +543,19 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # (the kernels alone). Each rank holds the steps of one shape: 1,048,576 on the long row, so two
 # ranks hold 2,097,152.
 #
-# **What each column isolates.** No column includes the wire: nothing crosses a network.
+# **What each column isolates.** No column includes the wire: nothing crosses a network. The
+# notebook's names come first, the file's column in quotes:
 #
-# * **one device:** the plain call on the rank's steps, no `time_group=`;
-# * **2 ranks, local gather:** the split. The process plays rank 0 of two ranks that hold the same
-#   steps. The `all_gather` is replaced by a local copy, so everything a rank runs is timed except
-#   the wire;
-# * **NCCL, 1 rank:** the split through real NCCL collectives, in a group of one rank. It shows
-#   what NCCL itself adds with no link crossed: on every line it is slower than the local gather
-#   (1.64 ms against 1.31 ms on the first);
-# * **gather, one call:** the alternative. The whole row is gathered (here by a local copy: the
-#   rank's steps twice), one plain call runs on it, and the rank keeps its slice. That call reads
-#   twice the steps of the first column's.
+# * **plain call** ("one device"): the plain call on the rank's steps, no `time_group=`;
+# * **split (`time_group=`), no wire** ("2 ranks, local gather"): the process plays rank 0 of two
+#   ranks that hold the same steps. The `all_gather` is replaced by a local copy, so everything a
+#   rank runs is timed except the wire;
+# * **split through NCCL, 1 rank** ("NCCL, 1 rank"): the split through real NCCL collectives, in a
+#   group of one rank. It shows what NCCL itself adds with no link crossed: on every line it is
+#   slower than the split with no wire (1.64 ms against 1.31 ms on the first);
+# * **gather + one call, no wire** ("gather, one call"): the alternative. The whole row is gathered
+#   (here by a local copy: the rank's steps twice), one plain call runs on it, and the rank keeps
+#   its slice. That call reads twice the steps of the plain call's.
 #
 # **Where the split's time goes.** On all eight lines of the file, a call with `time_group=` takes
 # 0.86–4.5 ms of wall time, against 25–620 µs on one device. Most of that is the host's, since the
@@ -550,8 +564,8 @@ assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pa
 # profiled, but the split path is not optimised for small calls:
 #
 # * it is Python that builds each exchange's table from many small tensor operations, each a
-#   launch of its own (with the local gather, its GPU time alone is 59.2 to 145.1 µs, against under
-#   30 µs on one device);
+#   launch of its own (the split's GPU time alone is 59.2 to 145.1 µs, against under 30 µs for a
+#   plain call);
 # * it reads exchanged numbers on the host several times per call (the header, each rank's error
 #   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
 #   queued before it, so the host's work and the GPU's no longer overlap.
@@ -563,33 +577,37 @@ COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-ti
 with open(COST_FILE, encoding="utf-8") as f:
     cost_lines = f.read().splitlines()
 print("\n".join(cost_lines))
-cost = {}  # (shape, call) -> [one device, local gather, NCCL, gather + one call], each (wall µs, GPU µs)
+cost = {}  # (shape, call) -> [plain call, split no wire, split NCCL 1 rank, gather + one call no wire], each (wall µs, GPU µs)
 for line in cost_lines:
     m = re.match(r"\s*(\d+ x \d+)\s+(\D+?)\s+([\d.]+ \|.*)$", line)
     if m:
         numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
         cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
 (one_wall, one_gpu), (local_wall, local_gpu), _, (joined_wall, joined_gpu) = cost["1 x 1048576", "gae forwards"]
-print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall | GPU time: {one_wall} | {one_gpu} µs plain, "
-      f"{local_wall} | {local_gpu} µs split (time_group=, local gather), "
-      f"{joined_wall} | {joined_gpu} µs gathered, then one plain call")
 
 # %% [markdown]
+# **The measurement.** GAE forwards on the long row (1,048,576 steps per rank), two ranks, on the
+# H100, from the file above. Each time is given as a multiple of the plain call's, rounded:
+#
+# | call | wall time ÷ plain call's | GPU time ÷ plain call's |
+# |---|---|---|
+# | split (`time_group=`), no wire | 17 | 5.5 |
+# | gather + one call, no wire | 1.5 | 2.5 |
+#
 # **Which to use.** GAE's inputs are small (the introduction's figures). They almost always fit on
 # one GPU, so the default is to gather the rows and make one call.
 #
-# The measurement agrees. On the H100's long row, two ranks, the wire left out, the gather cost
-# about 1.5 plain calls of wall time and the split about 17. In GPU time alone, the gather cost 2.5
-# plain calls and the split 5.5. So most of the split's extra wall time is host work, not GPU work:
-# likely its Python and its host syncs (section 7's first fold), which were not profiled.
+# The table agrees: the gather + one call was faster by both clocks. The split's GPU time grew
+# far less than its wall time, so most of its extra wall time is host work, not GPU work: likely
+# its Python and its host syncs (section 7's first fold), which were not profiled.
 #
-# <details><summary>Details: the times behind these ratios, and the backward</summary>
+# <details><summary>Details: the times behind the table, and the backward</summary>
 #
-# GAE forwards on a row of 1,048,576 steps per rank, two ranks, on the H100, wall time (GPU time):
-# the plain call took 77.5 µs (13.6 µs); the split (`time_group=`, local gather) 1.31 ms (74.7 µs);
-# gathering the row, then one plain call on it, 114 µs (33.5 µs). With the backward the story is the
-# same: 459 µs plain, 736 µs gathered (1.6 times), 3.30 ms split (7.2 times). On all eight lines of
-# the file, the gather was at least 4 times faster than the split.
+# Wall time (GPU time): the plain call took 77.5 µs (13.6 µs); the split (`time_group=`), no wire,
+# 1.31 ms (74.7 µs); the gather + one call, no wire, 114 µs (33.5 µs). With the backward the story
+# is the same: 459 µs plain, 736 µs for the gather + one call (1.6 times), 3.30 ms for the split
+# (7.2 times). On all eight lines of the file, the gather + one call was at least 4 times faster
+# than the split.
 #
 # </details>
 #
@@ -635,7 +653,7 @@ print(f"\nGAE forwards, one row of 1,048,576 steps per rank, wall | GPU time: {o
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
 assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
 assert re.split(r"\s{2,}", cost_lines[1].strip()) == ["shape call", "one device", "2 ranks, local gather", "NCCL, 1 rank",
-                                                         "gather, one call"]  # the four columns, in this order
+                                                         "gather, one call"]  # the file's four columns, in the fold's order
 _tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
              encoding="utf-8").read()
 _doc = " ".join(_tool.split('"""')[1].split())  # the tool's docstring: what each column ran
@@ -646,9 +664,10 @@ assert "gather the whole row (here, the rank's steps concatenated twice, the gat
 assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_152  # "1,048,576 ... two hold 2,097,152"
 # "Which to use": GAE forwards, then with the backward, on the long row; wall µs
 assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
-assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # "about 1.5 plain calls ... 17"
+assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # the table's wall time: "1.5", "17"
 assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)  # the fold's GPU times: "13.6 µs", "74.7 µs", "33.5 µs"
-assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # "in GPU time ... 2.5 ... 5.5"
+assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # the table's GPU time: "2.5", "5.5"
+assert joined_wall < local_wall and joined_gpu < local_gpu  # "faster by both clocks" (the introduction, section 7)
 assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "most of the split's extra wall time is ... not GPU work"
 (_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
 assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs plain, 736 µs gathered, 3.30 ms split"
@@ -660,8 +679,8 @@ one_walls = [row_[0][0] for row_ in cost.values()]
 assert (round(min(split_walls) / 1e3, 2), round(max(split_walls) / 1e3, 1)) == (0.86, 4.5)  # "0.86–4.5 ms"
 assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # "25–620 µs"
 assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of the wall time"
-assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # local gather, no wire: "0.86 ms or more"
-split_gpus = [row_[1][1] for row_ in cost.values()]  # the local gather's GPU time
+assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # the split, no wire: "0.86 ms or more"
+split_gpus = [row_[1][1] for row_ in cost.values()]  # the split's GPU time, no wire
 assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2 to 145.1 µs" of GPU time, split
 assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
 head_src = inspect.getsource(distributed._TimeSharded.forward)
@@ -691,7 +710,7 @@ assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20
 # the general form: the gather costs (W / 2) x its measured call plus (W - 1) x 9.4/B ms; it gives both W's B
 _equal_B = lambda W: (W - 1) * _gather_bytes / ((local_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
 assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)
-# "NCCL, 1 rank": slower than the local gather on every line; "1.64 ms against 1.31 ms" on the first
+# the split through NCCL, 1 rank: slower than the split with no wire on every line; "1.64 ms against 1.31 ms" on the first
 assert all(r[2][0] > r[1][0] for r in cost.values())
 assert (round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2), round(local_wall / 1e3, 2)) == (1.64, 1.31)
 # the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
@@ -782,7 +801,7 @@ exercises.attempt("segment_carries", segment_carries)
 #   advantage at the next rank's first step) to the advantage at this rank's first step,
 #   $B + A\,c$, or $B$ alone where `reset`.
 # * **Given:** the rank's `rewards`, `values` (rows, n) float64 and `terminated` (rows, n) bool, and
-#   `next_first_value` (rows,): $V$ at the next rank's first step, what the "first values" exchange
+#   `next_first_value` (rows,): $V$ at the next rank's first step, what the "ends" exchange
 #   brings (on the last rank, the bootstrap value).
 # * **The formulas:** $\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t)$, the $\gamma V(s_{t+1})$ left
 #   out where `terminated[t]`; $\hat A_t = \delta_t + \gamma\lambda \hat A_{t+1}$, cut to $\delta_t$ at a
@@ -893,8 +912,9 @@ exercises.attempt("gae_segment_map", gae_segment_map)
 # * A reset makes a segment's map "$B$, whatever the carry". It is a select, not $A = 0$, or a NaN
 #   on the next rank crosses the boundary through $0 \cdot \text{NaN}$.
 #
-# * GAE needs one exchange more: a rank's last $\delta_t$ reads $V(s_{t+1})$, the next rank's
-#   first value. `rl.gae(..., time_group=)` does both and matches the one-process call.
+# * GAE needs one thing a bare scan does not: a rank's last $\delta_t$ reads $V(s_{t+1})$, the next
+#   rank's first value. `rl.gae(..., time_group=)` exchanges it with the maps and matches the
+#   one-process call.
 #
 # * The backward is the transposed scan, forwards in time: each rank's gradient enters from the
 #   ranks before it, in two exchanges of one number per row per rank. PPO, which computes its

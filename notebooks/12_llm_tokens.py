@@ -33,8 +33,9 @@
 # **The question of this notebook:** can one masked scan replace that loop, with the same numbers,
 # and what does it save? **The answer:** yes. verl's function runs its loop at every $\gamma$ and
 # $\lambda$, its default $\gamma = \lambda = 1$ included. One masked scan gives the same numbers
-# (section 4), over 4,000× faster than a line-for-line copy of that loop on an H200 at every shape
-# timed (section 7).
+# (section 4). On an H200, at every shape timed, it was 1.3–16× faster than the honest yardstick,
+# the $\gamma = \lambda = 1$ cumulative sum, and over 4,000× faster than a line-for-line copy of
+# verl's loop (section 7).
 #
 # Sections 1–2 set up the MDP and its masks, 3–4 put verl's loop beside the scan, 5 compares
 # OpenRLHF's semantics, 6 the $\gamma = \lambda = 1$ shortcut, and 7 reads the H200 timings.
@@ -313,9 +314,10 @@ assert err < 1e-12
 # Inside, the call is a reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$
 # over the policy tokens, where a masked token is the identity map. One more piece is needed:
 # $\delta_t$ reads $V(s_{t+1})$ at the next *unmasked* token, which may lie across a hole. Finding
-# that value is a second reverse scan, a *look-ahead*. The package runs it for you, on a GPU inside
-# the same launch where it can. The exercise `token_gae_pairs` builds it with a second
-# `rl.linear_scan`.
+# that value is a second reverse scan, a *look-ahead*. The package runs it for you. On a GPU it
+# runs inside the scan's own launch (or its two, under a time split), except when a backward will
+# read it (an input needs a gradient) or a time split needs three launches: then one extra launch
+# computes it first. The exercise `token_gae_pairs` builds it with a second `rl.linear_scan`.
 #
 # The cell runs both backends, `"auto"` (the PyTorch path on a CPU) and `"triton"` (the kernel),
 # and checks every policy token against the loop to 1e-12 in float64.
@@ -329,6 +331,21 @@ for backend in ("auto", KERNEL):
           f"returns {err_ret:.1e}; at masked tokens the scan writes {out.advantages[~mask].abs().max().item():g}")
     assert err_adv < 1e-12 and err_ret < 1e-12
     assert torch.all(out.advantages[~mask] == 0)  # a deleted step has no output
+
+# %% jupyter={"source_hidden": true}
+# Checks: when the look-ahead runs inside the scan's launches, and when one launch computes it first (CI runs them; skip when reading)
+from rltriton_lite import episode, plan  # noqa: E402
+from rltriton_lite.config import Config  # noqa: E402
+
+_doc = " ".join(episode.looks_ahead.__doc__.split())
+assert "no input in ``tensors`` needs a gradient, so no backward reads the ends" in _doc  # "a backward will read it"
+assert "else masks.py derives the look-ahead as tensors" in _doc  # "one extra launch computes it first":
+with open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "docs", "DESIGN.md"), encoding="utf-8") as _f:
+    assert "derived as tensors first, by one launch of the scan kernel before the estimator's" in " ".join(_f.read().split())
+assert "a time split of two launches" in " ".join(plan.looks_ahead_in_the_scan.__doc__.split())  # "(or its two ...)"
+_cfg = Config()  # a split of more than Config.compose segments runs in three launches, and does not look ahead itself
+assert plan.ahead_fits(1, 1 << 30, _cfg) and plan.ahead_fits(_cfg.compose, 1024, _cfg)
+assert not plan.ahead_fits(_cfg.compose + 1, 1024, _cfg) and "else three" in inspect.getsource(Config)
 
 # %% [markdown]
 # They agree. (Nothing is timed here: the interpreter's times say nothing about a GPU. Section 7
@@ -716,7 +733,7 @@ assert (fewest, most) == ((256, 1024), (4, 1048576))  # "at 256×1024", "at 4×1
 assert [round(wall[(*s, OURS)]) for s in (fewest, most)] == [28, 89]  # "from 28 to 89 µs"
 assert round(wall[(*most, OURS)] / wall[(*fewest, OURS)]) == 3  # "only about 3×", for 16× the tokens
 for s in shapes:
-    assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # "over 4,000× faster than the loop at every shape"
+    assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # "over 4,000× faster than the loop at every shape" (and the opening)
     assert wall[(*s, OURS)] < wall[(*s, CUMSUM)], s  # and faster than the shortcut, in this run
     assert wall[(*s, DROP_IN)] > wall[(*s, OURS)] and gpu[(*s, DROP_IN)] is None, s  # the whitening's host sync
     assert gpu[(*s, OURS)] < wall[(*s, OURS)], s
@@ -734,7 +751,7 @@ assert min(vs_sum.values()) > 1  # "faster than the cumulative sum at every shap
 assert round(min(vs_sum.values()), 1) == 1.3 and about(vs_sum[256, 4096]) == "1.3×"  # "1.3 times at 256×4096"
 assert min(vs_sum, key=vs_sum.get) == (256, 4096) and max(vs_sum, key=vs_sum.get) == (4, 1048576)  # where each is
 assert round(vs_sum[4, 1048576]) == 16 and about(vs_sum[4, 1048576]) == "16×"  # "about 16 times"
-assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # the one line's "1.3–16×"
+assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # the one line's (and the opening's) "1.3–16×"
 
 # %% jupyter={"source_hidden": true}
 # Checks: the drop-in's price, from the committed figures above (CI runs them; skip when reading)

@@ -30,12 +30,11 @@
 # **The question of this appendix:** your kernels from notebooks 00b and 00c compute the same
 # numbers as the package's kernel, so why is the package's faster? **The answer:** it keeps enough
 # bytes on their way from memory at every moment, and wastes none of the bytes it fetches. On an
-# H200, at 16384×1024, its scans run at about 79–93 % of the memory floor (measured: notebook 08,
-# section 2).
+# H200, at 16384×1024, its scans run at about 79–93 % of the memory floor (notebook 08, section 2).
 #
 # These kernels do under one flop per byte moved, so they are **memory-bound**: their *floor*
 # (notebook 08) is the time to read each input once and write each output once at the GPU's copy
-# bandwidth (measured). Section 0.4 sums up in one page how the package's kernel follows the rules.
+# bandwidth. Section 0.4 sums up in one page how the package's kernel follows the rules.
 # [Notebook 13c](13c_inside_the_package.ipynb), an appendix for maintainers, shows the package's
 # code; [its section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)
 # tests a model built from these rules against three measured cases. New words are in
@@ -45,9 +44,9 @@
 #
 # The GPU figures were measured on an H200 (torch 2.11, Triton 3.6): most in the committed run,
 # `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`), the rest in
-# `docs/DESIGN.md`. Each number is tagged where it first appears: *measured* on an H200,
-# *assumed*, or *derived* from those. Section 0.4 ends with a table of the numbers of sections 0.2
-# to 0.4, their kinds, and where they come from.
+# `docs/DESIGN.md`. Section 0.4 ends with a table of the numbers of sections 0.2 to 0.4: each one's
+# kind (*measured* on an H200, *assumed*, or *derived* from those) and where it comes from. The
+# text tags a number only where it could be taken for a measurement.
 #
 # </details>
 
@@ -173,8 +172,8 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 # ### 0.2 Bytes in flight: Little's law, and occupancy
 #
 # **The question:** how many bytes must be on their way to keep the memory busy? **The answer:**
-# the bandwidth × the latency: for GAE on an H200, about 10 KB of loads per SM (derived), if a load
-# takes 600 ns (an assumed latency).
+# the bandwidth × the latency: for GAE on an H200, about 10 KB of loads per SM, if a load takes
+# 600 ns (an assumed latency, not a measured one).
 #
 # A load takes a long time to come back: its **latency**. Bytes asked for and not yet delivered are
 # **in flight**, and the memory delivers its full bandwidth only if enough are in flight at every
@@ -214,8 +213,8 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # The toy reaches its peak only with peak × latency bytes in flight. For GAE on an H200, mind
 # which bytes count:
 #
-# * **The floor** counts every byte read *and* written, 17 per float32 step (derived from GAE's
-#   inputs and outputs), at the copy bandwidth.
+# * **The floor** counts every byte read *and* written, 17 per float32 step (9 read, 8 written), at
+#   the copy bandwidth.
 # * **Bytes in flight** count only the **loads**, 9 of those 17 (the reward and the value, 4 bytes
 #   each, and a 1-byte flag).
 #
@@ -265,9 +264,8 @@ assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwid
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
 # The package takes the second way, **more bytes per warp**. So it *needs* only 2 to 4 programs
-# (derived) *resident* on each SM, held by the SM at the same moment, to reach the 10 KB; an SM can
-# hold up to 32 (the hardware's limit). The **naive-kernel anchor** would need more than a thousand
-# (derived). That anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE
+# *resident* on each SM, held by the SM at the same moment, to reach the 10 KB; an SM can hold up to
+# 32 (the hardware's limit). The **naive-kernel anchor** would need more than a thousand. That anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE
 # kernel: one program per row walks the row one step at a time, asking for one step's 9 bytes and
 # waiting. A package program for GAE at 16384×1024 loads 2 rows × 128 steps per chunk, and the next
 # chunk before it scans this one.
@@ -288,10 +286,10 @@ assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 
 # %% [markdown]
 # No SM holds a thousand resident programs (the most is 32), whatever the latency. The committed
-# run shows the outcome: the anchor reaches 3.3 % of the floor, the package 83 % (both measured).
+# run shows the outcome: the anchor reaches 3.3 % of the floor, the package 83 %.
 # Why the anchor's 3.3 %: its programs have Triton's default 4 warps, so an SM holds at most
-# 64 ÷ 4 = 16 of them, and 16 × 9 B = 144 B in flight per SM predicts about 1.4 % of the floor
-# (derived), against 3.3 % measured
+# 64 ÷ 4 = 16 of them, and 16 × 9 B = 144 B in flight per SM predicts about 1.4 % of the floor,
+# against 3.3 % measured
 # ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
 
 # %%
@@ -322,8 +320,8 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # as the GPU has SMs, so a launch of a few long rows must cut them in time.
 #
 # A launch of P programs keeps at most P SMs busy. One program per row gives 16384 programs at
-# 16384 rows (the planner puts 2 rows in a program: 8192), but 8 at 8 rows of 131,072 steps: 8 of the 132 SMs have work, each walking its whole
-# row in series.
+# 16384 rows (the planner puts 2 rows in a program: 8192), but 8 at 8 rows of 131,072 steps: 8 of
+# the 132 SMs have work, each walking its whole row in series.
 #
 # The fix is the **time split**: cut each row into segments, one program each (section 0.4). A
 # split costs a second launch, so the package's **planner**, which picks each launch's layout,
@@ -334,8 +332,8 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # ceil(T / 1024) counts a row's **wide chunks** of 1024 steps: a launch of few programs walks an
 # unsplit row in them. Why 32? The threshold was chosen by wall time per call, what a training loop
 # pays, since a split call costs a second launch and more work on the host. On an H200, GAE rows of
-# 32 wide chunks ran faster split, and rows of 16 ran faster walked (measured; the table at the end
-# of section 0.4 gives the times). So 64×16384, 16 wide chunks a row, is not split, though its 64
+# 32 wide chunks ran faster split, and rows of 16 ran faster walked (the table at the end of
+# section 0.4 gives the times). So 64×16384, 16 wide chunks a row, is not split, though its 64
 # programs leave 68 of the 132 SMs idle.
 #
 # `tile_plan(B, T)` returns the planner's choices by name. The table gives, for three shapes, the
@@ -370,16 +368,20 @@ assert [p["threshold (wide chunks)"] for p in plans] == [32] * 3 and [p["time sp
 assert not by_shape["16384×1024"]["time split"]  # many rows: enough programs already
 assert by_shape["16384×1024"]["programs before any split"] == 8192 >= ON_H200.min_programs
 assert tile_plan(16384, 1024)["rows"] == 2 and 16384 // 2 == 8192  # "the planner puts 2 rows in a program: 8192"
-long = tile_plan(8, 131072)  # the sentence under the table: 8 programs of 512 chunks of 256, or 1024 programs of 4
-assert (long["row_programs"], long["block"], 131072 // long["block"]) == (8, 256, 512)
-assert long["segments"] > 1 and long["row_programs"] * long["segments"] == 1024 and long["seg"] == 4
+long = tile_plan(8, 131072)  # the sentence under the table, split: 8 rows × 128 segments of 4 chunks of 256 steps
+assert (long["row_programs"], long["block"], long["segments"], long["seg"]) == (8, 256, 128, 4)
+assert long["row_programs"] * long["segments"] == 1024 and 128 * 4 * 256 == 131072  # "1024 programs"
+# unsplit (the same planner, its split turned off): 8 programs, each walking 128 wide chunks of 1024 steps
+_unsplit = dict(zip(PLAN_FIELDS, plan._plan(8, 131072, True, 4, torch.device("cuda"),
+                                              Config(min_programs=2 * H200_SMS, split_min_chunks=1 << 30))))
+assert (_unsplit["row_programs"], _unsplit["segments"], _unsplit["block"], _unsplit["seg"]) == (8, 1, WIDE, 128)
 assert not by_shape["64×16384"]["time split"] and tile_plan(64, 16384)["block"] == 1024
 # the two conditions: 64 programs are too few, but a row of 16384 steps has only 16 wide chunks, fewer than 32
 assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 < Config().split_min_chunks == 32
 assert 31 * Config().wide_block == 31_744  # the boundary: 31,744 steps are 31 wide chunks of 1024
 assert min(Config().wide_block, Config().max_block_t) == 1024  # "wide chunks of 1024 steps"
 assert tile_plan(64, 16384)["block"] == 1024 and tile_plan(8, 31_744)["block"] == 1024  # unsplit rows walk them
-assert WIDE == 1024 and "256 steps per chunk" in plan._tile.__doc__  # "the default 256 steps"
+assert WIDE == 1024 and "256 steps per chunk" in plan._tile.__doc__  # the split's "chunks of 256 steps": the default
 # "ceil(T / 1024) ≥ 32": 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
 assert (-(-31_744 // WIDE), -(-31_745 // WIDE)) == (31, 32)
 assert tile_plan(8, 31_744)["segments"] == 1 and tile_plan(8, 31_745)["segments"] > 1
@@ -391,9 +393,9 @@ assert "while 16 still walk faster (64×16384: 49.2 against 70.0" in design
 assert H200_SMS - by_shape["64×16384"]["programs before any split"] == 68  # "leave 68 of the 132 SMs idle"
 
 # %% [markdown]
-# Unsplit, 8×131072 would run 8 programs, each walking 512 chunks of the default 256 steps; split,
-# the planner runs 1024 programs of 4 such chunks each, at the price of a second pass and a second
-# launch.
+# Unsplit, 8×131072 would run 8 programs, each walking its row's 128 wide chunks of 1024 steps in
+# series. Split, the planner cuts each row into 128 segments of 4 chunks of 256 steps: 1024
+# programs, at the price of a second pass and a second launch.
 
 # %% [markdown]
 # ### 0.4 The package's kernel in one page
@@ -424,9 +426,9 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   arrive.
 # * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
 #   a second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033
-#   ms after (measured). At 64×16384 the planner does not split: a row has 16 wide chunks, under its
+#   ms after. At 64×16384 the planner does not split: a row has 16 wide chunks, under its
 #   32 (0.3). So each of the 64 programs walks 16 chunks of 1024 steps in series, and the package
-#   stays slow: 13 % of the floor (measured).
+#   stays slow: 13 % of the floor.
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
 # out so that it needs no flip of the lanes, is [notebook 13c](13c_inside_the_package.ipynb)'s

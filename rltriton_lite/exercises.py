@@ -1385,11 +1385,12 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
                          "step computes itself, its b or an epilogue's terms there (or the reset is missing there). "
                          "Most likely a NaN-able input there (a next value behind a termination) was multiplied by "
                          "zero (0 * NaN = NaN) or added without a select. Select it away (tl.where, torch.where); "
-                         "do not multiply it by zero.")
+                         "do not multiply it by zero." + _fix(_SELECT_FIX))
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a term that may be NaN there must be selected "
-                         "away (tl.where, torch.where, np.where), not multiplied by zero (0 * NaN = NaN).")
+                         "away (tl.where, torch.where, np.where), not multiplied by zero (0 * NaN = NaN)."
+                         + _fix(_SELECT_FIX))
         else:
             hints.append("A NaN or inf where the answer is finite: "
                          + ("an unmasked load past the end of a row, or " if ex.kind in ("kernel", "hook") else "")
@@ -1410,6 +1411,12 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
         hints.append(ex.ordinary or _ORDINARY.format(
             combine=" or, in your combine, the order in which it applies the two maps" if ex.needs == "scan" else ""))
     return "Hint: " + " ".join(hints) if hints else None
+
+
+# The fix held back behind a NaN at an episode end (a round-61 review: the commonest slip showed no fix line)
+_SELECT_FIX = (" Where a step ends an episode, choose instead of multiplying: where(flag, the value without the "
+               "term, the value with it), e.g. tl.where(term, r, r + gamma * v_next), never r + (1 - term) * gamma * "
+               "v_next.")
 
 
 class _Whole(str):
@@ -5614,7 +5621,8 @@ def _soft_lambda_cases(d):
 @_exercise("awr_weights", "07_crr", "hook", stream=18, task="""
 awr_weights: a @triton.jit elementwise hook awr_weights(X, P, offs, m) -> weight for
 exercises.map_hook, with X = (advantages,) and P = (beta, max_weight): AWR's exponential weights
-exp(A / beta), clipped at max_weight (AWR and CRR use 20).
+exp(A / beta), clipped at max_weight (AWR and CRR use 20). A NaN advantage (a broken critic) must
+give a NaN weight, loud, not a plausible number.
 """ + HOOK_RULES, needs="hook", run=_map_with(1), scan=None, hint=lambda *a: _awr_hint(*a))
 def _awr_cases(d):
     A = d.pick(np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0]), lambda rng: rng.permutation(np.concatenate(
@@ -5628,12 +5636,22 @@ def _awr_cases(d):
                  (_t(a), beta, w), {}, np.minimum(np.exp(a / beta), w))
                 for a, beta, w, big in ((A, d.real(1.0, 0.7, 1.3), 20.0, False), (A, d.real(0.5, 0.3, 0.7), 20.0, False),
                                         (huge, d.real(1.0, 0.7, 1.3), 20.0, True),
-                                        (A, d.real(1.0, 0.7, 1.3), 3.0, False))]  # P[1] read, not a literal 20
+                                        (A, d.real(1.0, 0.7, 1.3), 3.0, False))] + [  # P[1] read, not a literal 20
+            ("beta=1.0, a NaN advantage among them (a broken critic: its weight must be NaN)",
+             (_t(np.where(np.arange(A.size) == 1, np.nan, A)), 1.0, 20.0), {},
+             np.minimum(np.exp(np.where(np.arange(A.size) == 1, np.nan, A)), 20.0))]
 
 
 def _awr_hint(args, i, bad, got, expected):
     """Where the weights are AWR's with a usual slip: which one."""
     A, beta, max_w = _as_numpy(tuple(args[:3]))
+    dropped = np.isnan(A) & ~np.isnan(got)
+    if dropped.any():  # (a round-61 review: tl.minimum(nan, max_weight) is max_weight, and it passed)
+        return _Whole(f"A NaN advantage got the weight {_num(got[dropped][0])}, a plausible number: a broken critic "
+                      "would go unnoticed. Its weight must be NaN (notebook 07: NaN fails loudly in exp mode). "
+                      "Triton's elementwise min, max and clamp drop a NaN by default (their propagate_nan)." + _fix(
+                          " tl.minimum(w, max_weight, propagate_nan=tl.PropagateNan.ALL), or a select that keeps w "
+                          "where it is not above max_weight: tl.where(w > max_weight, max_weight, w)."))
     with np.errstate(all="ignore"):
         slips = {"exp(A) without the temperature" + _fix(": divide the advantage by beta"):
                      np.minimum(np.exp(A), max_w),

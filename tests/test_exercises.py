@@ -907,6 +907,8 @@ def wrong_answers(name: str):
                        ("the smallest host-bound shape, min for max (round 55's case: told as a threshold)",
                         _host_bound_with(smallest=True))],
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
+                        ("tl.minimum's default drops a NaN advantage (a round-61 review's case: it passed)",
+                         _awr_nan_dropped),
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
                         ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
                         ("exp(A) / beta (a later review's case)", _awr_exp_over_beta),
@@ -1023,6 +1025,9 @@ W_SAYS = {
          "the exp, ln(max_weight) = 2.996).", "tl.minimum(tl.exp(A / beta), P[1])"),
     ("awr_weights", "clipped at max_weight / 2 (a round-50 review's case)"):
         "the weight is clipped at 10, not at max_weight = P[1] = 20.",
+    ("awr_weights", "tl.minimum's default drops a NaN advantage (a round-61 review's case: it passed)"):
+        ("A NaN advantage got the weight 20, a plausible number: a broken critic would go unnoticed.",
+         "tl.minimum(w, max_weight, propagate_nan=tl.PropagateNan.ALL)"),
     ("awr_weights", "clipped at 100: no weight here reaches it"):
         ("no weight is clipped at max_weight = 20", "tl.minimum(tl.exp(A / beta), max_weight)"),
     ("host_bound", "the host-bound row with the most steps T, not the most elements B * T (a cold review's case: it "
@@ -2376,7 +2381,13 @@ def _awr_exponent_clipped(X, P, offs, m):  # A / beta clipped at max_weight, not
 
 @triton.jit
 def _awr_exponent_clipped_at_the_log(X, P, offs, m):  # exp(min(A / beta, ln max_weight)): a right answer
-    return tl.exp(tl.minimum(tl.load(X[0] + offs, mask=m, other=0.0) / P[0], tl.log(P[1])))
+    return tl.exp(tl.minimum(tl.load(X[0] + offs, mask=m, other=0.0) / P[0], tl.log(P[1]),
+                             propagate_nan=tl.PropagateNan.ALL))  # (a NaN advantage's weight is NaN: round 61)
+
+
+@triton.jit
+def _awr_nan_dropped(X, P, offs, m):  # tl.minimum's default: a NaN advantage's weight comes out max_weight
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1])
 
 
 @triton.jit
@@ -4798,7 +4809,7 @@ _AWR_EXP = _awr_exp_int_start  # the helper the hook below calls, by its global 
 
 @triton.jit
 def _awr_with_a_helper(X, P, offs, m):
-    return tl.minimum(_AWR_EXP(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1])
+    return tl.minimum(_AWR_EXP(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1], propagate_nan=tl.PropagateNan.ALL)
 
 
 def test_a_helper_fixed_is_compiled_again(monkeypatch):
