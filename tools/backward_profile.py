@@ -9,31 +9,22 @@ import cProfile
 import io
 import pstats
 import statistics
-import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 import rltriton_lite as rl
-from rltriton_lite.bench import minimal_ppo_loss
+from rltriton_lite.bench import minimal_ppo_loss, wall_ms
 
 dev = "cuda"
 B, T, N = 16, 128, 200
 
 
 def per_call(fn, n=N, reps=9):
-    """µs per call: the median of ``reps`` rounds of ``n`` back-to-back calls, one sync each."""
+    """µs per call: the median of ``reps`` rounds of ``n`` back-to-back calls, one sync each (bench.wall_ms)."""
     for _ in range(20):
         fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        torch.cuda.synchronize()
-        out.append((time.perf_counter() - t) / n * 1e6)
-    return statistics.median(out)
+    return statistics.median(1e3 * wall_ms(fn, lambda _: torch.cuda.synchronize(), n) for _ in range(reps))
 
 
 g = torch.Generator(device=dev).manual_seed(0)
