@@ -5608,7 +5608,8 @@ def test_pairs_with_a_0_everywhere_are_refused(name):
 
     def degenerate(*args):
         a, b = right(*args)
-        return torch.zeros_like(b), rl.linear_scan(a, b, initial=torch.full(b.shape[:-1], initial, dtype=b.dtype))
+        return torch.zeros_like(b), rl.linear_scan(a, b, initial=torch.full(b.shape[:-1], initial, dtype=b.dtype,
+                                                                                   device=b.device))
     msg = _failure(name, degenerate)
     assert msg.startswith(f"{name}: your a is 0 at every step, on a rollout with no episode end: linear_scan then "
                           "does nothing"), msg
