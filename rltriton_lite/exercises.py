@@ -6551,8 +6551,8 @@ def _token_value_scan_slips(r0, v0, mask, gamma, lam, v=None):
         **({} if v is None else {
             "the scan of the values reads the masked tokens' values. At a masked token its a is 1, so it adds that "
             "token's b, the value there, to what it carries back: V_next at the token before a masked run is the next "
-            "policy token's value plus every masked value between. What a masked token holds is never to be read"
-            + _fix(": zero the values at the masked tokens before that scan, torch.where(mask, values, 0.0)"):
+            "policy token's value plus every masked value between. What a masked token holds is never to be read: "
+            "it may be NaN, and values * mask reads it too (0 * NaN = NaN)" + _fix(": zero the values at the masked tokens before that scan, torch.where(mask, values, 0.0)"):
                 advantages(reference.linear_scan((~mask).astype(float), v))}),
     }
 
