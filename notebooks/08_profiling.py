@@ -35,8 +35,11 @@
 # %% [markdown]
 # ## Data map: which file each figure comes from
 #
-# Notebooks 08 and 09 read six committed files, made on two cards. Each printout starts with its
-# file's tag, such as `[H200 run]`.
+# Figures come from seven files on two cards; compare microseconds only within one file.
+#
+# <details><summary>The data map: each file's card, what it times, and where it is read</summary>
+#
+# Each printout starts with its file's tag, such as `[H200 run]`.
 #
 # | file (tag) | card | what it times | 08's sections | 09's sections |
 # | --- | --- | --- | --- | --- |
@@ -46,12 +49,15 @@
 # | H200 replay probe | H200 | GAE's forward, eager and in CUDA graphs; wall time; the median of 9 interleaved rounds | 4 | — |
 # | H200 sweep | H200 | an earlier run, bfloat16 too; wall and GPU time; each call timed once | question 2 only | — |
 # | H100 env file | H100 | no timing: the card and its L2 cache size | 1 (a fold) | 1 (a fold) |
+# | H100 backward profile | H100 | PPO's loss at 16×128, forward and with the backward; wall time, the median of 9 rounds; then the backward's host time by Python function and by op | — | 3, 4 |
 #
 # **Compare µs only within one file.** One call timed in three files gives three figures: GAE's
 # forward at 4096×128 takes 28.4 µs of wall time in section 1 (the wall probe), 28.1 µs in section
 # 3 (the run) and 25.9 µs in section 4 (the replay probe).
 #
 # The files' names and dates: [notebook 14, sections 1 and 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
+#
+# </details>
 
 # %%
 import json
@@ -84,7 +90,7 @@ RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
 # the data map's files, by the names of its rows: every committed file this notebook reads goes through path()
 FILES = {"run": f"{profile.COMMITTED_RUN}.json", "wall": profile.COMMITTED_WALL, "loss": profile.COMMITTED_LOSS_WALL,
          "replay": profile.COMMITTED_REPLAY, "sweep": f"{profile.COMMITTED_SWEEP}.json",
-         "env": "checks/H100-2026-12-07-env.txt"}
+         "env": "checks/H100-2026-12-07-env.txt", "backward": "checks/H100-2026-12-07-backward-profile.txt"}
 
 
 def path(name):
@@ -144,18 +150,19 @@ def against(prediction, measured, what, model=None, how="measured"):
 
 # %% jupyter={"source_hidden": true}
 # Checks: the data map and the tags' files, on the committed files (CI runs them; skip when reading)
-# the data map's rows, in its order: name -> (card, passes, what it times); one row per file this notebook reads
+# the data map's rows, in its order: name -> (card, passes, what it times); one row per file 08 or 09 reads
 DATA_MAP = {"run": ("H200", {"fwd", "fwd+bwd"}, "wall and GPU time, each call timed once"),
             "wall": ("H200", {"fwd", "fwd+bwd"}, "wall time, the median of 15 interleaved rounds"),
             "loss": ("H100", {"fwd", "fwd+bwd"}, "wall and GPU time, 15 paired rounds"),
             "replay": ("H200", {"fwd"}, "wall time, the median of 9 interleaved rounds"),
             "sweep": ("H200", {"fwd", "fwd+bwd"}, "wall and GPU time, each call timed once"),
-            "env": ("H100", set(), "no timing: the card and its L2 cache size")}
+            "env": ("H100", set(), "no timing: the card and its L2 cache size"),
+            "backward": ("H100", {"fwd", "fwd+bwd"}, "wall time, the median of 9 rounds; host time by function and by op")}
 assert list(DATA_MAP) == list(FILES) and all(os.path.isfile(path(n)) for n in FILES)  # a row per file read, in order
-assert len(FILES) == 6 and {DATA_MAP[n][0] for n in FILES} == {"H200", "H100"}  # "six committed files, made on two cards"
+assert len(FILES) == 7 and {DATA_MAP[n][0] for n in FILES} == {"H200", "H100"}  # "seven files on two cards"
 _text = {n: open(path(n), encoding="utf-8").read() for n in FILES}
-assert [card(RES["gpu"]), card(FULL["gpu"])] + [card(_text[n]) for n in ("wall", "loss", "replay", "env")] \
-    == [DATA_MAP[n][0] for n in ("run", "sweep", "wall", "loss", "replay", "env")]  # the card column, from each file
+assert [card(RES["gpu"]), card(FULL["gpu"])] + [card(_text[n]) for n in ("wall", "loss", "replay", "env", "backward")] \
+    == [DATA_MAP[n][0] for n in ("run", "sweep", "wall", "loss", "replay", "env", "backward")]  # the card column
 for _res, _name in ((RES, "run"), (FULL, "sweep")):  # the two runs: both passes, each call once, wall and GPU time
     _keys = [(r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"]) for r in _res["rows"]]
     assert len(set(_keys)) == len(_keys) and {r["pass"] for r in _res["rows"]} == DATA_MAP[_name][1]
@@ -170,6 +177,11 @@ assert "15 interleaved rounds" in _text["loss"][:300] and "the order reversed ev
 assert "rl.gae forward" in _text["replay"][:100] and "median of 9 interleaved rounds" in _text["replay"][:200]  # replay
 assert "eager  graph of 1  graph of 100" in _text["replay"]  # "eager and in CUDA graphs"
 assert "L2_cache_size" in _text["env"] and "us" not in _text["env"].split()  # the env file: no timing
+# the backward profile (09 reads it): PPO at 16×128, forward and with the backward, then cProfile and torch.profiler
+_bwd_passes = {ln.split()[2].rstrip(",") for ln in _text["backward"].splitlines() if ln.startswith("call ppo ")}
+assert "16x128" in first_line("backward") and "median of 9 rounds" in first_line("backward")  # "PPO's loss at 16×128"
+assert _bwd_passes == DATA_MAP["backward"][1]  # "forward and with the backward"
+assert "## cProfile" in _text["backward"] and "## torch.profiler" in _text["backward"]  # "by function and by op"
 # "One call, three figures": GAE's forward at 4096×128 in the wall probe, the run and the replay probe
 _replay_eager = float(re.search(r"^\s*4096x\s*128\s+([\d.]+)", _text["replay"], re.M)[1])
 assert [probe[4096, 128]["fwd", "gae"], round(row(RES, "gae", 4096, 128)["full_call_us"], 1), _replay_eager] \

@@ -80,11 +80,13 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # file in the folder changes nothing; to plot yours, pass its name to `profile.committed_results`.
 #
 # **Two cards.** Every figure of notebooks 08 and 09 is from the H200, except the paired loss
-# probe's (08, section 3; 09, sections 3 and 4; also 07, section 6). That probe ran on an H100 and
+# probe's (08, section 3; 09, sections 3 and 4; also 07, section 6) and the backward profile's (09,
+# sections 3 and 4). That probe ran on an H100 and
 # gives those sections both clocks of the losses, wall time and GPU time, so each verdict there
 # rests on one card. Notebook 13b's lab and notebook 11's cost of `time_group=` ran on an H100
 # too. In notebooks 08 and 09, no figure of one card enters a calculation with a figure of the
-# other, and where two files timed the same call, a notebook quotes one. Notebook 13b, section 3,
+# other, and where two files timed the same call, a notebook quotes one, except to show that
+# files differ. Notebook 13b, section 3,
 # is the one exception: it applies the H100's target, a share of the package's % floor (50/90.3),
 # to the package on the H200.
 #
@@ -98,6 +100,7 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # | `checks/H100-2026-12-06-lab.txt` | notebook 13b's lab, timed **on an H100** | 13b, section 3 |
 # | `checks/H100-2026-12-07-loss-wall.txt` | the fused losses against their eager formulas, `torch.compile` and a minimal `autograd.Function`, in 15 paired rounds, the order reversed every other round: wall time and GPU time, **on an H100**, the day after the run | 07, section 6; 08, section 3; 09, sections 3 and 4; sections 6–8 here |
 # | `checks/H100-2026-12-07-env.txt` | the loss probe's machine: its card, torch and Triton, the tree it ran, and `torch.cuda.get_device_properties(0)`'s L2 size, 52428800 bytes (50 MiB) | the L2's size (the introduction) |
+# | `checks/H100-2026-12-07-backward-profile.txt` | PPO's loss at 16×128, forward and with its backward, beside the minimal `autograd.Function`, the eager formula and `torch.mul`; then where the backward's host time goes, by Python function (cProfile) and by op (torch.profiler), **on an H100** | 09, sections 3 and 4 |
 # | `checks/H100-2026-12-07-time-group-cost.txt` | what `time_group=` costs a rank, beside the plain call and the row gathered for one plain call, the wire left out, **on an H100** | 11, section 7 |
 # | `checks/H200-2026-12-01f-time-group-cost.txt` | the same on the H200, older code, without the gathered row | not read now: the H100 file replaced it |
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens | 12, section 7 |
@@ -136,8 +139,11 @@ with open(os.path.join(RESULTS, profile.COMMITTED_WALL), encoding="utf-8") as f:
 h100_files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(RESULTS, "checks", f"H100-{RES['date']}-*")))
 assert h100_files == [f"H100-{RES['date']}-lab.txt"]  # "the lab's file is from an H100 of the same day"
 _next_day = sorted(os.path.basename(f) for f in glob.glob(os.path.join(RESULTS, "checks", "H100-2026-12-07-*")))
-assert _next_day == ["H100-2026-12-07-env.txt", "H100-2026-12-07-loss-wall.txt",  # "the loss probe's ... the day after"
+assert _next_day == ["H100-2026-12-07-backward-profile.txt",  # the table's backward profile (09 reads it)
+                     "H100-2026-12-07-env.txt", "H100-2026-12-07-loss-wall.txt",  # "the loss probe's ... the day after"
                      "H100-2026-12-07-time-group-cost.txt"]  # and the table's time_group= file (11 reads it)
+_bwd_head = open(os.path.join(RESULTS, "checks", _next_day[0]), encoding="utf-8").readline()
+assert _bwd_head.startswith("# backward_profile: NVIDIA H100") and "16x128" in _bwd_head  # "PPO's loss at 16×128 ... on an H100"
 _tg = {c: open(os.path.join(RESULTS, "checks", f"{c}-time-group-cost.txt"), encoding="utf-8").read()
        for c in ("H100-2026-12-07", "H200-2026-12-01f")}
 assert _tg["H100-2026-12-07"].startswith("NVIDIA H100")  # the time_group= row: "on an H100"
@@ -751,6 +757,9 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 #   sections 3 and 4.
 # * `[H200 replay probe]`: GAE's call at 4096×128 replayed as CUDA graphs
 #   (`profile.COMMITTED_REPLAY`): 08, section 4.
+# * `[H100 backward profile]`: PPO's loss at 16×128, forward and with its backward, then where the
+#   backward's host time goes (`checks/H100-2026-12-07-backward-profile.txt`, from
+#   `tools/backward_profile.py`): 09, sections 3 and 4.
 # * `[this machine]`: counted or timed where the notebook runs (08, section 5).
 #
 # **How the run times a wall time.** It runs the calls back to back with one synchronisation at the
@@ -781,6 +790,10 @@ import inspect  # noqa: E402
 
 assert f"beside results {RUN}" in open(os.path.join(RESULTS, profile.COMMITTED_WALL), encoding="utf-8").readline()
 assert "rl.gae forward" in open(os.path.join(RESULTS, profile.COMMITTED_REPLAY), encoding="utf-8").readline()
+_nb09 = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", "09_benchmarks.ipynb"), encoding="utf-8").read()
+assert "[H100 backward profile]" in _nb09 and "checks/H100-2026-12-07-backward-profile.txt" in _nb09  # the tag, its file
+assert "# backward_profile:" in open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "tools", "backward_profile.py"),
+                                      encoding="utf-8").read()  # "from tools/backward_profile.py"
 # the run's wall time: back to back, one sync, the median of five loops; over 20 ms, three single runs
 assert "for _ in range(n):\n        out = fn()\n    sync(out)\n" in inspect.getsource(bench.wall_ms)
 assert "statistics.median(wall_ms(fn, sync, n) for _ in range(5))" in inspect.getsource(bench.measure)
