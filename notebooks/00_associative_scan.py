@@ -476,6 +476,17 @@ np.testing.assert_allclose(y[0, :2].cpu().numpy(), [2.8, 2.0], rtol=1e-6)  # the
 assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 
 # %% [markdown]
+# ### Reset conventions
+#
+# The course marks an episode end in one of two ways, and computes it in one way only:
+#
+# | the form | where | how it is computed |
+# | --- | --- | --- |
+# | a reset flag $\kappa_t$ | section 4's combine, your exercises, the package's kernels | selected, in the combine and on the carry; $a_t$ there is never read |
+# | $a_t = 0$ | `rl.linear_scan`, and the transposed scan of section 8 | $a_t = 0$ *is* the flag: tested, never multiplied |
+# | a product with $a_t = 0$ | nowhere | never: $0 \cdot \text{NaN} = \text{NaN}$ leaks into earlier episodes |
+
+# %% [markdown]
 # ## 6. Chunks and a carry
 #
 # A GPU runs a kernel as many copies at once, called *programs*, and each holds only a few thousand
@@ -751,6 +762,28 @@ print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}
 #
 #    How does the error change with the chunk size, and with $1/(1-a)$? Why does `right` take the
 #    float32 inputs?
+#
+#    <details><summary>What you should observe</summary>
+#
+#    Take $a_t = 1 - 1/H$ at every step, $b$ drawn from a normal distribution, and $T = 10^5$. At
+#    $H = 1/(1-a) = 10^4$, the error grows with the chunk size: between about $10^{-6}$ and
+#    $4 \cdot 10^{-6}$ at chunks 1 and 4, and about $1.2 \cdot 10^{-5}$ at chunks 16 and 64. At
+#    $H = 10^2$, it stays near $5 \cdot 10^{-7}$ at every chunk size.
+#
+#    </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: question 3's fold, on one draw of b (CI runs them; skip when reading)
+b_q3 = np.random.default_rng(0).normal(size=10**5).astype(np.float32)
+q3_error = {}  # (H, chunk) -> max |y - right| / max |right|
+for horizon in (1e2, 1e4):  # H = 1 / (1 - a)
+    a_q3 = np.full(10**5, 1 - 1 / horizon).astype(np.float32)
+    right_q3 = reference.linear_scan(a_q3.astype(np.float64), b_q3.astype(np.float64))
+    for size in (1, 4, 16, 64):
+        q3_error[horizon, size] = np.abs(chunked(a_q3, b_q3, size) - right_q3).max() / np.abs(right_q3).max()
+assert all(5e-7 < q3_error[1e4, size] < 5e-6 for size in (1, 4))  # H = 1e4: about 1e-6 to 4e-6 at chunks 1 and 4,
+assert all(1e-5 < q3_error[1e4, size] < 1.5e-5 for size in (16, 64))  # about 1.2e-5 at chunks 16 and 64
+assert all(3e-7 < q3_error[1e2, size] < 1e-6 for size in (1, 4, 16, 64))  # H = 1e2: near 5e-7 at every size
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -240,11 +240,8 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #   `combine(a1, b1, a2, b2)`, and returns one pair. The scan returns two blocks, `a_s, b_s`.
 # * With `reverse=True`, the scan runs from the block's last lane to its first, as a return needs.
 #   Under `+`, `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`.
-# * In a combine, too, prefer `tl.maximum` and `tl.where` to Python's `max` and `if`. They are
-#   Triton's forms for blocks, and a combine may get blocks or single elements. Python's forms can
-#   pass in a combine, where single elements reach them. Copied into a kernel's body, where a block
-#   reaches them, they can fail or be silently wrong
-#   ([GPU note 1](#Appendix:-how-the-interpreter-and-the-GPU-differ)).
+# * In a combine, prefer `tl.maximum` and `tl.where` to Python's `max` and `if`
+#   ([GPU note 1](#Appendix:-how-the-interpreter-and-the-GPU-differ) says why).
 #
 # `affine_combine` below is notebook 00's `combine`, which applies its first operand first
 # ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
@@ -726,7 +723,7 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # can check them on a CPU. [Notebook 00's GPU notes](00_associative_scan.ipynb#Appendix:-how-the-interpreter-and-the-GPU-differ)
 # say why the version matters. The folded cell is a check that CI runs.
 #
-# 1. **Python operators on blocks** (section 1). In a kernel's body, the interpreter treats a whole
+# 1. **Python operators on blocks** (sections 1 and 2). In a kernel's body, the interpreter treats a whole
 #    block as one value, with no warning: `max(x, y)` returns one of the two blocks whole, and an
 #    `if` on a block **always takes its `if` branch**, for every lane, even when the condition is
 #    false in every lane. So if a kernel seems to ignore an `else`, look for an `if` on a block. A
@@ -736,9 +733,11 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #    In a scan's combine, Python's `max` or an `if` may give the right values, and a checker may
 #    pass such a combine. With `rltriton_lite` imported, the interpreter first hands the combine
 #    whole blocks. When a Python form asks whether a block is true, it falls back to single
-#    elements, where `max` and `if` work. Still write `tl.maximum` and `tl.where`: they are right
-#    whether a block or an element reaches them, in a combine and in a body. The folded check
-#    below shows the interpreter's side of this note.
+#    elements, where `max` and `if` work. Copied into a kernel's body, where a whole block reaches
+#    them, the same forms can fail or be silently wrong, as above. So write `tl.maximum` and
+#    `tl.where`, Triton's forms for blocks: they are right whether a block or an element reaches
+#    them, in a combine and in a body. The folded check below shows the interpreter's side of this
+#    note.
 # 2. **A loop variable whose type changes**, such as a carry started as `0`, from int32 to float32
 #    (the table's last row). A GPU compile refuses it, but the interpreter runs it. The checks
 #    compile your kernel for a GPU too, and say so.

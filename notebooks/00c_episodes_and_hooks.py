@@ -42,7 +42,6 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import inspect
-import re
 
 import numpy as np
 import triton
@@ -129,8 +128,9 @@ assert np.isnan(by_product[:2]).all() and right[:2].tolist() == [2.0, 2.0]  # th
 
 # %% [markdown]
 # The fix is notebook 00's triple
-# ([section 4](00_associative_scan.ipynb#4.-Episode-ends-are-resets)). Each step carries a
-# [reset](GLOSSARY.md#reset) flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$. The
+# ([section 4](00_associative_scan.ipynb#4.-Episode-ends-are-resets); its
+# [reset conventions](00_associative_scan.ipynb#Reset-conventions) sum up the rules). Each step
+# carries a [reset](GLOSSARY.md#reset) flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$. The
 # combine then **selects** instead of multiplying. Where its second operand resets, it returns that
 # operand alone, and the first never enters. So $a_t$ stays $\gamma$ at a reset. In Triton,
 # `combine_arrays`'s `np.where` becomes `tl.where`, which passes on only the chosen branch, so a NaN
@@ -527,27 +527,8 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | the carry | `carry = after`, the carry that `_scan_chunk` returns |
 #
 # The other lines of `_walk` serve speed, long rows and the features of later notebooks.
-#
-# <details><summary>The package's lines whole, with its other arguments</summary>
-#
-# Each row pairs lines of your `hooked_scan` with the lines of `_walk` that do their job, copied
-# whole from the package's source:
-#
-# | your line in `hooked_scan` | the package's line in `scan._walk` |
-# | --- | --- |
-# | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
-# | `a, b, reset = PROLOGUE(X, P, offs, t, m, T)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
-# | `a = tl.where(m, a, 1.0)`<br>`b = tl.where(m, b, 0.0)`<br>`reset = reset & m` | `a = tl.where(valid, a, 1.0).to(ACC)`<br>`b = tl.where(valid, b, 0.0).to(ACC)`<br>`reset = reset & valid` |
-# | `a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`<br>`y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
-#
-# The other new names on the right are the kernel's arguments: `SX` holds the input's strides,
-# `ACC` is the dtype the scan computes in, and `ROWS`, `NV`, `V` give a chunk's tile shape.
-# `_scan_chunk` returns six values. The first, `y`, is your `y`.
-#
-# The [appendix](#Appendix:-behind-the-scenes) has the last two rows, the store and the carry, and
-# names each variable of the right-hand column.
-#
-# </details>
+# [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
+# copies each of these lines whole, beside yours, and names the rest.
 
 # %% [markdown]
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
@@ -630,7 +611,7 @@ else:
 # ## Appendix: behind the scenes
 #
 # Nothing here is needed for the exercises. It covers the fine print of section 2's Triton, the
-# names in the package's kernel, the harness's source, and what differs on a GPU.
+# harness's source, and what differs on a GPU.
 #
 # ### The fine print of section 2's four pieces
 #
@@ -639,89 +620,31 @@ else:
 #   for the whole block (00b's GPU note 1). A constexpr is one value, known before the kernel runs.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
-#
-# ### The names in the package's lines (section 3)
-#
-# Section 3's fold ends with the scan. The chunk loop of `_walk` goes on with these two lines:
-#
-# | your line in `hooked_scan` | the package's line in `scan._walk` |
-# | --- | --- |
-# | `tl.store(Y + offs, y, mask=m)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
-# | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
-#
-# Names you may read past in these two tables are `STAGES` (speed), `k_start`, `k_end` (the chunks
-# this program walks), `SX`, `SO` (strides), `O` (the outputs), `ROWS`, `NV`, `V` (a chunk's tile
-# shape), `y_in` (the value entering a step) and `c_a`, `c_b`, `c_r` (the chunk's composed map, for
-# long rows). The others:
-#
-# * `k` counts the chunks in the order the loop walks them. `tl.range` is Triton's `range`. A
-#   reverse scan walks chunk `n_chunks - 1 - k`, from the row's end, as your loop does.
-# * `PROLOGUE` and `EPILOGUE` are the hooks, `tl.constexpr` arguments as in your `hooked_scan`.
-# * `a, b, reset` is your triple. The package's prologues return two more values. `valid` is your
-#   mask `m`, narrowed when the caller passes a [mask of steps](GLOSSARY.md#mask-of-steps). `keep`
-#   holds loaded values that the epilogue needs too, so nothing is read twice.
-# * The three padding lines are yours from `hooked_scan`. `.to(ACC)` casts to `ACC`, the dtype the
-#   scan computes in.
-# * `_scan_chunk` does your scan with `scan.combine`, then your select on `carry`. Of the six
-#   values it returns, two matter here: `y`, the chunk's outputs, and `after`, the carry for the
-#   next chunk walked.
-#
-# [Notebook 13c, section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code) prints
-# more of `_walk`, for the curious.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the two tables and their names, in the package's source (CI runs them; skip when reading)
-import glob  # noqa: E402
-import json  # noqa: E402
+# Checks: section 3's table, in the package's source (CI runs them; skip when reading)
+from rltriton_lite import scan, tile  # noqa: E402
 
-from rltriton_lite import profile, scan, tile  # noqa: E402
-
-NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "notebooks")  # beside benchmarks/
-# the tables (section 3's, then the appendix's), read from the markdown cells in this notebook's file (or a renamed
-# copy's), so they have one source; a cell holding several lines joins them with <br>
-_found = glob.glob(os.path.join(NOTEBOOKS, "00c_*.ipynb"))
-with open(min(_found, key=lambda p: (os.path.basename(p) != "00c_episodes_and_hooks.ipynb", p)), encoding="utf-8") as f:
-    WALK_TABLES = ["".join(cell["source"]) for cell in json.load(f)["cells"] if cell["cell_type"] == "markdown"
-                   and "| your line in `hooked_scan` | the package's line in `scan._walk` |" in "".join(cell["source"])]
-assert len(WALK_TABLES) == 2 and "## 3. The package's kernel" in WALK_TABLES[0]
-_cells = [re.findall(r"^\| (`.*`) \| (`.*`) \|$", table, re.M) for table in WALK_TABLES]
-assert [len(rows) for rows in _cells] == [4, 2]  # section 3: loop, prologue, padding, scan and select; then the rest
-table_rows = [(yours, theirs.strip("`")) for rows in _cells for yours, cell in rows for theirs in cell.split("<br>")]
 source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
 walk_code = [line.strip() for line in source_of(scan._walk).splitlines()]
-# each right-hand entry is a whole line of _walk, each a different one, in _walk's order
-walk_at = [walk_code.index(theirs) for _, theirs in table_rows]
-assert len(table_rows) == 8 and walk_at == sorted(walk_at) and len(set(walk_at)) == 8
-# the chunk loop comes first, and every other line is inside it, indented deeper
-walk_lines = source_of(scan._walk).splitlines()
-indent = lambda line: len(line) - len(line.lstrip())  # noqa: E731
-at = [next(i for i, line in enumerate(walk_lines) if line.strip() == theirs) for _, theirs in table_rows]
-assert all(indent(walk_lines[i]) > indent(walk_lines[at[0]]) for i in at[1:])
-# _scan_chunk returns six values; y is the first and after the third
+# the hooks are passed in, as tl.constexpr arguments of _walk
+assert "PROLOGUE: tl.constexpr" in source_of(scan._walk) and "EPILOGUE: tl.constexpr" in source_of(scan._walk)
+# the table's five parts, each a line of _walk, in this order
+parts = ["a, b, reset, valid, keep = PROLOGUE(", "a = tl.where(valid, a, 1.0)", "b = tl.where(valid, b, 0.0)",
+         "reset = reset & valid", "= _scan_chunk(", "EPILOGUE(", "carry = after"]
+at = [next(i for i, line in enumerate(walk_code) if part in line) for part in parts]
+assert at == sorted(at) and len(set(at)) == len(parts)
+# _scan_chunk's first value is y, and the carry is its value after
 (scan_line,) = [line for line in walk_code if "= _scan_chunk(" in line]
 returned = [name.strip() for name in scan_line.split(" = ")[0].split(",")]
-assert len(returned) == 6 and returned[0] == "y" and returned[2] == "after"
+assert returned[0] == "y" and "after" in returned
 # scan.combine is reset_combine: a reset in the second operand selects it alone
 assert all(part in source_of(scan.combine) for part in ("tl.where(k2, a2, a2 * a1)", "tl.where(k2, b2, b2 + a2 * b1)",
                                                         "k1 | k2"))
-# the gloss under the table: k_start .. k_end - 1 are the chunks this program walks; c_a, c_b, c_r the chunk's map
-assert "Scan chunks ``k_start`` ... ``k_end - 1``" in source_of(scan._walk)
-assert "the chunk's composed map (a, b, reset)" in source_of(scan._scan_chunk)
-# k: the chunks in walking order; a reverse scan walks chunk n_chunks - 1 - k
-assert "c = n_chunks - 1 - k" in walk_code and "for k in tl.range(k_start, k_end, num_stages=STAGES):" in walk_code
-# the hooks are tl.constexpr arguments of _walk
-assert "PROLOGUE: tl.constexpr" in source_of(scan._walk) and "EPILOGUE: tl.constexpr" in source_of(scan._walk)
 # the package's prologues return the triple plus valid and keep; valid: m narrowed by a mask; keep: for the epilogue
 assert "-> (a, b, reset, valid, keep)" in scan.__doc__ and "``keep`` is a tuple" in scan.__doc__
 assert "valid = load_mask(X[MASK], SX[MASK], row, t, m)" in source_of(rl.episode.step)
 assert "if a mask is given, not padding" in source_of(tile.load_mask)
-# the three padding lines follow the prologue's call, then _scan_chunk, the epilogue and the carry, in that order
-padding_at = walk_code.index("a = tl.where(valid, a, 1.0).to(ACC)")
-assert walk_code[padding_at + 1:padding_at + 3] == ["b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid"]
-assert "ACC: tl.constexpr" in source_of(scan._walk)
-# _scan_chunk scans with scan.combine and selects on the carry (_value: b where reset, else b + a * carry)
-assert "tl.associative_scan(" in source_of(scan._scan_chunk) and ", combine)" in source_of(scan._scan_chunk)
-assert "tl.where(r, b, b + a * c_in)" in source_of(scan._value)
 # the strides, below: tile.load builds each address from the row and time strides
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 
@@ -729,8 +652,8 @@ assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 # ### The harness's source
 #
 # The cell below prints `exercises._scan_hook_kernel`, the kernel behind `exercises.scan_hook`,
-# to compare with your `hooked_scan`. Its output is folded because it answers `reset_scan` and
-# `hooked_scan`, so open it once yours pass. What to look for in it:
+# to compare with your `hooked_scan`. It answers `reset_scan` and `hooked_scan`, so it prints
+# nothing until you set `SHOW_HARNESS = True`. What to look for in it:
 #
 # * It is your `hooked_scan` plus `if REVERSE:`, the chunk order, and `if EPILOGUE is not None:`,
 #   an epilogue compiled in only when one is passed.
@@ -739,9 +662,13 @@ assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 # * Its epilogue also gets `y_in`, the value that entered each step: $y_{t+1}$ in a return.
 #   Notebook 04 uses it.
 
-# %% jupyter={"outputs_hidden": true}
-print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
-print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_steps)))
+# %%
+SHOW_HARNESS = False  # set True after you have solved reset_scan and hooked_scan: the source answers both
+if SHOW_HARNESS:
+    print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
+    print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_steps)))
+else:
+    print("the harness's source is hidden: set SHOW_HARNESS = True once reset_scan and hooked_scan pass")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the bullets above, in the harness's source; hooked_scan's Hint 2 (CI runs them; skip when reading)

@@ -153,7 +153,8 @@ exercises.attempt("strided_scan", strided_scan)
 #   notebook 00, section 8). Check that two steps compose to a map of the same form.
 #   Because $g \ge 0$, it can pass inside the max. Then find the identity, the pair that changes no
 #   $y$. The padding lanes load it. Its $c$ is also the first carry, since nothing after the row
-#   may change $h$. Last, add the reset flag as in 00c, section 1.
+#   may change $h$. Last, add the reset flag as in 00c, section 1 (notebook 00's
+#   [reset conventions](00_associative_scan.ipynb#Reset-conventions)).
 # * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1, a
 #   [Triton rule for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled)).
 #

@@ -209,7 +209,7 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 # **It returns:** each step's triple $(a, b, \text{reset})$, whose forward scan is the gradient
 # $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 #
-# **Contract.**
+# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
 #
 # * **Reset flag:** $a_t$ is unread where it is set. Step 0's is set ($g_0 = dy_0$).
 # * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32.
@@ -307,7 +307,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
-# **Contract.**
+# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
 #
 # * **Reset flag:** $a_t$ is unread where it is set; the multiplier is $\gamma$ at every step.
 # * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.

@@ -31,6 +31,12 @@
 # * **Minimum path:** sections 1–3 and the checked exercise `gae_pairs`. Sections 4–5, the open
 #   questions and the optional appendix (with its exercise `gae_prologue`) can wait.
 #
+# > **Terms used here** (each links to the glossary)
+# >
+# > * [**prologue**](GLOSSARY.md#prologue): the per-step setup before the scan, which returns each step's pair $(a_t, b_t)$.
+# > * [**$b_t$ at a cut step**](GLOSSARY.md#cut-step): where the reset flag is set, $b_t$ holds the whole target, bootstrap included.
+# > * [**host-bound**](GLOSSARY.md#host-bound): a call whose time the host (Python, checks, launches) sets, not the kernel.
+#
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**. It says how much
 # better the return after the action was than the critic expected. Generalized advantage estimation
 # (GAE) averages the $n$-step advantages with weights $(1-\lambda)\lambda^{n-1}$. The average is
@@ -161,7 +167,7 @@ print("prologue + scan + epilogue == the loop")
 # **It returns:** the pairs `(a, b)`, each shaped like `rewards`, whose scan `rl.linear_scan(a, b)`
 # gives the advantages $\hat A_t$.
 #
-# **Contract.**
+# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
 #
 # * **Reset flag:** $a_t = 0$ (tensor code).
 # * **At step $t$:** `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$, and the bool
@@ -456,7 +462,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag,
 # `step`'s `valid`, and `keep = (v,)`: $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
 #
-# **Contract.**
+# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
 #
 # * **Reset flag:** `done`, from `step` ($a_t$ unread where it is set), as in [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 # * **At step $t$:** the template's helpers give `gamma, lam, term, done, valid` (`step`), `r` $= r_t$, and

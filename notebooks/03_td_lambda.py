@@ -31,6 +31,12 @@
 # * **Minimum path:** sections 1–4, the worked prologue and `q_lambda`. Section 5 (bias and
 #   variance), 6 and the open questions can wait.
 #
+# > **Terms used here** (each links to the glossary)
+# >
+# > * [**harness**](GLOSSARY.md#harness): `exercises.scan_hook`, the small scan kernel that runs a prologue of yours.
+# > * [**reset flag**](GLOSSARY.md#reset): set at a step that ignores what comes after it; Q(λ) also sets it where it cuts its trace.
+# > * [**$b_t$ at a cut step**](GLOSSARY.md#cut-step): where the reset flag is set, $b_t$ holds the whole target, bootstrap included.
+#
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$. Dreamer and
 # many actor-critics use it as the critic's target.
 #
@@ -446,7 +452,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is the $G_t$
 # above.
 #
-# **Contract.**
+# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
 #
 # * **Reset flag:** set wherever the trace is cut ($a_t$ unread there).
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,

@@ -34,6 +34,12 @@
 #   4 kernel against the loop · 5 profile it (optional) · exercises `retrace` and `vtrace_pg` ·
 #   open questions · two appendices.
 #
+# > **Terms used here** (each links to the glossary)
+# >
+# > * [**harness**](GLOSSARY.md#harness): `exercises.scan_hook`, the small scan kernel that runs a prologue (and an epilogue) of yours.
+# > * [**$b_t$ at a cut step**](GLOSSARY.md#cut-step): where the reset flag is set, $b_t$ holds the whole target, bootstrap included.
+# > * [**`y_in`**](GLOSSARY.md#y-in): the value that entered step $t$ in the scan, $y_{t+1}$ in a reverse scan.
+#
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
 # $\pi$. V-trace corrects the $n$-step return with two importance weights of the action taken
 # $u_t$, each *truncated* (clipped at a ceiling):
@@ -512,7 +518,7 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is Retrace's
 # $G_t$ above.
 #
-# **Contract.**
+# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
 #
 # * **Reset flag:** $a_t$ is unread where it is set.
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
@@ -617,7 +623,7 @@ exercises.attempt("retrace", retrace)
 # $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$ with
 # $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$.
 #
-# **Contract.**
+# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
 #
 # * **Reset flag:** set by the given prologue, at a termination and at $t = T-1$.
 # * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
@@ -818,7 +824,8 @@ assert term_q2.any()
 #   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
 # * [Section 2's table](#One-table-for-every-estimator) gives $b_t$ at a cut step for all six
-#   estimators: the ordinary $b_t$ plus $a_t$ times the critic's estimate of $y_{t+1}$.
+#   estimators: at every cut step but a termination, the ordinary $b_t$ plus $a_t$ times the
+#   critic's estimate of $y_{t+1}$; at a termination, a select drops the bootstrap.
 #
 # Next, the capstone: [notebook 04c](04c_vtrace_kernel.ipynb) has you write V-trace as whole
 # kernels of your own, with no harness.

@@ -29,6 +29,11 @@
 # * **Optional:** notebook 04's kernels and exercises do not need it. Notebook 06 reuses its
 #   one-state problem, and explains it again.
 #
+# > **Terms used here** (each links to the glossary)
+# >
+# > * [**$\pi$, $\mu$, $\rho_t$, $c_t$**](GLOSSARY.md#symbols): the target and behaviour policies, and V-trace's two clipped importance weights.
+# > * [**bootstrap**](GLOSSARY.md#bootstrap): the value of the next state, $V'_t$, standing in for the rewards a cut leaves out.
+#
 # Notebook 04 wrote V-trace's target with two truncated importance weights of the action taken,
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \qquad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}),
@@ -524,9 +529,9 @@ assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
 # * at **λ < 1**, from the same `vs`, the package's advantage differs from the paper's by
 #   $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an episode.
 #
-# **Why the package follows rlax.** On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ) (notebook
-# 04, section 4): the advantage that matches the critic's λ-return target, with notebook 03's
-# bias–variance trade-off.
+# **Why the package follows rlax.** On-policy, `pg_advantages` $=$ `vs` $- V$, and where
+# $V'_t = V_{t+1}$ that is GAE(λ) (notebook 04, section 4): the advantage that matches the critic's
+# λ-return target, with notebook 03's bias–variance trade-off.
 #
 # The paper's formula at λ < 1 pairs a full step with the λ-return that follows it. At λ = 0,
 # on-policy, it is the two-step advantage $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while

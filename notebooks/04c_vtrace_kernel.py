@@ -22,11 +22,17 @@
 # > * The first kernel scans `vs` row by row, in chunks, carrying one number from chunk to chunk.
 # > * The second kernel computes the policy-gradient advantage, which reads the next step's `vs`.
 # > * A short demo shows why the unused slots past a row's end must hold a step that changes nothing.
-# > * There is one checked exercise, `vtrace_kernel`; its hints hold the code, part by part.
+# > * There is one checked exercise, `vtrace_kernel`; its hints hold the key lines, part by part.
 #
 # * **Time:** 1–2 h, one checked exercise (no open questions).
 # * **Needs:** [notebook 00c](00c_episodes_and_hooks.ipynb) (your `reset_scan`) and
 #   [notebook 04](04_vtrace.ipynb) (its sections 1 and 2, and your `vtrace_pg`). No GPU.
+#
+# > **Terms used here** (each links to the glossary)
+# >
+# > * [**chunk**](GLOSSARY.md#chunk): a stretch of `chunk` steps of a row that one program scans at once.
+# > * [**carry**](GLOSSARY.md#carry): the value that enters a chunk from the chunk after it in time.
+# > * [**identity**](GLOSSARY.md#identity): the triple $(1, 0, \text{false})$ that changes nothing; it fills the lanes past a row's end.
 #
 # Notebook 04 wrote V-trace as one reverse scan of $v_t$ itself
 # ([its section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)):
@@ -77,7 +83,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # **It returns:** `(vs, pg)`, both (B, T): V-trace's targets $v_t$, and the advantage of your
 # `vtrace_pg` (04), clipped at ρ̄.
 #
-# **Contract.**
+# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
 #
 # * **Reset flag:** $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan` ($a_t$ unread where it is set).
 # * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$,
@@ -110,7 +116,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # </details>
 
 # %% [markdown]
-# **What your kernel does**, part by part. The hints below hold the code.
+# **What your kernel does**, part by part. The hints below hold the key lines.
 #
 # * **Part 1, the loop.** One program per row walks the row's chunks of `chunk` steps, from the
 #   last to the first. It carries one number from chunk to chunk, $v$ at the first step of the
@@ -244,9 +250,11 @@ for resets in (True, False):
 # # must print [[1.71875, 1.4375, 1.75, 1.5, 2.0]], twice
 # ```
 #
-# `[[1.625, 1.25, 1.5, 1.0, 2.0]]` with `chunk=2` means the carry came from the chunk's last lane:
-# the chunk before needs $v$ at the chunk's first step. Any other difference between the two lines is
-# a carry slip too.
+# `[[1.625, 1.25, 1.5, 1.0, 2.0]]` with `chunk=2` comes from the carry taken at the chunk's last lane,
+# `carry = tl.sum(tl.where(t == ci * CHUNK + CHUNK - 1, vs, 0.0), 0)`. In the row's last chunk that
+# lane is padding, so the first carry is 0. The chunk before needs $v$ at the chunk's first step.
+# Any other difference between the two lines is a carry slip too (that lane clamped to $T-1$ prints
+# other numbers).
 #
 # </details>
 #

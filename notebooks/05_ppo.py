@@ -23,7 +23,7 @@
 # * **Needs:** notebook 02; 00b (grids and masked loads) for the kernel exercise `two_stage_mean`.
 #   No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
-#   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
 #   `two_stage_mean` (which builds on section 3). The rest can wait.
 #
@@ -713,10 +713,10 @@ assert _dual(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1) != _capped(_rho
 #   the lanes of two blocks (2048) instead of by $n$ gives 0.50048828125.
 # * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out. If the
 #   second stage counts the partials the same way, the means are about 838.4512 and 0.9990244.
-#   (These are the two full blocks of `arange`, 2096128, over 2500, and 1024 ones over 1025.) If
-#   it counts `triton.cdiv(n, BLOCK)` partials allocated with `torch.empty`, the last one is never
-#   stored. The mean then reads whatever that memory held: garbage, or a plausible wrong number
-#   where it happened to be 0 (838.45 again), and it may change from call to call.
+#   (These are the two full blocks of `arange`, 2096128, over 2500, and 1024 ones over 1025.)
+# * The same short grid, with the second stage counting `triton.cdiv(n, BLOCK)` partials allocated
+#   with `torch.empty`: the last partial is never stored, so the mean reads whatever that memory
+#   held, and it may change from call to call.
 #
 # ```python
 # print(exercises.guarded(two_stage_mean, torch.arange(2500.0, device=DEVICE)).item(),

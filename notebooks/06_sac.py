@@ -22,7 +22,7 @@
 # * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebook 03 (the exercise starts from its `td_lambda_prologue`, copied here). No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
-#   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4 and the checked exercise `soft_lambda_targets`. The rest (the
 #   replay bias of section 5 included) can wait.
 #
@@ -686,10 +686,9 @@ assert "H100" in _head and "H200" not in _head  # "on an H100": named in the fil
 #   Hint 2 writes the formulas out for this task.
 #
 # **Edge cases:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
-# select them away with `tl.where`. The window's last step must reset: the checker's cases marked
-# "past the window" start the scan from $y_T = 100$, not 0, and only the cut keeps it out.
-# $a_t = 0$ also works at the last step, because the value carried in from past the window is
-# finite ($y_T = 100$ in the checker), unlike a NaN.
+# select them away with `tl.where`. The window's last step must stop the trace: the checker's cases
+# marked "past the window" start the scan from $y_T = 100$, not 0. A reset stops it; so does
+# $a_t = 0$ there, because what it multiplies, $y_T = 100$, is finite, unlike a NaN.
 #
 # **Other forms the checker accepts:** the copied prologue's plain $a_t = \gamma\lambda$ (a reset
 # never reads $a_t$), and the last step's $a_t = 0$ above.

@@ -24,7 +24,7 @@
 # * **Needs:** notebook 05 (and 04's Retrace for the second open question); 00b (grids, masked
 #   loads, a chunk loop) for the kernel exercise `awac_weights`. No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
-#   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1, 2 and 4, and the checked exercises `awr_weights` (notebook 05's
 #   harness) and `awac_weights` (a kernel of your own). The rest can wait.
 #

@@ -274,7 +274,8 @@ def draw_ranks(sent, gathered, across, title):
 draw_ranks(lambda r: f"$(A_{r}, B_{r}, \\mathrm{{reset}}_{r})$",
            "all_gather: every rank gets every map (a few numbers per row per rank)",
            lambda r: f"carry $c_{r - 1}$ composed from ranks > {r - 1}",
-           title="A reverse scan across three ranks: maps up, carries back (no rank waits for another's scan)")
+           title="A reverse scan across three ranks: the maps gathered, each carry composed on its rank\n"
+                 "(the wait is two passes deep, the maps then the scans, not one per rank)")
 
 # %% [markdown]
 # ## 5. Two processes, started from this notebook
@@ -428,10 +429,11 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 # holds steps 0–1, rank 1 steps 2–3, rank 2 steps 4–5. One process gives
 # $g = 1,\ 1.5,\ 1.75,\ 1.875,\ 1.9375,\ 1.96875$.
 #
-# Two directions meet here. The forward carry $c_r$ is rank $r+1$'s first output: it travels back
-# into rank $r$. The gradients travel from earlier steps into later ones. In the drawing, $g_t$ is
+# Two directions meet here. The forward carry $c_r$ equals rank $r+1$'s first output, and rank $r$
+# reads it: the forward runs back in time. No rank sends $c_r$: rank $r$ composes it from the
+# gathered maps. The gradients run from earlier steps into later ones. In the drawing, $g_t$ is
 # the gradient at step $t$, and $x_{r+1} = \partial L/\partial c_r$ is what enters rank $r+1$ from
-# the ranks before it: the gradient of the carry $c_r$ it sent.
+# the ranks before it: the gradient of $c_r$, rank $r+1$'s first output.
 #
 # ```text
 #              rank 0: steps 0 1              rank 1: steps 2 3              rank 2: steps 4 5
@@ -441,16 +443,16 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 #
 # 1. **Pass 1:** each rank runs its backward alone, with nothing entering it. Each gets $1,\ 1.5$:
 #    right on rank 0, which nothing enters, too small on ranks 1 and 2. Each rank also gets the
-#    gradient into its own carry, $s_r$, which it sends. The carry reaches the rank's last step
-#    through $y = b + a\,c_r$, so $s_r = 0.5 \cdot 1.5 = 0.75$ on every rank.
-# 2. **Exchange 1, then compose:** the ranks gather their $s_r$, one number per row. What enters
-#    the next rank is $x_{r+1} = s_r + A_r\,x_r$, with the forward map's $A_r$:
-#    * $x_1 = s_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$);
-#    * $x_2 = s_1 + A_1 x_1 = 0.75 + 0.25 \cdot 0.75 = 0.9375$, with $A_1 = a_2 a_3 = 0.25$.
+#    gradient into its own carry, $\sigma_r$, which it sends. The carry reaches the rank's last step
+#    through $y = b + a\,c_r$, so $\sigma_r = 0.5 \cdot 1.5 = 0.75$ on every rank.
+# 2. **Exchange 1, then compose:** the ranks gather their $\sigma_r$, one number per row. What enters
+#    the next rank is $x_{r+1} = \sigma_r + A_r\,x_r$, with the forward map's $A_r$:
+#    * $x_1 = \sigma_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$);
+#    * $x_2 = \sigma_1 + A_1 x_1 = 0.75 + 0.25 \cdot 0.75 = 0.9375$, with $A_1 = a_2 a_3 = 0.25$.
 #
 #    Why: $x_{r+1}$ is the gradient that reaches $c_r$, rank $r+1$'s first output, through the
 #    ranks that read it, ranks 0 to $r$. (Rank $r+1$'s own $dy$ at that output adds to it in
-#    pass 2.) One part, $s_r$, comes from rank $r$'s own $dy_t$. The other comes from the ranks
+#    pass 2.) One part, $\sigma_r$, comes from rank $r$'s own $dy_t$. The other comes from the ranks
 #    before: their gradient $x_r$ lands on rank $r$'s first output, $B_r + A_r\,c_r$, so it
 #    reaches $c_r$ times $A_r$.
 # 3. **Pass 2:** ranks 1 and 2 rerun their backward with $x_r$ added at their first step. Rank 1
@@ -480,15 +482,15 @@ def rank_backward(lo, hi, x_in):
 
 ranks = [(0, 2), (2, 4), (4, 6)]  # the steps [lo, hi) of ranks 0, 1 and 2
 pass1 = [rank_backward(lo, hi, 0.0) for lo, hi in ranks]  # pass 1: each rank alone
-sent = [d_carry for _, d_carry in pass1]  # s_r: the gradient into each rank's carry
+sent = [d_carry for _, d_carry in pass1]  # σ_r: the gradient into each rank's carry
 A_fwd = [a6[:, lo:hi].prod(-1) for lo, hi in ranks]  # each rank's forward map's A
 x = [torch.zeros(1, dtype=torch.float64)]  # x_0: nothing enters rank 0
 for r in (0, 1):  # exchange 1, composed
-    x.append(sent[r] + A_fwd[r] * x[r])  # x_{r+1} = s_r + A_r x_r
+    x.append(sent[r] + A_fwd[r] * x[r])  # x_{r+1} = σ_r + A_r x_r
 grads = [pass1[0][0]] + [rank_backward(*ranks[r], x[r])[0] for r in (1, 2)]  # pass 2 (nothing enters rank 0)
 print("one process:  ", b6.grad[0].tolist())
-print("pass 1, alone:", [g[0].tolist() for g, _ in pass1], " s_r =", [v.item() for v in sent])
-print(f"x_1 = s_0 = {x[1].item()};  x_2 = s_1 + A_1 x_1 = {sent[1].item()} + {A_fwd[1].item()} · {x[1].item()}"
+print("pass 1, alone:", [g[0].tolist() for g, _ in pass1], " σ_r =", [v.item() for v in sent])
+print(f"x_1 = σ_0 = {x[1].item()};  x_2 = σ_1 + A_1 x_1 = {sent[1].item()} + {A_fwd[1].item()} · {x[1].item()}"
       f" = {x[2].item()}")
 print("pass 2:       ", [g[0].tolist() for g in grads])
 assert torch.equal(torch.cat(grads, -1), b6.grad)
@@ -543,19 +545,19 @@ assert "routed = gather(zeros if d_boundary is None else" in bwd_src  # exchange
 # (the kernels alone). Each rank holds the steps of one shape: 1,048,576 on the long row, so two
 # ranks hold 2,097,152.
 #
-# **What each column isolates.** No column includes the wire: nothing crosses a network. The
-# notebook's names come first, the file's column in quotes:
+# **What each column isolates.** Nothing crosses a network. The notebook's names come first, the
+# file's column in quotes:
 #
-# * **plain call** ("one device"): the plain call on the rank's steps, no `time_group=`;
-# * **split (`time_group=`), no wire** ("2 ranks, local gather"): the process plays rank 0 of two
-#   ranks that hold the same steps. The `all_gather` is replaced by a local copy, so everything a
-#   rank runs is timed except the wire;
-# * **split through NCCL, 1 rank** ("NCCL, 1 rank"): the split through real NCCL collectives, in a
-#   group of one rank. It shows what NCCL itself adds with no link crossed: on every line it is
-#   slower than the split with no wire (1.64 ms against 1.31 ms on the first);
-# * **gather + one call, no wire** ("gather, one call"): the alternative. The whole row is gathered
-#   (here by a local copy: the rank's steps twice), one plain call runs on it, and the rank keeps
-#   its slice. That call reads twice the steps of the plain call's.
+# | name ("file's column") | what is timed | wire included? |
+# |---|---|---|
+# | **plain call** ("one device") | the plain call on the rank's steps, no `time_group=` | none needed |
+# | **split (`time_group=`), no wire** ("2 ranks, local gather") | everything rank 0 of two ranks (holding the same steps) runs; each `all_gather` is a local copy | no |
+# | **split through NCCL, 1 rank** ("NCCL, 1 rank") | the split through real NCCL collectives, in a group of one rank | NCCL's calls, but no link crossed |
+# | **gather + one call, no wire** ("gather, one call") | the alternative: the whole row gathered (a local copy: the rank's steps twice), one plain call on it, the rank's slice kept | no |
+#
+# The split through NCCL shows what NCCL itself adds: on every line it is slower than the split
+# with no wire (1.64 ms against 1.31 ms on the first). The gather's one call reads twice the steps
+# of the plain call's.
 #
 # **Where the split's time goes.** On all eight lines of the file, a call with `time_group=` takes
 # 0.86–4.5 ms of wall time, against 25–620 µs on one device. Most of that is the host's, since the
@@ -637,13 +639,14 @@ for line in cost_lines:
 #
 # Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
 # bytes per second, they take about 9.4/B ms. With W ranks, the gather costs its call plus
-# (W − 1) × 9.4/B ms; the split is assumed to stay at its measured 1.31 ms.
+# (W − 1) × 9.4/B ms. The split is assumed to stay at one of its two measured times: 1.31 ms with
+# no wire, or 1.64 ms through NCCL in a group of one rank (NCCL's own cost, still no link).
 #
 # * **2 ranks:** each rank receives 9 MB. The gather costs its measured 0.11 ms plus 9.4/B ms.
-#   That equals the split's 1.31 ms at B ≈ 7.9 GB/s (derived).
+#   That equals the split's 1.31 ms at B ≈ 7.9 GB/s, and its 1.64 ms at B ≈ 6.2 GB/s (derived).
 # * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
 #   with the steps it reads: 4 times 0.11 ms, about 0.46 ms (derived). They are equal at
-#   B ≈ 78 GB/s (derived).
+#   B ≈ 78 GB/s against 1.31 ms, and B ≈ 56 GB/s against 1.64 ms (derived).
 #
 # The estimate gives the split its own wire for free: its three small exchanges.
 #
@@ -710,6 +713,10 @@ assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20
 # the general form: the gather costs (W / 2) x its measured call plus (W - 1) x 9.4/B ms; it gives both W's B
 _equal_B = lambda W: (W - 1) * _gather_bytes / ((local_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
 assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)
+# the same, the split taken at its NCCL figure (1.64 ms): "B ≈ 6.2 GB/s" (2 ranks), "B ≈ 56 GB/s" (8 ranks)
+_nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
+_equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
+assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)
 # the split through NCCL, 1 rank: slower than the split with no wire on every line; "1.64 ms against 1.31 ms" on the first
 assert all(r[2][0] > r[1][0] for r in cost.values())
 assert (round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2), round(local_wall / 1e3, 2)) == (1.64, 1.31)
@@ -861,9 +868,6 @@ exercises.attempt("segment_carries", segment_carries)
 # If a check still fails, `print(exercises.fix("gae_segment_map"))` shows what to change.
 #
 # </details>
-#
-# With `segment_carries` above, these maps give every rank its carry, and the rank's own scan from
-# it gives its advantages: section 5's two processes, by hand.
 
 # %%
 def gae_segment_map(rewards, values, terminated, next_first_value, gamma, lam):
@@ -872,6 +876,51 @@ def gae_segment_map(rewards, values, terminated, next_first_value, gamma, lam):
 
 # %%
 exercises.attempt("gae_segment_map", gae_segment_map)
+
+# %% [markdown]
+# **The two exercises together:** your maps for section 5's two ranks, your carries from them, and
+# each rank's scan from its carry must give section 5's one-process `adv`.
+
+# %%
+# Stand-ins from the package, used only while your functions are still the starters
+def map_by_package(rewards, values, terminated, next_first_value, gamma, lam):
+    """B is rl.gae's first advantage with a carry of 0; A and reset as the exercise defines them."""
+    B = rl.gae(rewards, values, gamma=gamma, lambda_=lam, terminated=terminated, bootstrap_value=next_first_value)[0][:, 0]
+    return np.full(len(B), (gamma * lam) ** rewards.shape[1]), B, terminated.any(axis=1)
+
+
+def carries_by_package(A, B, reset, initial):
+    """The maps composed by rl.linear_scan, a reset as a = 0 (which it selects): y at each segment's first step."""
+    y = rl.linear_scan(np.where(reset, 0.0, A), B, initial=initial)
+    return np.concatenate([y[:, 1:], initial[:, None]], axis=1)  # segment s's carry: y at segment s + 1's first step
+
+
+def yours_or_package(name, yours, package, calls):
+    """Your function on each call's arguments; the package's stand-in while yours is still the starter."""
+    try:
+        if yours is None:
+            raise NotImplementedError
+        return [yours(*args) for args in calls]
+    except NotImplementedError:
+        print(f"(your {name} is not done yet: using {package.__name__}, from the package)")
+        return [package(*args) for args in calls]
+
+# %%
+R, V, TERM = (rollout[k].numpy() for k in ("rewards", "values", "terminated"))
+spans = list(zip(rollout["bounds"], rollout["bounds"][1:]))  # each rank's steps [lo, hi)
+nexts = [V[:, hi] if hi < steps else rollout["bootstrap"].numpy() for _, hi in spans]  # what the "ends" exchange brings
+maps_ = yours_or_package("gae_segment_map", gae_segment_map, map_by_package,
+                         [(R[:, lo:hi], V[:, lo:hi], TERM[:, lo:hi], n, 0.99, 0.95) for (lo, hi), n in zip(spans, nexts)])
+A_s, B_s, reset_s = (np.stack(column, axis=1) for column in zip(*maps_))  # each (rows, ranks)
+no_carry = np.zeros(len(B_s))  # after the row's last step: bootstrap_value entered its delta, not the carry
+(carries_s,) = yours_or_package("segment_carries", segment_carries, carries_by_package, [(A_s, B_s, reset_s, no_carry)])
+own_scans = []
+for (lo, hi), n, c in zip(spans, nexts, carries_s.T):  # each rank scans its own steps from its carry
+    v_next = np.concatenate([V[:, lo + 1:hi], n[:, None]], axis=1)
+    delta = R[:, lo:hi] + np.where(TERM[:, lo:hi], 0.0, 0.99 * v_next) - V[:, lo:hi]
+    own_scans.append(rl.linear_scan(np.where(TERM[:, lo:hi], 0.0, 0.99 * 0.95), delta, initial=np.ascontiguousarray(c)))
+assert np.allclose(np.concatenate(own_scans, axis=1), adv.detach().numpy(), rtol=1e-12, atol=1e-12)
+print("the maps, composed into carries, then each rank's scan from its carry = section 5's one-process adv")
 
 # %% [markdown]
 # Without a checker:
@@ -888,8 +937,8 @@ exercises.attempt("gae_segment_map", gae_segment_map)
 #    rank compose, and where does `initial` enter?
 #
 # 3. Why not send each rank's *first output* to the rank before it instead of its map? For 8
-#    ranks, count the segment scans that must wait for another rank's scan before they can start,
-#    each way, and how many scans then run one after another.
+#    ranks, count the passes over a segment's steps (a map or a scan) that run one after another,
+#    each way.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -314,10 +314,16 @@ assert err < 1e-12
 # Inside, the call is a reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$
 # over the policy tokens, where a masked token is the identity map. One more piece is needed:
 # $\delta_t$ reads $V(s_{t+1})$ at the next *unmasked* token, which may lie across a hole. Finding
-# that value is a second reverse scan, a *look-ahead*. The package runs it for you. On a GPU it
-# runs inside the scan's own launch (or its two, under a time split), except when a backward will
-# read it (an input needs a gradient) or a time split needs three launches: then one extra launch
-# computes it first. The exercise `token_gae_pairs` builds it with a second `rl.linear_scan`.
+# that value is a second reverse scan, a *look-ahead*. The package runs it for you. The exercise
+# `token_gae_pairs` builds it with a second `rl.linear_scan`.
+#
+# <details><summary>Details, for maintainers: where the look-ahead runs on a GPU</summary>
+#
+# It runs inside the scan's own launch (or its two, under a time split), except in two cases: a
+# backward will read it (an input needs a gradient), or a time split needs three launches. Then
+# one extra launch computes it first.
+#
+# </details>
 #
 # The cell runs both backends, `"auto"` (the PyTorch path on a CPU) and `"triton"` (the kernel),
 # and checks every policy token against the loop to 1e-12 in float64.

@@ -225,11 +225,10 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # store:  sent: the program goes on at once, and the bytes reach memory behind it
 # ```
 #
-# Stores still use bandwidth, so the floor counts them. At the floor a step's 17 bytes move at the
-# copy bandwidth, which counts the bytes read plus the bytes written, so its 9 bytes of loads
-# arrive at 9/17 of it. A store is fire-and-forget: only
-# the loads must be kept in flight, so 9/17 of the copy bandwidth is the bandwidth Little's law
-# needs.
+# So only the loads must be kept in flight. Stores still use bandwidth, so the floor counts them.
+# At the floor a step's 17 bytes move at the copy bandwidth, which counts the bytes read plus the
+# bytes written, so its 9 bytes of loads arrive at 9/17 of it. That 9/17 of the copy bandwidth is
+# the bandwidth Little's law needs.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
@@ -428,7 +427,9 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   a second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033
 #   ms after. At 64×16384 the planner does not split: a row has 16 wide chunks, under its
 #   32 (0.3). So each of the 64 programs walks 16 chunks of 1024 steps in series, and the package
-#   stays slow: 13 % of the floor.
+#   stays slow: 13 % of the floor. A chunk that wide gets 4 warps, one per 256 steps, not Rule 2's
+#   one: between loads they wait for each other at barriers
+#   ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
 # out so that it needs no flip of the lanes, is [notebook 13c](13c_inside_the_package.ipynb)'s
@@ -448,6 +449,8 @@ assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 
 wide = tile_plan(64, 16384)  # too few programs, and rows of only 16 wide chunks: no split
 assert (wide["row_programs"], wide["segments"], wide["block"], 16384 // wide["block"]) == (64, 1, 1024, 16)
 assert 16384 // wide["block"] < Config().split_min_chunks == 32  # "16 wide chunks, under its 32"
+assert wide["warps"] == wide["block"] // 256 == 4  # "4 warps, one per 256 steps" (plan._tile: "a warp per 256")
+assert "a warp per 256" in " ".join(plan._tile.__doc__.split())
 slow = committed("gae", 64, 16384)
 assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of the floor"
 

@@ -793,8 +793,9 @@ assert round(1.86 / 0.033) == 56  # "about 56 times faster"
 # `TRITON_INTERPRET=1` before you hand in.
 #
 # **The kernel and its chunk loop.** The package's scan kernel is `scan._scan_kernel`, about 70
-# lines. It walks the chunks of its rows in `scan._walk`, whose lines notebook 00c, section 3,
-# set beside your `hooked_scan`'s in a table. Two folded cells below are for reading that source:
+# lines. It walks the chunks of its rows in `scan._walk`. Notebook 00c, section 3, names the line
+# of `_walk` that does each part of your `hooked_scan`, and section 6.1 below copies those lines
+# whole. Two folded cells below are for reading that source:
 # the first lists the kernel's arguments (and prints the kernel if you set `SHOW_KERNEL = True`),
 # the second prints `_walk` with its counterpart in your kernel above each line. Nothing after
 # them needs them.
@@ -834,7 +835,7 @@ assert "_walk(" in kernel_src  # the chunk loop, below
 # <details><summary>For maintainers: <code>_walk</code> beside your kernel (the second folded
 # cell)</summary>
 #
-# The cell prints the lines of `scan._walk` that notebook 00c, section 3's table sets beside your
+# The cell prints the lines of `scan._walk` that section 6.1's table sets beside your
 # `hooked_scan`, each under a `# yours:` comment that names its counterpart; `...` marks lines left
 # out. The other names in the printout:
 #
@@ -925,6 +926,62 @@ assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_s
 # $\min(\rho x, c x)\,s = \min(\rho x s, c x s)$ for $s > 0$.
 #
 # </details>
+
+# %% [markdown]
+# ### 6.1 Your kernel's lines in the package's chunk loop
+#
+# Notebook 00c, section 3, names the line of `_walk` that does each part of your `hooked_scan`.
+# Here are those lines whole, each beside yours:
+#
+# | your line in `hooked_scan` | the package's line in `scan._walk` |
+# | --- | --- |
+# | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
+# | `a, b, reset = PROLOGUE(X, P, offs, t, m, T)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
+# | `a = tl.where(m, a, 1.0)`<br>`b = tl.where(m, b, 0.0)`<br>`reset = reset & m` | `a = tl.where(valid, a, 1.0).to(ACC)`<br>`b = tl.where(valid, b, 0.0).to(ACC)`<br>`reset = reset & valid` |
+# | `a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`<br>`y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
+# | `tl.store(Y + offs, y, mask=m)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
+# | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
+#
+# The fold "`_walk` beside your kernel", above, names most of the other names. Four more:
+#
+# * `k` counts the chunks in the order the loop walks them. `tl.range` is Triton's `range`. A
+#   reverse scan walks chunk `n_chunks - 1 - k`, from the row's end, as your loop does.
+# * `PROLOGUE` and `EPILOGUE` are the hooks, `tl.constexpr` arguments as in your `hooked_scan`.
+# * `.to(ACC)` casts to `ACC`, the dtype the scan computes in.
+# * `_scan_chunk` does your scan with `scan.combine`, then your select on `carry`. Of the six
+#   values it returns, `y` is the chunk's outputs and `after` the carry for the next chunk walked.
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 6.1's table and its names, in the package's source (CI runs them; skip when reading)
+import glob  # noqa: E402
+import json  # noqa: E402
+
+# the table, read from the markdown cells in this notebook's file (or a renamed copy's), so that it has one source;
+# a cell holding several lines joins them with <br>
+_found = glob.glob(os.path.join(ROOT, "notebooks", "13c_*.ipynb"))
+with open(min(_found, key=lambda p: (os.path.basename(p) != "13c_inside_the_package.ipynb", p)), encoding="utf-8") as f:
+    (WALK_TABLE,) = ["".join(cell["source"]) for cell in json.load(f)["cells"] if cell["cell_type"] == "markdown"
+                     and "| your line in `hooked_scan` | the package's line in `scan._walk` |" in "".join(cell["source"])]
+assert "### 6.1 Your kernel's lines in the package's chunk loop" in WALK_TABLE
+_rows = re.findall(r"^\| (`.*`) \| (`.*`) \|$", WALK_TABLE, re.M)
+assert len(_rows) == 6  # the loop, the prologue, the padding, the scan and the select, the store, the carry
+# each right-hand entry is a whole line of _walk: the eight lines of the printout above, in _walk's order
+assert [theirs.strip("`") for _, cell in _rows for theirs in cell.split("<br>")] == walk_table
+# the chunk loop comes first, and every other line is inside it, indented deeper
+_lines = walk_src.splitlines()
+_at = [next(i for i, line in enumerate(_lines) if line.strip() == theirs) for theirs in walk_table]
+_indent = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+assert all(_indent(_lines[i]) > _indent(_lines[_at[0]]) for i in _at[1:])
+# k: the chunks in walking order; a reverse scan walks chunk n_chunks - 1 - k
+assert "c = n_chunks - 1 - k" in walk_code and "Scan chunks ``k_start`` ... ``k_end - 1``" in walk_src
+# the hooks and ACC are tl.constexpr arguments of _walk
+assert all(f"{name}: tl.constexpr" in walk_src for name in ("PROLOGUE", "EPILOGUE", "ACC"))
+# _scan_chunk returns six values, y first and after third; it scans with scan.combine and selects on the carry
+_returned = [name.strip() for name in walk_table[5].split(" = ")[0].split(",")]
+assert len(_returned) == 6 and _returned[0] == "y" and _returned[2] == "after"
+assert "tl.associative_scan(" in chunk_src and ", combine)" in chunk_src
+assert "tl.where(r, b, b + a * c_in)" in inspect.getsource(getattr(scan._value, "fn", scan._value))
+assert "the chunk's composed map (a, b, reset)" in chunk_src  # c_a, c_b, c_r, as the fold above says
 
 # %% [markdown]
 # ## 7. Across devices: the backward, and what crosses the wire

@@ -97,6 +97,21 @@ def test_vtrace_kernel_s_hint_3_names_what_a_swapped_combine_prints(tmp_path):
     assert "(1.5, 1.5, 2)" in (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
 
 
+def test_vtrace_kernel_s_hint_3_names_what_a_carry_from_the_last_lane_prints(tmp_path):
+    """04c's Hint 3 (round 62): the carry taken at the chunk's last lane, unclamped (padding in the row's last
+    chunk, so the first carry is 0), prints (1.625, 1.25, 1.5, 1.0, 2.0) on its five-step row at chunk 2."""
+    last_lane = with_edits("vtrace_kernel", [("carry = tl.sum(tl.where(t == ci * CHUNK, vs, 0.0), 0)",
+                                              "carry = tl.sum(tl.where(t == ci * CHUNK + CHUNK - 1, vs, 0.0), 0)")],
+                           tmp_path)
+    one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731
+    ones5 = one_row(1.0, 1.0, 1.0, 1.0, 1.0)
+    vs, _ = last_lane(torch.log(one_row(2.0, 0.5, 1.0, 0.5, 1.0)), ones5, ones5, one_row(1.0, 1.0, 1.0, 1.0, 2.0),
+                      one_row(False, False, False, False, False), 0.5, 1.0, 1.0, 2)
+    np.testing.assert_allclose(vs.cpu().numpy(), [[1.625, 1.25, 1.5, 1.0, 2.0]], rtol=1e-6)
+    assert "`carry = tl.sum(tl.where(t == ci * CHUNK + CHUNK - 1, vs, 0.0), 0)`" in \
+        (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
+
+
 def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
     """04c's Hint 3 (a cold review): v_2 = 1 comes from b at the window's last step not in its end form (it kept
     -gamma c V'). The flag missing there, with b in its end form, still gives v_2 = 2: the carry into that step is
