@@ -526,9 +526,25 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | the store | `EPILOGUE(...)` |
 # | the carry | `carry = after`, the carry that `_scan_chunk` returns |
 #
+# The next cell prints those lines of `_walk`, in its order, each beside the part of yours it is.
 # The other lines of `_walk` serve speed, long rows and the features of later notebooks.
 # [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
-# copies each of these lines whole, beside yours, and names the rest.
+# names the rest.
+
+# %%
+import inspect
+
+from rltriton_lite import scan
+
+PARTS = [("PROLOGUE(", "the prologue's call"), ("tl.where(valid, a", "the padding"),
+         ("tl.where(valid, b", "the padding"), ("reset & valid", "the padding"),
+         ("_scan_chunk(", "the scan and the select"), ("EPILOGUE(", "the store"), ("carry = after", "the carry")]
+walk_src = [line.strip() for line in inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()]
+shown = [(line, part) for line in walk_src for key, part in PARTS if key in line]
+for line, part in shown:  # (two prologue calls: the second also hands it a look-ahead, notebook 12's)
+    print(f"{part:24s} | {line}")
+assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the padding"] * 3 + [
+    "the scan and the select", "the store", "the carry"]  # the table's order
 
 # %% [markdown]
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*

@@ -555,8 +555,9 @@ assert "routed = gather(zeros if d_boundary is None else" in bwd_src  # exchange
 # | **split through NCCL, 1 rank** ("NCCL, 1 rank") | the split through real NCCL collectives, in a group of one rank | NCCL's calls, but no link crossed |
 # | **gather + one call, no wire** ("gather, one call") | the alternative: the whole row gathered (a local copy: the rank's steps twice), one plain call on it, the rank's slice kept | no |
 #
-# The split through NCCL shows what NCCL itself adds: on every line it is slower than the split
-# with no wire (1.64 ms against 1.31 ms on the first). The gather's one call reads twice the steps
+# The split through NCCL shows what NCCL itself adds: each `all_gather` goes through NCCL's calls,
+# though a group of one rank sends nothing over a link. On every line its wall time is above the
+# split's with no wire (1.64 ms against 1.31 ms on the first); its GPU time is not always. The gather's one call reads twice the steps
 # of the plain call's.
 #
 # **Where the split's time goes.** On all eight lines of the file, a call with `time_group=` takes
@@ -717,8 +718,9 @@ assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)
 _nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
 _equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
 assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)
-# the split through NCCL, 1 rank: slower than the split with no wire on every line; "1.64 ms against 1.31 ms" on the first
-assert all(r[2][0] > r[1][0] for r in cost.values())
+# the split through NCCL, 1 rank: its wall time above the split's with no wire on every line; "1.64 ms against 1.31 ms"
+# on the first; "its GPU time is not always" (above it)
+assert all(r[2][0] > r[1][0] for r in cost.values()) and any(r[2][1] < r[1][1] for r in cost.values())
 assert (round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2), round(local_wall / 1e3, 2)) == (1.64, 1.31)
 # the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
@@ -968,3 +970,7 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 # * The backward is the transposed scan, forwards in time: each rank's gradient enters from the
 #   ranks before it, in two exchanges of one number per row per rank. PPO, which computes its
 #   advantages without gradients, needs none of it.
+#
+# * Gather the rows, then make one call: that is the default, faster by both clocks. Use
+#   `time_group=` for gradients through the advantages, batches too big to gather, or many ranks on
+#   a slow link.
