@@ -678,7 +678,8 @@ print("linear_scan matches the loop, reverse and forward")
 # package runs it with the same kernel and `reverse=False`. The code below puts $a_{-1} = 0$,
 # section 5's reset form, so that $g_0 = dy_0$.
 #
-# The next cell checks the fold's case, $T = 3$, with autograd on the plain loop.
+# The next cell checks, with autograd on the plain loop, a case of $T = 3$ steps, worked by hand
+# in the fold below.
 #
 # <details><summary>Details: the transposed scan by hand, T = 3</summary>
 #

@@ -302,10 +302,33 @@ assert error > 0.1  # the wrong order gives wrong values
 # where the order changes the result, so test a combine on random values.
 #
 # Now the reverse scan. With `reverse=True`, `tl.associative_scan` calls
-# `combine(later run, earlier run)`, as 00's order rule says, so `affine_combine` serves returns
-# unchanged. On four steps with $a_t = 0.5$, each step $t$ gets $(A_t, B_t)$ (`a_s`, `b_s` in code,
-# `s` for scanned), the map of the steps from $t$ to the block's end: $A_t = 0.5^{4-t}$, and
-# $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$.
+# `combine(later run, earlier run)`, as 00's order rule says. The next cell replays such a scan as
+# a tree on text labels, where `'s3 s2'` means step 3, then step 2.
+
+# %%
+def tree_reverse_scan(xs, combine, show=False):
+    """A reverse scan as a tree (Hillis–Steele): in round k, element t takes combine(element t + k, element t)."""
+    xs, k, calls = list(xs), 1, []
+    while k < len(xs):
+        new = list(xs)
+        for t in range(len(xs) - k):
+            new[t] = combine(xs[t + k], xs[t])  # the first operand: element t + k; the second: element t
+            calls.append((xs[t + k], xs[t]))
+            if show:
+                print(f"round k={k}: combine(first={xs[t + k]!r}, second={xs[t]!r}) -> {new[t]!r}")
+        xs, k = new, 2 * k
+    return xs, calls
+
+
+runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, second: first + " " + second, show=True)
+print("result:", runs)
+assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), ("s3", "s2 s1")]
+assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
+
+# %% [markdown]
+# So `affine_combine` serves returns unchanged. On four steps with $a_t = 0.5$, each step $t$
+# gets $(A_t, B_t)$ (`a_s`, `b_s` in code, `s` for scanned), the map of the steps from $t$ to the
+# block's end: $A_t = 0.5^{4-t}$, and $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$.
 
 # %%
 @triton.jit
@@ -327,6 +350,32 @@ for t in reversed(range(4)):
     b_hand[t] = b_in[t].item() + 0.5 * b_hand[t + 1]
 assert a_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(b_s.cpu(), b_hand[:4])
 print("A_t:", a_s.tolist(), " B_t:", b_s.tolist())
+
+# %% jupyter={"source_hidden": true}
+# Checks: with reverse=True, tl.associative_scan's first operand is the run later in time, and the tree above gives reverse_maps_kernel's (A_t, B_t) (CI runs them; skip when reading)
+# A combine that keeps its first operand (associative, not commutative) shows which run that is:
+# every lane ends up holding the first operand of its run. Triton's own test_scan2d (get_first_element)
+# expects the same of a compiled scan.
+@triton.jit
+def _keep_first(x1, x2):
+    return x1
+
+
+@triton.jit
+def _keep_first_kernel(X, OUT, REVERSE: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _keep_first, reverse=REVERSE))
+
+
+steps_ = torch.tensor([0.0, 1.0, 2.0, 3.0], device=DEVICE)  # lane t holds step t
+for reverse_, kept in ((True, [3.0] * 4), (False, [0.0] * 4)):
+    out_ = torch.empty_like(steps_)
+    _keep_first_kernel[(1,)](steps_, out_, REVERSE=reverse_, BLOCK=4)
+    assert out_.tolist() == kept  # reverse: step 3, the latest, is every run's first operand; forward: step 0
+
+# the same tree on reverse_maps_kernel's numbers, with affine_combine's own body, gives the kernel's (A_t, B_t)
+maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda first, second: affine_combine.fn(*first, *second))
+np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)
 
 # %% [markdown]
 # **Exercise `block_scan`.** Compute the discounted return of one row,
@@ -597,61 +646,13 @@ exercises.attempt("chunked_scan", chunked_scan)
 # %% [markdown]
 # ## Appendix: behind the scenes
 #
-# Nothing here is needed for the exercises. It covers the order rule seen inside a scan, and why
-# arithmetic on loaded bool flags goes wrong. The last appendix, after this one, holds the GPU
-# notes. The folded cells are checks that CI runs.
+# Nothing here is needed for the exercises. It covers why arithmetic on loaded bool flags goes
+# wrong. The last appendix, after this one, holds the GPU notes. The folded cells are checks that
+# CI runs.
 #
 # ### The order rule, seen (section 2)
 #
-# With `reverse=True`, `tl.associative_scan` calls `combine(later run, earlier run)`, as 00's order
-# rule says. The next cell replays such a scan as a tree on text labels, where `'s3 s2'` means step
-# 3, then step 2. The folded check after it shows the same of `tl.associative_scan` itself.
-
-# %%
-def tree_reverse_scan(xs, combine, show=False):
-    """A reverse scan as a tree (Hillis–Steele): in round k, element t takes combine(element t + k, element t)."""
-    xs, k, calls = list(xs), 1, []
-    while k < len(xs):
-        new = list(xs)
-        for t in range(len(xs) - k):
-            new[t] = combine(xs[t + k], xs[t])  # the first operand: element t + k; the second: element t
-            calls.append((xs[t + k], xs[t]))
-            if show:
-                print(f"round k={k}: combine(first={xs[t + k]!r}, second={xs[t]!r}) -> {new[t]!r}")
-        xs, k = new, 2 * k
-    return xs, calls
-
-
-runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, second: first + " " + second, show=True)
-print("result:", runs)
-assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), ("s3", "s2 s1")]
-assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
-# the same tree on the numbers above, with affine_combine's own body, gives reverse_maps_kernel's (A_t, B_t)
-maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda first, second: affine_combine.fn(*first, *second))
-np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)
-
-
-# %% jupyter={"source_hidden": true}
-# Checks: with reverse=True, tl.associative_scan's first operand is the run later in time (CI runs them; skip when reading)
-# A combine that keeps its first operand (associative, not commutative) shows which run that is:
-# every lane ends up holding the first operand of its run. Triton's own test_scan2d (get_first_element)
-# expects the same of a compiled scan.
-@triton.jit
-def _keep_first(x1, x2):
-    return x1
-
-
-@triton.jit
-def _keep_first_kernel(X, OUT, REVERSE: tl.constexpr, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _keep_first, reverse=REVERSE))
-
-
-steps_ = torch.tensor([0.0, 1.0, 2.0, 3.0], device=DEVICE)  # lane t holds step t
-for reverse_, kept in ((True, [3.0] * 4), (False, [0.0] * 4)):
-    out_ = torch.empty_like(steps_)
-    _keep_first_kernel[(1,)](steps_, out_, REVERSE=reverse_, BLOCK=4)
-    assert out_.tolist() == kept  # reverse: step 3, the latest, is every run's first operand; forward: step 0
+# It moved to section 2: [the reverse scan](#2.-A-scan-of-one-block) prints it, step by step.
 
 # %% [markdown]
 # ### Arithmetic on loaded bool flags
@@ -723,10 +724,13 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # can check them on a CPU. [Notebook 00's GPU notes](00_associative_scan.ipynb#Appendix:-how-the-interpreter-and-the-GPU-differ)
 # say why the version matters. The folded cell is a check that CI runs.
 #
-# 1. **Python operators on blocks** (sections 1 and 2). In a kernel's body, the interpreter treats a whole
-#    block as one value, with no warning: `max(x, y)` returns one of the two blocks whole, and an
-#    `if` on a block **always takes its `if` branch**, for every lane, even when the condition is
-#    false in every lane. So if a kernel seems to ignore an `else`, look for an `if` on a block. A
+# 1. **Python operators on blocks** (sections 1 and 2). In a combine, write `tl.maximum` and
+#    `tl.where`, as in a kernel's body, never Python's `max` or `if`. Triton's forms for blocks are
+#    right whether a block or an element reaches them.
+#
+#    In a kernel's body, the interpreter treats a whole block as one value, with no warning:
+#    `max(x, y)` returns one of the two blocks whole, and an `if` on a block **always takes its
+#    `if` branch**, for every lane, even when the condition is false in every lane. So if a kernel seems to ignore an `else`, look for an `if` on a block. A
 #    GPU compile instead turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
 #    refuses the `if`. So Python's forms can be right on a GPU and wrong in the interpreter.
 #
@@ -734,10 +738,8 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #    pass such a combine. With `rltriton_lite` imported, the interpreter first hands the combine
 #    whole blocks. When a Python form asks whether a block is true, it falls back to single
 #    elements, where `max` and `if` work. Copied into a kernel's body, where a whole block reaches
-#    them, the same forms can fail or be silently wrong, as above. So write `tl.maximum` and
-#    `tl.where`, Triton's forms for blocks: they are right whether a block or an element reaches
-#    them, in a combine and in a body. The folded check below shows the interpreter's side of this
-#    note.
+#    them, the same forms can fail or be silently wrong, as above. The folded check below shows
+#    the interpreter's side of this note.
 # 2. **A loop variable whose type changes**, such as a carry started as `0`, from int32 to float32
 #    (the table's last row). A GPU compile refuses it, but the interpreter runs it. The checks
 #    compile your kernel for a GPU too, and say so.
