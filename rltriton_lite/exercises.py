@@ -2975,7 +2975,7 @@ def _pairs_do_the_scan(inputs, multiplier):
         with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:
             a, _ = fn(*args)
         _refuse(ex, "the probe", code, refused)
-        if not np.any(np.asarray(_as_numpy(a) if isinstance(a, torch.Tensor) else a, dtype=np.float64)):
+        if not np.any(np.asarray(_as_numpy(a), dtype=np.float64)):
             raise AssertionError(
                 f"{ex.name}: your a is 0 at every step, on a rollout with no episode end: linear_scan then does "
                 "nothing (y_t = b_t), and b holds the whole answer, computed before the scan. The task asks for "
@@ -4036,7 +4036,8 @@ def _hooked_scan_hint(args, bad, got, expected):
         if inputs[0].shape[-1] % chunk == 0:  # whole chunks: no padding lane, so the carry's start
             return _Whole(never + "This row is whole chunks, with no padding lanes: your carry does not start from "
                           "initial." + _fix(" Pass initial to the kernel and start the carry there: carry = START."))
-        return _Whole(never + "The case on whole chunks, initial = 10 too, passed: your carry starts from initial. "
+        return _Whole(never + f"The case on whole chunks, initial = {initial[0]:g} too, passed: your carry starts "
+                      "from initial. "
                       "Here the last chunk has padding lanes past T, and a reset flag left set there makes the "
                       "composed flag of every real step of that chunk set, so the carry (initial) is selected away."
                       + _fix(" Make the padding lanes the identity, the flag included: reset = reset & m."))
@@ -5091,8 +5092,7 @@ def _pg_termination_ignored(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got
     if not term.any():
         return None
     with np.errstate(all="ignore"):
-        vs = reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, next_values=nv,
-                              terminated=term)[0]
+        vs = _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar)[0]
         v_next = np.concatenate([vs[..., 1:], nv[..., -1:]], axis=-1)
         slip = np.minimum(rho_bar, np.exp(log_rhos)) * (r + gamma * v_next - v)
     seen = ~(term & (np.arange(r.shape[-1]) == r.shape[-1] - 1))
@@ -6552,7 +6552,8 @@ def _token_value_scan_slips(r0, v0, mask, gamma, lam, v=None):
             "the scan of the values reads the masked tokens' values. At a masked token its a is 1, so it adds that "
             "token's b, the value there, to what it carries back: V_next at the token before a masked run is the next "
             "policy token's value plus every masked value between. What a masked token holds is never to be read: "
-            "it may be NaN, and values * mask reads it too (0 * NaN = NaN)" + _fix(": zero the values at the masked tokens before that scan, torch.where(mask, values, 0.0)"):
+            "it may be NaN, and values * mask reads it too (0 * NaN = NaN)" + _fix(
+                ": zero the values at the masked tokens before that scan, torch.where(mask, values, 0.0)"):
                 advantages(reference.linear_scan((~mask).astype(float), v))}),
     }
 
