@@ -36,13 +36,6 @@ import rltriton_lite as rl  # noqa: E402
 from rltriton_lite import _triton, plan  # noqa: E402
 from rltriton_lite.config import Config, using  # noqa: E402
 
-_triton.FAST_LAUNCH = False  # nothing runs here: every launch goes through JITFunction.run
-# CPU tensors stand for the GPU's: backend="triton" takes the kernels (not the interpreter's plans)
-_use_triton = plan.use_triton
-for _m in [m for name, m in sys.modules.items() if name.startswith("rltriton_lite") and m is not None]:
-    if getattr(_m, "use_triton", None) is _use_triton:
-        _m.use_triton = lambda backend, device: backend != "torch"
-
 compiled = []
 spilled = []
 _run = triton.runtime.jit.JITFunction.run
@@ -98,8 +91,17 @@ def _compile_only(self, *args, grid, warmup, **kwargs):
     return kernel
 
 
-triton.runtime.jit.JITFunction.run = _compile_only
-plan.INTERPRET = True  # route CPU tensors to the kernel path
+def _install():
+    """Every launch of the package's public API on CPU tensors compiles for sm_90 instead of running
+    (run as a script; tools/lab_compile_counts.py imports _usage alone)."""
+    _triton.FAST_LAUNCH = False  # nothing runs here: every launch goes through JITFunction.run
+    # CPU tensors stand for the GPU's: backend="triton" takes the kernels (not the interpreter's plans)
+    use_triton = plan.use_triton
+    for m in [m for name, m in sys.modules.items() if name.startswith("rltriton_lite") and m is not None]:
+        if getattr(m, "use_triton", None) is use_triton:
+            m.use_triton = lambda backend, device: backend != "torch"
+    triton.runtime.jit.JITFunction.run = _compile_only
+    plan.INTERPRET = True  # route CPU tensors to the kernel path
 
 
 def main():
@@ -164,6 +166,7 @@ def main():
 
 
 if __name__ == "__main__":
+    _install()
     main()
     for script in sys.argv[1:]:
         import runpy

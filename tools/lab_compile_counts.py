@@ -10,7 +10,7 @@ of the Triton they have. Writes benchmarks/results/checks/cpu-triton-<triton ver
 The kernels are ``tools/lab_probe.py``'s (the solution of ``reset_scan`` and its pipelined twin: a
 teacher's tool, it reads the solutions), launched on CPU tensors while a stand-in CUDA driver makes
 Triton compile instead of launching (as ``tools/compile_sm90.py`` does); the registers are ``ptxas -v``'s
-on the compiled PTX, with the ptxas Triton itself uses, as 13b's ``compile_for_h100`` counts them.
+on the compiled PTX (compile_sm90's ``_usage``), as 13b's ``compile_for_h100`` counts them.
 Nothing runs, so the file holds no timing. Relies on Triton internals (tried with 3.9 and 3.6). Checked
 on 2026-12-07: run with Triton 3.6.0 (torch 2.13), it gave every variant the registers, spills, shared memory
 and warps that the reference's H100 reported, so the Triton 3.9 file's differences are the version's.
@@ -20,9 +20,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.pop("TRITON_INTERPRET", None)  # compiled, not interpreted
@@ -32,38 +30,16 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-import triton.runtime.driver as drv  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
+# importing it sets an H100/H200 to compile for (nothing can run); _usage: ptxas -v on a kernel's PTX
+from compile_sm90 import _usage  # noqa: E402
 from rltriton_lite import exercises, lab  # noqa: E402
-
-drv.set_active(exercises._sm90_driver())  # an H100/H200 to compile for; nothing can run
 import lab_probe  # noqa: E402  (the lab's kernels, as the reference timed them)
 
 CHECKS = ROOT / "benchmarks" / "results" / "checks"
 OUT = CHECKS / f"cpu-triton-{triton.__version__}-lab-compile.txt"
 COMMAND = "python tools/lab_compile_counts.py"
-
-
-def _ptxas() -> str:
-    """The ptxas Triton itself compiles sm_90 with (as tools/compile_sm90.py and 13b's compile_for_h100 find it)."""
-    try:
-        from triton.backends.nvidia.compiler import get_ptxas
-        return get_ptxas(90).path
-    except (ImportError, TypeError, AttributeError):  # an older Triton ships one ptxas
-        return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
-
-
-def usage(kernel) -> tuple[int, int]:
-    """(registers a thread, bytes spilled) of a compiled kernel: ptxas -v on its PTX, for sm_90a."""
-    with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, "k.ptx")
-        with open(src, "w") as f:
-            f.write(kernel.asm["ptx"])
-        report = subprocess.run([_ptxas(), "-v", "-arch=sm_90a", src, "-o", os.path.join(tmp, "k.o")],
-                                capture_output=True, text=True)
-    out = report.stdout + report.stderr
-    return int(re.search(r"Used (\d+) registers", out).group(1)), int(re.search(r"(\d+) bytes spill stores", out).group(1))
 
 
 def knobs(label: str) -> tuple:
@@ -89,7 +65,7 @@ def main():
              f"{'kernel':<54} {'regs':>5} {'spills':>7} {'smem B':>7} {'warps':>6} {'resident':>9}"]
     for name in labels:
         kernel = lab_probe.COMPILED[knobs(name)]
-        regs, spills = usage(kernel)
+        regs, spills = _usage(kernel)
         warps, smem = kernel.metadata.num_warps, kernel.metadata.shared
         resident = exercises._resident_reference(regs, warps, smem)
         lines.append(f"{name:<54} {regs:5d} {spills:7d} {smem:7d} {warps:6d} {resident:9d}")
