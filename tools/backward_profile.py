@@ -6,6 +6,7 @@ ATen op (torch.profiler). Notebook 09, sections 3 and 4, reads its summary lines
     PYTHONPATH=$PWD python tools/backward_profile.py > $OUT/backward_profile.txt
 """
 import cProfile
+import datetime
 import io
 import pstats
 import statistics
@@ -45,7 +46,8 @@ calls = {
     "torch.mul fwd+bwd": lambda: grad((lpg * 2.0).sum(), (lpg,), one),
 }
 print(f"# backward_profile: {torch.cuda.get_device_name()}, torch {torch.__version__}, {B}x{T}, µs per call "
-      f"(median of 9 rounds of {N} back-to-back calls)")
+      f"(median of 9 rounds of {N} back-to-back calls); {datetime.date.today().isoformat()}, "
+      "PYTHONPATH=$PWD python tools/backward_profile.py")
 for name, fn in calls.items():
     print(f"call {name:32s} {per_call(fn):8.1f} µs")
 
