@@ -234,7 +234,7 @@ assert all(row(FULL, a, *s, impl="torch_compile", pass_="fwd+bwd")["kernel_ms"]
 #
 # Notebook 09, sections 2.1–2.4 call `profile.committed(name)` for each scan, which prints the table with
 # its legend (the columns, the `!` mark, the anchors) and draws the chart, and defines the columns
-# at its start. The "profile it" sections of notebooks 01–07 keep only a takeaway, its figures
+# at its start. The "How fast is it" sections of notebooks 01–07 keep only a takeaway, its figures
 # asserted in a folded Checks cell.
 #
 # * **The `!` marks.** A `!` after a name means its outputs disagreed with ours by more than the

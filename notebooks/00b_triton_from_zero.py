@@ -41,7 +41,7 @@
 # | Mask every load and store that can run past a tensor's end. | §1 | §1 |
 # | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | §1 | §1 |
 # | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | §1's table; GPU note 1 |
-# | Compare a loaded bool flag with 0 (`!= 0`). Join two flags with `\|`, not `+`. | §1 | §1's table; [the appendix](#Arithmetic-on-loaded-bool-flags) |
+# | Compare a loaded flag with 0 (`!= 0`): needed for int8 or uint8 flags, harmless on bool. Join two flags with `\|`, not `+`. | §1 | §1's table; [the appendix](#Arithmetic-on-loaded-bool-flags) |
 # | Start a float carry as `0.0`, not `0`. | §3 | §1's table; GPU note 2 |
 # | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | §1 | 00 §4; 00c §1 |
 # | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | §1 | this card |
@@ -698,6 +698,8 @@ assert bool_out[:2].tolist() == [[0.0, 0.0], [0.0, 1.0]]  # bool + bool wraps to
 assert bool_out[2:5].tolist() == [[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]]  # 1 - d (times gamma too), ~d: right
 assert bool_out[5:7].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
 assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, and d + d after .to(tl.float32)
+_bool_arith[(1,)](flags, flags.to(torch.uint8), bool_out, BLOCK=2)  # the rules card: uint8 flags too
+assert bool_out[5:7].tolist() == [[255.0, 254.0], [1.0, 0.0]]  # ~ on uint8 flips the bits; after != 0, a not
 
 
 @triton.jit
@@ -734,12 +736,8 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #    GPU compile instead turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
 #    refuses the `if`. So Python's forms can be right on a GPU and wrong in the interpreter.
 #
-#    In a scan's combine, Python's `max` or an `if` may give the right values, and a checker may
-#    pass such a combine. With `rltriton_lite` imported, the interpreter first hands the combine
-#    whole blocks. When a Python form asks whether a block is true, it falls back to single
-#    elements, where `max` and `if` work. Copied into a kernel's body, where a whole block reaches
-#    them, the same forms can fail or be silently wrong, as above. The folded check below shows
-#    the interpreter's side of this note.
+#    Python's `max` or `if` in a combine may pass under the interpreter. Never copy them into a
+#    kernel body, where they fail as above. The folded check below shows why a combine may pass.
 # 2. **A loop variable whose type changes**, such as a carry started as `0`, from int32 to float32
 #    (the table's last row). A GPU compile refuses it, but the interpreter runs it. The checks
 #    compile your kernel for a GPU too, and say so.

@@ -429,8 +429,8 @@ print("returns_prologue, run by exercises.scan_hook on 2 x 100 steps with episod
 #   tensors. `params`, the kernel's `P`, is a tuple of floats. Then come `chunk` and `initial`,
 #   the value $y_T$ after the row, the kernel's `START` (0 by default).
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. It may return junk in the padding
-#   lanes. Your loop, not the prologue, sets them to $(1, 0, \text{false})$.
+#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. Past $T$, its triples are junk (the
+#   checker's set the flag there). Your loop must replace them by $(1, 0, \text{false})$.
 # * **The flag:** select on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from
 #   $y_T$ = `initial`. The carry starts there: `carry = START`.
@@ -520,16 +520,16 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # | your part | its line in `scan._walk` |
 # | --- | --- |
-# | the prologue's call | `PROLOGUE(...)`: your `a, b, reset`, then `valid` (your mask `m`) and `keep` (values the epilogue needs too) |
+# | the prologue's call | `PROLOGUE(...)` returns your `a, b, reset`, then `valid` (your mask `m`) and `keep` (values the epilogue reuses, as GAE's $V$) |
 # | the padding | your three lines, with `valid` in place of `m` |
-# | the scan and the select | `_scan_chunk(...)`, whose first value is your `y` |
+# | the scan and the select | `_scan_chunk(...)` does both: it returns your `y` first and the next carry, `after`, third |
 # | the store | `EPILOGUE(...)` |
-# | the carry | `carry = after`, the carry that `_scan_chunk` returns |
+# | the carry | `carry = after` |
 #
-# The next cell prints those lines of `_walk`, in its order, each beside the part of yours it is.
-# The other lines of `_walk` serve speed, long rows and the features of later notebooks.
+# The next cell prints those lines of `_walk`, each beside its part. The prologue's call prints
+# twice: the second also passes a look-ahead, for notebook 12 only, so ignore it until then.
 # [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
-# names the rest.
+# names the other lines, for speed, long rows and later notebooks.
 
 # %%
 import inspect
@@ -541,7 +541,7 @@ PARTS = [("PROLOGUE(", "the prologue's call"), ("tl.where(valid, a", "the paddin
          ("_scan_chunk(", "the scan and the select"), ("EPILOGUE(", "the store"), ("carry = after", "the carry")]
 walk_src = [line.strip() for line in inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()]
 shown = [(line, part) for line in walk_src for key, part in PARTS if key in line]
-for line, part in shown:  # (two prologue calls: the second also hands it a look-ahead, notebook 12's)
+for line, part in shown:
     print(f"{part:24s} | {line}")
 assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the padding"] * 3 + [
     "the scan and the select", "the store", "the carry"]  # the table's order
@@ -650,15 +650,20 @@ parts = ["a, b, reset, valid, keep = PROLOGUE(", "a = tl.where(valid, a, 1.0)", 
          "reset = reset & valid", "= _scan_chunk(", "EPILOGUE(", "carry = after"]
 at = [next(i for i, line in enumerate(walk_code) if part in line) for part in parts]
 assert at == sorted(at) and len(set(at)) == len(parts)
-# _scan_chunk's first value is y, and the carry is its value after
+# _scan_chunk's first value is y, and its third, after, the next carry
 (scan_line,) = [line for line in walk_code if "= _scan_chunk(" in line]
 returned = [name.strip() for name in scan_line.split(" = ")[0].split(",")]
-assert returned[0] == "y" and "after" in returned
+assert returned[0] == "y" and returned[2] == "after"
+# the prologue's call, twice: the second also passes the look-ahead (notebook 12's)
+calls = [line for line in walk_code if "= PROLOGUE(" in line]
+assert len(calls) == 2 and calls[1].endswith(", (v_next, found))") and "_look_ahead(" in source_of(scan._walk)
 # scan.combine is reset_combine: a reset in the second operand selects it alone
 assert all(part in source_of(scan.combine) for part in ("tl.where(k2, a2, a2 * a1)", "tl.where(k2, b2, b2 + a2 * b1)",
                                                         "k1 | k2"))
 # the package's prologues return the triple plus valid and keep; valid: m narrowed by a mask; keep: for the epilogue
 assert "-> (a, b, reset, valid, keep)" in scan.__doc__ and "``keep`` is a tuple" in scan.__doc__
+assert source_of(rl.returns._gae_prologue).endswith("return gamma * lam, delta, done, valid, (v,)\n")  # GAE keeps V ...
+assert "y + keep[0]" in source_of(rl.returns._gae_epilogue)  # ... for its returns, advantages + V
 assert "valid = load_mask(X[MASK], SX[MASK], row, t, m)" in source_of(rl.episode.step)
 assert "if a mask is given, not padding" in source_of(tile.load_mask)
 # the strides, below: tile.load builds each address from the row and time strides
@@ -700,6 +705,7 @@ assert "tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2" in s
 # a reset is, in rl.linear_scan's pairs, the step (0, 0))
 assert reference.linear_scan([0.5], [3.0], initial=10.0).tolist() == [8.0]
 assert reference.linear_scan([0.5, 0.0], [3.0, 0.0], initial=10.0)[0] == 3.0
+assert "reset | ~m" in source_of(exercises._undefined_outside)  # the contract: the checker's prologues set the flag past T
 
 # %% [markdown]
 # ### GPU notes

@@ -143,20 +143,32 @@ exercises.attempt("strided_scan", strided_scan)
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
 # * **Returns:** $h$, a new `(B, T)` tensor. Compute it with your own chunked scan: one program
-#   per row, chunks of `chunk` steps from the last one down, one `tl.associative_scan` per chunk,
-#   and a carry between chunks.
-# * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
-#   episode ends in rows of several chunks, drawn at random, and $\gamma = 0.01$, whose powers
-#   underflow to 0 (the guards, after the hints). The teacher's grader draws others.
+#   per row, one `tl.associative_scan` per chunk of `chunk` steps, from the last, and a carry.
+# * **Edge cases:** rewards mostly below 0, a length not a multiple of `chunk`, random episode
+#   ends over several chunks, and $\gamma = 0.01$ (the guards, below). A grader draws others.
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
 #   $c = r_t$ and $g = \gamma \ge 0$ (this $g$ is the run's discount, not the gradient $g$ of
 #   notebook 00, section 8). Check that two steps compose to a map of the same form.
-#   Because $g \ge 0$, it can pass inside the max. Then find the identity, the pair that changes no
-#   $y$. The padding lanes load it. Its $c$ is also the first carry, since nothing after the row
-#   may change $h$. Last, add the reset flag as in 00c, section 1 (notebook 00's
-#   [reset conventions](00_associative_scan.ipynb#Reset-conventions)).
+#   Then find the identity, the pair that changes no $y$. The padding lanes load it. Its $c$ is
+#   also the first carry, since nothing after the row may change $h$. Last, add the reset flag as
+#   in 00c, section 1 (notebook 00's [reset conventions](00_associative_scan.ipynb#Reset-conventions)).
 # * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1, a
 #   [Triton rule for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled)).
+#
+# **The guards.** A long run's $g$, a power of $\gamma$, underflows to 0 in float32 when
+# $\gamma = 0.01$. A product of that 0 and the identity's $c$ is NaN. So guard the two products
+# that can meet it with a `tl.where` (the checker tests both):
+#
+# * in the combine, where $c_1$ is the identity's $c$, the composed $c$ is $c_2$;
+# * after the scan, where the carry is the identity's $c$, $h_t$ is the scanned map's $c$.
+#
+# <details><summary>The two guards, with the identity's value (open once you have found the identity)</summary>
+#
+# The identity's $c$ is $-\infty$, and $0 \cdot (-\infty)$ is NaN in any arithmetic. So the
+# combine's guard is `tl.where(c1 == float("-inf"), c2, ...)`, and the carry's is
+# `tl.where(carry == float("-inf"), c_s, ...)`.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -212,27 +224,11 @@ exercises.attempt("strided_scan", strided_scan)
 # ```python
 # @triton.jit
 # def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the first operand, applied first
-#     c = tl.where(c1 == IDENTITY_C, c2, ___)  # ___: your composed c; the select is a guard (below)
+#     c = tl.where(c1 == IDENTITY_C, c2, ___)  # ___: your composed c; the select is the combine's guard
 #     return tl.where(k2, g2, ___), tl.where(k2, c2, c), k1 | k2  # ___: your composed g
 # # in the loop: r loaded with other=IDENTITY_C; carry = ___ before the last chunk
 # h = tl.where(k_s, c_s, tl.where(carry == IDENTITY_C, c_s, ___))  # ___: the scanned map (g_s, c_s) applied to the carry
 # ```
-#
-# </details>
-#
-# **The guards.** A run's $g$ is a power of $\gamma$. With a small $\gamma$, it underflows to 0 in
-# float32. Two products in your kernel then need a guard, a `tl.where`, and the checker tests
-# them. Open the fold once you have found the identity: it names it.
-#
-# <details><summary>The two guards</summary>
-#
-# The identity's $c$ is $-\infty$, and $0 \cdot (-\infty)$ is NaN in any arithmetic. So guard
-# every product that can meet $-\infty$. The checker's last case has $\gamma = 0.01$. Two products
-# can meet $-\infty$:
-#
-# * in the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
-#   `tl.where(c1 == float("-inf"), c2, ...)`;
-# * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
 #
 # </details>
 
@@ -262,7 +258,7 @@ exercises.attempt("discounted_max", discounted_max)
 #    interpreter runs it, so no CPU run shows this.
 # 2. **`tl.maximum` and a NaN.** Triton's documentation does not promise what `tl.maximum` does
 #    with a NaN. Measured, it dropped the NaN on an H100 with Triton 3.6, as the interpreter does.
-#    The guards (after the exercise's hints) make the answer independent of it.
+#    The exercise's guards make the answer independent of it.
 # 3. **How the checker tests the guards.** Without the guards, `tl.maximum` happens to drop the
 #    NaN (note 2), so nothing would show. So under the interpreter, the checker patches
 #    `tl.maximum` to let a NaN win, and a missing guard shows. It cannot patch a compiled kernel,

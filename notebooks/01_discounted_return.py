@@ -184,6 +184,9 @@ print("prologue + scan + epilogue == the loop")
 #   `initial` in `rl.linear_scan`, and without the reset $G_{T-1} = b_{T-1} + \gamma_{T-1}\,$`initial`:
 #   the steps after the window count twice, once in the bootstrap and once in `initial`.
 #   [The appendix](#Appendix:-two-windows-of-one-rollout) puts numbers on it.
+# * **Other estimators:** [notebook 04's table](04_vtrace.ipynb#One-table-for-every-estimator) gives every
+#   estimator's $b_t$ at a cut step: an ordinary step's $b_t$ plus its $a_t$ times the critic's estimate of
+#   $y_{t+1}$ (none at a termination).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the reset flag as a = 0 (tensor code) and as a flag (Triton), in each scan exercise's task (CI runs them; skip when reading)
@@ -277,7 +280,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 5. Optional: profile it
+# ## 5. How fast is it (H200, measured)
 #
 # At the small shapes of RL code, a call of the return is [host-bound](GLOSSARY.md#host-bound): at
 # 16×128 its wall time is more than 20 times its GPU time, in the committed H200 run. The table,
@@ -295,9 +298,16 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## Exercises
 #
+# > **Conventions for these exercises**
+# > * Tensor code: a reset is $a_t = 0$ in `rl.linear_scan`'s pairs, which take no flag ([the episode-end table](#The-episode-end-table)).
+# > * Entry $t$ of `rewards` and `terminated` is step $t$'s own: $r_t$, and a bool.
+# > * `next_values[t]` $= V(s_{t+1})$, the value of the state *after* step $t$.
+# > * Select, never multiply by 0: `next_values` behind a termination may be NaN, and $0 \cdot \text{NaN}$ is NaN.
+# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
+#
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code, so the reset
-# flag is $a_t = 0$ ([the episode-end table](#The-episode-end-table)). The Triton ones are in notebook 01b.
+# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code. The Triton
+# ones are in notebook 01b.
 
 # %% [markdown]
 # ### Tensor code: the reset flag is $a_t = 0$
@@ -321,12 +331,12 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3  # v1: next_values
 term1 = torch.zeros(1, 12, dtype=torch.bool, device=DEVICE)
 term1[0, 9] = True  # an episode ends after step 9
-last = torch.zeros_like(term1)
-last[0, -1] = True  # the window's last step
 
 
 def S_of(r, v, term):
     """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
+    last = torch.zeros_like(term)
+    last[..., -1] = True  # the window's last step, for any (B, T)
     boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a terminated step's NaN next value is not read
     return rl.linear_scan(0.9 * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the cut steps
 
@@ -350,11 +360,9 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # **It returns:** the $n$-step return $G^{(n)}_t$ of every step, (B, T).
 #
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
+# **Contract** (with the conventions above).
 #
-# * **Reset flag:** $a_t = 0$ in `rl.linear_scan`'s pairs.
-# * **At step $t$:** `rewards[t]` $= r_t$, `next_values[t]` $= V(s_{t+1})$, `terminated[t]` (bool), all (B, T);
-#   `gamma` a number; `n` an int, which may exceed `T`.
+# * **Inputs:** `rewards`, `next_values`, `terminated`, all (B, T); `gamma` a number; `n` an int, which may exceed `T`.
 # * **Shift:** $V(s_{t+n})$ is `next_values[t + n - 1]`.
 # * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
 #   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless a termination (no bootstrap) or the

@@ -184,9 +184,15 @@ print(f"g_4: {g_done[4]:.3f} from done_3 (autograd agrees), {g_term[4]:.3f} from
 # %% [markdown]
 # ## Exercises
 #
+# > **Conventions for these exercises**
+# > * A prologue is `(X, P, offs, t, m, T) -> (a, b, reset)`, as in [section 1](#1.-The-harness-for-Triton-prologues): `X` your inputs, `P` your numbers (`P[0]` is γ if you pass `(gamma,)`).
+# > * `tl.load(X[i] + offs, mask=m, other=0.0)` loads step $t$'s entry of input $i$; at `offs - 1`, step $t-1$'s.
+# > * Triton code: a reset is the bool `reset` beside the pair, and $a_t$ is unread where it is set ([01's episode-end table](01_discounted_return.ipynb#The-episode-end-table)).
+# > * The step where a scan starts resets: the window's last step in a reverse scan, step 0 in a forward one.
+# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
+#
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. Both are Triton prologues, so the reset flag travels
-# beside the pair ([01's episode-end table](01_discounted_return.ipynb#The-episode-end-table)).
+# `print(exercises.task(name))` restates a task. Both are Triton prologues.
 #
 # Some checker cases start the scan past the window from 100, not 0, so a missing reset flag at the
 # window's last step shows up.
@@ -209,9 +215,8 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 # **It returns:** each step's triple $(a, b, \text{reset})$, whose forward scan is the gradient
 # $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 #
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
+# **Contract** (with the conventions above).
 #
-# * **Reset flag:** $a_t$ is unread where it is set. Step 0's is set ($g_0 = dy_0$).
 # * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32.
 # * **Shift:** read $a_{t-1}$ at `offs - 1`.
 #
@@ -307,13 +312,14 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
+# **Contract** (with the conventions above).
 #
-# * **Reset flag:** $a_t$ is unread where it is set; the multiplier is $\gamma$ at every step.
+# * **Multiplier:** $\gamma$ at every step, reset or not.
 # * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, cut as in [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
-# * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$,
-#   with a reset at step 0. It returns `g, None, None`.
+# * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$.
+#   It returns `g, None, None`.
+# * **Note: the backward's `X` is `(grad, terminated)`:** $dy$ (here $dG$) is `X[0]`, where `transposed_scan` had it at `X[1]`.
 #
 # <details><summary>Details: what the checker compares (optional)</summary>
 #

@@ -347,7 +347,7 @@ print("gradients match, next values included")
 assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
 
 # %% [markdown]
-# ## 5. Optional: profile it
+# ## 5. How fast is it (H200, measured)
 #
 # At 16×128 the host, not the kernel, sets the wall time. In the committed H200 run, a naive GAE
 # kernel launched bare (no checks, no autograd) is compared with our call. The naive kernel's GPU
@@ -367,6 +367,13 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
+#
+# > **Conventions for these exercises**
+# > * `values[t]` $= V_t = V(s_t)$ and `next_values[t]` $= V'_t = V(s_{t+1})$: step $t$ reads entry $t$, no shift.
+# > * A reset is $a_t = 0$ in tensor code (`gae_pairs`), and the flag `done` beside the pair in Triton (`gae_prologue`, $a_t$ unread there).
+# > * done is any episode end or the window's last step; a termination also drops the bootstrap, by a select (its $V'_t$ may be NaN).
+# > * [$b_t$ at a cut step](GLOSSARY.md#cut-step) is $\delta_t$ unchanged: it already holds the bootstrap.
+# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
 #
 # The checked exercise `gae_pairs` is at the end of section 2, and the optional `gae_prologue` in
 # the appendix. Solutions are in `notebooks/solutions/`.
@@ -420,13 +427,18 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # * Two outputs follow the triple: `valid`, false on padding, and `keep`, a tuple handed on to the
 #   epilogue.
 #
-# The helper to read is `step`, printed below. Its `return` line gives the step's γ and λ, then
-# three flags: `term`, `done` (any episode end, the window's last step included) and `valid`.
-# You can ignore `ahead`, `P_OPEN`, `load_flag` and `coef` here;
-# [13c, section 3.1](13c_inside_the_package.ipynb#3.1-Reading-the-hooks'-source) explains them.
+# The helper to read is `step`. Below are its signature and its `return` line; the lines between
+# are cut. The `return` line gives the step's γ and λ, then three flags: `term`, `done` (any
+# episode end, the window's last step included) and `valid`.
+# [13c, section 3.1](13c_inside_the_package.ipynb#3.1-Reading-the-hooks'-source) explains the lines cut.
 
 # %%
-print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # read its return line
+step_src = inspect.getsource(getattr(episode.step, "fn", episode.step)).splitlines()
+head = step_src[:next(i for i, line in enumerate(step_src) if line.startswith("def step(")) + 1]
+assert step_src[-1].strip() == "return gamma, lam, term, done, valid"  # the return line the text reads
+cut = len(step_src) - len(head) - 1
+print(*head, f"    ...  # {cut} lines cut: the docstring, and the lines that load or compute these five", step_src[-1],
+      sep="\n")
 
 # %% [markdown]
 # Notebook 01's discounted return in this form, the model for the exercise. Read two lines:

@@ -22,13 +22,15 @@
 # > * It is one reverse scan, like the return and GAE, with its own per-step pairs.
 # > * Section 5 measures how λ trades the critic's bias for the rewards' noise.
 # > * A worked Triton prologue computes it through notebook 01b's test kernel.
-# > * You write Watkins's Q(λ), which stops following the rollout where an action was not greedy.
+# > * You write Watkins's Q(λ), which stops following the rollout where an action was not greedy,
+# >   and Retrace, which weighs that rollout by π/μ instead.
 #
-# * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and `q_lambda`.
-# * **Needs:** notebooks 01, 01b (the harness) and 02; the bias and variance of an estimator. No GPU.
+# * **Time:** 3–4 h with the open questions; 1.5–2 h for the reading, `q_lambda` and `retrace`.
+# * **Needs:** notebooks 01, 01b (the harness) and 02; the bias and variance of an estimator;
+#   importance sampling (for `retrace`). No GPU.
 # * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–4, the worked prologue and `q_lambda`. Section 5 (bias and
+# * **Minimum path:** sections 1–4, the worked prologue, `q_lambda` and `retrace`. Section 5 (bias and
 #   variance), 6 and the open questions can wait.
 #
 # > **Terms used here** (each links to the glossary)
@@ -44,8 +46,8 @@
 #
 # * Sources: Sutton, *Learning to predict by the methods of temporal differences*, Machine
 #   Learning 1988; Sutton & Barto 2nd ed., §12.1.
-# * Watkins's Q(λ) cuts its trace (this notebook's exercise). Retrace reweights it (notebook 04).
-#   CRR uses λ = 0.
+# * Watkins's Q(λ) cuts its trace, and Retrace reweights it (this notebook's exercises). CRR uses
+#   λ = 0.
 #
 # </details>
 #
@@ -382,7 +384,7 @@ assert np.all(np.diff(noise_c[:1000]) < 0)  # ... at every point of the fine gri
 assert np.all(np.diff(noise_r) > 0)  # "the rewards' term rises"
 
 # %% [markdown]
-# ## 6. Optional: profile it
+# ## 6. How fast is it (H200, measured)
 #
 # As for the return and GAE, TD(λ)'s small shapes are [host-bound](GLOSSARY.md#host-bound): at
 # 16×128 the forward takes 1.8 µs on the GPU but 41 µs of wall time, in the committed H200 run. The
@@ -399,6 +401,13 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
+#
+# > **Conventions for these exercises**
+# > * A prologue is `(X, P, offs, t, m, T) -> (a, b, reset)`; where `reset` is true, $a_t$ is unread.
+# > * A termination and the window's last step ($t = T-1$) reset; there [$b_t$ at a cut step](GLOSSARY.md#cut-step) holds the whole target.
+# > * Entry $t$ of every `next_*` input belongs to step $t+1$: load it at `offs`, unshifted.
+# > * Behind a termination the `next_*` inputs may be NaN: drop them with `tl.where`, never a product with 0.
+# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
@@ -452,13 +461,13 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is the $G_t$
 # above.
 #
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
+# **Contract** (with the conventions above).
 #
-# * **Reset flag:** set wherever the trace is cut ($a_t$ unread there).
+# * **Reset flag:** set wherever the trace is cut (where $\ell_t = 0$ cuts it, a reset or $a_t = \gamma\ell_t = 0$:
+#   either passes).
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
 #   No truncation input.
-# * **Shift:** none to make: entry $t$ of `next_q` and `next_action` already belongs to step $t+1$.
 # * **Greedy:** $Q(s_{t+1}, u_{t+1}) = M_t = \max_u Q(s_{t+1}, u)$. **A tie for the max counts as greedy**: an
 #   argmax that picks the first tied action is wrong.
 #
@@ -595,6 +604,168 @@ assert exercises.PAST_WINDOW == 100.0
 assert any("past the window: the scan starts from 100" in case[0] for case in exercises.cases("q_lambda"))
 
 # %% [markdown]
+# **`retrace`** (a Triton prologue). Retrace(λ) learns the $Q$ of a target policy π from data that
+# a behaviour policy μ collected. It is Q(λ) with a soft cut: where `q_lambda`'s trace weight is λ
+# or 0, Retrace's is $c_{t+1} = \lambda\min(1, \pi/\mu)$ of the next action, anywhere from 0 to λ:
+#
+# $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
+#   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
+#
+# With a greedy π, $\mathbb E_\pi Q$ is $\max_u Q$, and $\min(1, \pi/\mu)$ is 1 at a greedy $u_{t+1}$
+# and 0 elsewhere: Retrace is then Watkins's Q(λ).
+#
+# **Mind the index.** `next_log_ratio[t]` holds $\log\pi/\mu$ of the *next* action, $u_{t+1}$. So
+# step $t$ loads $c_{t+1}$ at `offs`, with no shift, as `q_lambda` loads `next_action`. The ratio of
+# $u_{t+1}$ belongs to step $t$ because $G_t$ estimates $Q(s_t, u_t)$: it is given $u_t$, and the
+# first action it averages over under π is $u_{t+1}$. A ratio sits where the target averages over
+# its action.
+#
+# <details><summary>Details: sources, and why the ratio of $u_{t+1}$, worked (optional)</summary>
+#
+# Munos, Stepleton, Harutyunyan, Bellemare, *Safe and efficient off-policy reinforcement
+# learning*, NeurIPS 2016.
+#
+# A ratio turns an average over μ's actions into one over π's,
+#
+# $$\mathbb E_{u\sim\mu}\Big[\tfrac{\pi(u)}{\mu(u)}\,f(u)\Big] = \sum_u \mu(u)\,\tfrac{\pi(u)}{\mu(u)}\,f(u)
+#   = \mathbb E_{u\sim\pi}[f(u)].$$
+#
+# That is why the ratio of an action appears where the target averages over it under π.
+# Unrolled inside an episode, with Retrace's TD error
+# $\delta^Q_t = r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot) - Q(s_t, u_t)$:
+#
+# $$G_t = Q(s_t, u_t) + \delta^Q_t + \gamma\,c_{t+1}\,\delta^Q_{t+1} + \dots$$
+#
+# Step $t$'s own TD error has weight 1: $u_t$ is given, so its ratio never appears.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: Retrace with a greedy π is Q(λ); the fold's unrolled step (CI runs them; skip when reading)
+g_w, lam_w = np.random.default_rng(12), 0.8
+r_w, mu_w = g_w.normal(size=40), g_w.uniform(0.1, 1.0, size=40)  # mu_w: μ(u_{t+1} | s_{t+1})
+q_w, u_w, term_w = g_w.normal(size=(40, 4)), g_w.integers(0, 4, size=40), g_w.random(40) < 0.1  # Q(s_{t+1}, .), u_{t+1}
+M_w, q_taken_w = q_w.max(1), q_w[np.arange(40), u_w]
+greedy_w = q_taken_w == M_w
+ratio_w = np.where(greedy_w, 1.0, 0.0) / mu_w  # a greedy π: π(u_{t+1}) is 1 or 0
+G_ql, G_re, want_ql, want_re = 0.0, 0.0, np.zeros(40), np.zeros(40)
+for t_w in reversed(range(40)):  # the two formulas above, with ℓ_t = c = 0 at the window's last step
+    ell, c = (lam_w * greedy_w[t_w], lam_w * min(1.0, ratio_w[t_w])) if t_w < 39 else (0.0, 0.0)
+    G_ql = r_w[t_w] + (0.0 if term_w[t_w] else 0.9 * ((1 - ell) * M_w[t_w] + ell * G_ql))
+    G_re = r_w[t_w] + (0.0 if term_w[t_w] else 0.9 * (M_w[t_w] + c * (G_re - q_taken_w[t_w])))
+    want_ql[t_w], want_re[t_w] = G_ql, G_re
+np.testing.assert_allclose(want_re, want_ql, rtol=1e-12)  # "Retrace is then Watkins's Q(λ)"
+assert greedy_w.any() and (~greedy_w).any() and term_w.any()
+g_u, gam_u = torch.Generator().manual_seed(11), 0.9
+_, r_u, _ = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
+eq_u, q_u, c1_u = np.array([0.4, -1.2]), np.array([0.3, 1.1]), 0.6  # E_pi Q(s_{j+1}, .) and Q(s_j, u_j), j = 0, 1
+G1_u = r_u[1] + gam_u * eq_u[1]  # Retrace's last step: c = 0
+G0_u = r_u[0] + gam_u * (eq_u[0] + c1_u * (G1_u - q_u[1]))
+dq_u = r_u + gam_u * eq_u - q_u  # delta^Q_0, delta^Q_1
+np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol=1e-12)  # c_{t+1} alone
+
+# %% [markdown]
+# **You write:** `retrace(X, P, offs, t, m, T)`, a Triton prologue for
+# [the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues), as for
+# `q_lambda`. What is new against `q_lambda`: the multiplier holds a per-step trace weight
+# $c_{t+1}$, and $b_t$ subtracts $\gamma c_{t+1} Q_{t+1}$.
+#
+# **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is Retrace's
+# $G_t$ above.
+#
+# **Contract** (with the conventions above).
+#
+# * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
+#   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
+#   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`. No truncation input.
+# * **At the window's last step:** $c = 0$ there turns the ordinary $b_t$ into [$b_t$ at a cut step](GLOSSARY.md#cut-step), as `lam_t = 0` does in the worked prologue.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# It has the shape of the worked `td_lambda_prologue` above, or of your `q_lambda`. Expand the
+# bracket: the factor that multiplies $G_{t+1}$ is $a_t$, and everything else goes into $b_t$.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Fill in the triples, with $a_t = \gamma c_{t+1}$ at every step (unread at a reset). Hint 4 has
+#   them filled in.
+#
+#   | step | $b_t$ | reset? |
+#   | --- | --- | --- |
+#   | ordinary | ? | ? |
+#   | termination | ? | ? |
+#   | the window's last step, not terminated ($c = 0$) | ? | ? |
+#
+# * $\pi/\mu$ is `exp(next_log_ratio)`, loaded at `offs`: entry $t$ is already step $t+1$'s.
+# * $c_{t+1} = \lambda\min(1, \pi/\mu)$, and $c = 0$ where `t == T - 1`.
+# * With that $c$, the table's first and last rows are one formula for $b_t$. Mind the sign of the
+#   term with $Q_{t+1}$.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Four steps, $\gamma = 0.5$, $\lambda = 1$, rewards 1; step 2 terminates (its `next_*` are NaN).
+# `next_expected_q` is $(2, 4, \cdot, 6)$, `next_q` $(1.5, 2, \cdot, 8)$, the next ratio $\pi/\mu$
+# $(0.5, 2, \cdot, 1)$.
+#
+# * $G_3 = 1 + 0.5 \cdot 6 = 4$: $c = 0$ at the window's end, so its `next_q` of 8 is not used.
+# * $G_2 = 1$ (terminal).
+# * $G_1 = 1 + 0.5\,(4 + 1 \cdot (G_2 - 2)) = 2.5$: the ratio 2 is clipped to $c = 1$.
+# * $G_0 = 1 + 0.5\,(2 + 0.5\,(G_1 - 1.5)) = 2.25$.
+#
+# ```python
+# one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a (1, 4) tensor
+# X4 = (one_row(1.0, 1.0, 1.0, 1.0), one_row(2.0, 4.0, float("nan"), 6.0), one_row(1.5, 2.0, float("nan"), 8.0),
+#       torch.log(one_row(0.5, 2.0, float("nan"), 1.0)), one_row(False, False, True, False))
+# print(exercises.guarded(exercises.scan_hook, retrace, X4, (0.5, 1.0)).tolist())  # must print [[2.25, 2.5, 1.0, 4.0]]
+# ```
+#
+# $G_3 = 0$ means $c$ was not 0 at the window's end: $b_3$ kept $-\gamma c\,Q_{t+1}$, with the
+# `next_q` of 8. $G_1 = 2$ means the ratio was not clipped.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# The triples:
+#
+# | step | multiplier $a_t$ | $b_t$ | reset? |
+# | --- | --- | --- | --- |
+# | ordinary | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
+# | termination | $\gamma c_{t+1}$ (unread) | $r_t$ | yes |
+# | the window's last step, not terminated ($c = 0$) | $\gamma c_{t+1} = 0$ (unread) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
+#
+# ```python
+# log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift
+# c = tl.where(t < T - 1, ___, 0.0)  # ___: c_{t+1}, lambda times the ratio clipped at 1
+# b = r + tl.where(term, 0.0, ___)  # ___: the bracket's terms without G_{t+1}, times gamma
+# return ___, b, ___  # ___: what multiplies G_{t+1}? and where is the trace cut?
+# ```
+#
+# </details>
+#
+# A template:
+#
+# ```python
+# @triton.jit
+# def retrace(X, P, offs, t, m, T):
+#     gamma, lam = P[0], P[1]
+#     r = tl.load(X[0] + offs, mask=m, other=0.0)
+#     ...
+#     return a, b, reset
+# ```
+
+# %%
+# YOUR CODE: replace the next line by your @triton.jit def retrace(X, P, offs, t, m, T)
+retrace = None
+
+# %%
+exercises.attempt("retrace", retrace)
+
+# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below, for your teacher's grader.)*
@@ -630,3 +801,5 @@ assert any("past the window: the scan starts from 100" in case[0] for case in ex
 #   λ = 0.73, and an unbiased but noisy critic has a trade-off too.
 # * Watkins's Q(λ) is TD(λ) on $\max_u Q(s_{t+1}, u)$, its trace cut where the next action is not
 #   greedy (a tie counts as greedy).
+# * Retrace is Q(λ) with a soft cut: its trace weight is $c_{t+1} = \lambda\min(1, \pi/\mu)$ of the
+#   next action, loaded at step $t$. With a greedy π it is Q(λ).

@@ -21,17 +21,17 @@
 # > * V-trace (IMPALA) builds a critic target from data that an older policy collected, with clipped importance weights.
 # > * Written backwards in time, it is one reverse scan, like the estimators of notebooks 01–03.
 # > * Section 2 ends with one table: what each estimator of 01–04 puts in $b_t$ where its trace is cut.
-# > * You write Retrace as a Triton prologue, and V-trace's policy-gradient advantage as a Triton epilogue.
+# > * You write V-trace's policy-gradient advantage as a Triton epilogue.
 # > * [Notebook 04c](04c_vtrace_kernel.ipynb), the capstone, then has you write V-trace's kernels yourself.
 #
-# * **Time:** 2.5–3.5 h with the open questions, 1–1.5 h without.
+# * **Time:** 2–3 h with the open questions, 30 min–1 h without.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–4 and the two checked exercises, then 04c. Section 5, the open
+# * **Minimum path:** sections 1–4 and the checked exercise, then 04c. Section 5, the open
 #   questions, the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
-# * **Map:** 1 the loop · 2 prologue, scan, epilogue, and one table for every estimator · 3 the kernel ·
-#   4 kernel against the loop · 5 profile it (optional) · exercises `retrace` and `vtrace_pg` ·
+# * **Map:** 1 the loop · 2 prologue, scan, epilogue, one table for every estimator, V-trace against Retrace · 3 the kernel ·
+#   4 kernel against the loop · 5 how fast it is · exercise `vtrace_pg` ·
 #   open questions · two appendices.
 #
 # > **Terms used here** (each links to the glossary)
@@ -242,12 +242,15 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # %% [markdown]
 # ### One table for every estimator
 #
-# At a cut step the scan takes nothing from step $t+1$. So $b_t$ there adds $a_t$ times
-# $\hat y_{t+1}$, the critic's estimate of the value that was cut off. The table shows this for every estimator of
-# notebooks 01–04, with a number in the last column ($M_t = \max_u Q(s_{t+1}, u)$ is from 03's
-# `q_lambda`). A termination has no next state, so there a select drops the bootstrap instead.
-# [The appendix](#Appendix:-the-table-across-estimators,-checked) gives the rule behind the table
-# and checks every row.
+# **The rule:** $b_t$ at a cut step $= b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary step's $b_t$ and
+# $\hat y_{t+1}$ the critic's estimate of the value cut off; at a termination (no next state) a select drops the bootstrap instead.
+#
+# At a cut step the scan takes nothing from step $t+1$, so $b_t$ adds back what $a_t y_{t+1}$
+# would have brought. The table applies the rule to every estimator of notebooks 01–04, with a
+# number in the last column ($M_t = \max_u Q(s_{t+1}, u)$ is from 03's `q_lambda`;
+# $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ and $\mathbb E_\pi Q_{t+1}$ from 03's `retrace`).
+# [The appendix](#Appendix:-the-table-across-estimators,-checked) says why the rule holds and
+# checks every row.
 #
 # | estimator | $a_t$ | ordinary $b_t$ | $\hat y_{t+1}$ | $b_t$ at a cut step | reset flag set at | shown with a number |
 # | --- | --- | --- | --- | --- | --- | --- |
@@ -256,7 +259,39 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # | TD(λ) | $\gamma_t\lambda_t$ | $r_t + \gamma_t(1-\lambda_t)V'_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ ($w_t = 1$) | done$_t$ | [03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue): $G_2 = 30$, not 15 |
 # | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 # | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | above: $v_2 = 2$, not 1 |
-# | Retrace | your exercise (`retrace`) | ? | ? | ? | ? | ? |
+# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [03, `retrace`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+
+# %% [markdown]
+# ### V-trace against Retrace
+#
+# The table's last two rows differ in one index: V-trace's multiplier is $\gamma_t c_t$, Retrace's
+# $\gamma c_{t+1}$ ([03's exercise](03_td_lambda.ipynb#Exercises)). Entry $t$ of `log_rhos` is step
+# $t$'s own ratio; Retrace's `next_log_ratio[t]` was step $t+1$'s. $V^\pi(s_t)$ averages over
+# $u_t$, so V-trace weighs step $t$'s TD error by $\rho_t$; $Q(s_t, u_t)$ is given $u_t$, so
+# Retrace weighs it by 1. Their TD errors (the introduction's $\delta_t$, Retrace's $\delta^Q_t$)
+# inside an episode:
+#
+# | | V-trace's $v_t$ | Retrace's $G_t$ |
+# | --- | --- | --- |
+# | step $t$'s TD error | $\rho_t$ | 1 |
+# | step $t+1$'s TD error | $\gamma\,c_t\,\rho_{t+1}$ | $\gamma\,c_{t+1}$ |
+# | the link from step $t+1$ back to step $t$ | $\gamma\,c_t$ | $\gamma\,c_{t+1}$ |
+
+# %% jupyter={"source_hidden": true}
+# Checks: the V-trace/Retrace table above, its TD-error rows, on two steps inside an episode (CI runs them;
+# skip when reading)
+g_u = torch.Generator().manual_seed(11)
+lr_u, r_u, v_u = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
+boot_u, gam_u = 0.7, 0.9
+rho_u = c_u = np.minimum(1.0, np.exp(lr_u))  # rho_bar = c_bar = 1, lambda = 1
+d_u = r_u + gam_u * np.array([v_u[1], boot_u]) - v_u  # V'_0 = V_1
+vs_u = reference.vtrace(lr_u, r_u, v_u, gamma=gam_u, bootstrap_value=boot_u)[0]
+np.testing.assert_allclose(vs_u[0], v_u[0] + rho_u[0] * d_u[0] + gam_u * c_u[0] * rho_u[1] * d_u[1], rtol=1e-12)  # c_t rho_{t+1}
+eq_u, q_u, c1_u = np.array([0.4, -1.2]), np.array([0.3, 1.1]), 0.6  # E_pi Q(s_{j+1}, .) and Q(s_j, u_j), j = 0, 1
+G1_u = r_u[1] + gam_u * eq_u[1]  # Retrace's last step: c = 0
+G0_u = r_u[0] + gam_u * (eq_u[0] + c1_u * (G1_u - q_u[1]))
+dq_u = r_u + gam_u * eq_u - q_u  # delta^Q_0, delta^Q_1
+np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol=1e-12)  # c_{t+1} alone
 
 # %% [markdown]
 # ## 3. The kernel
@@ -425,7 +460,7 @@ print("gradients match")
 assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
 
 # %% [markdown]
-# ## 5. Optional: profile it
+# ## 5. How fast is it (H200, measured)
 #
 # Every implementation in the committed H200 run agrees with ours. One [peer](GLOSSARY.md#peer),
 # rl_triton, runs faster than ours at two shapes, both gaps within the noise. The table is in
@@ -449,169 +484,14 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## Exercises
 #
+# > **Conventions for these exercises**
+# > * An epilogue is `(X, P, offs, t, m, T, y, y_in)`: `y` is $y_t$; `y_in` is $y_{t+1}$, the value the scan carried into step $t$ (0 after the row).
+# > * At a termination `y_in` is the next episode's value: select it away.
+# > * `next_values[t]` is $V(s_{t+1})$; behind a termination it may be NaN: drop it with `tl.where`, never a product with 0.
+# > * The given prologue sets the reset flag at a termination and at the window's last step, $t = T-1$.
+# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
+#
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
-#
-# **`retrace`** (a Triton prologue). Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for
-# *action* values:
-#
-# $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
-#   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
-#
-# **Mind the index.** Retrace's input `next_log_ratio[t]` holds $\log\pi/\mu$ of the *next*
-# action, $u_{t+1}$, so step $t$ loads $c_{t+1}$ at `offs`, with no shift. Inside an episode, the
-# two targets weight their TD errors ($\delta_t$ and $\delta^Q_t$, unrolled in the fold below) and
-# the link from step $t+1$ back to step $t$ with different ratios:
-#
-# | | V-trace's $v_t$ | Retrace's $G_t$ |
-# | --- | --- | --- |
-# | step $t$'s TD error | $\rho_t$ | 1 |
-# | step $t+1$'s TD error | $\gamma\,c_t\,\rho_{t+1}$ | $\gamma\,c_{t+1}$ |
-# | the link from step $t+1$ back to step $t$ | $\gamma\,c_t$ | $\gamma\,c_{t+1}$ |
-#
-# An action's ratio sits where the target averages over that action under π. $V^\pi(s_t)$ averages
-# over $u_t$, while $Q(s_t, u_t)$ is given $u_t$ and first averages over $u_{t+1}$:
-#
-# $$\begin{aligned}
-# \text{Retrace:}\quad G_t &= r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot)
-#   &&+\ \gamma\,c_{t+1}\big(G_{t+1} - Q(s_{t+1}, u_{t+1})\big), \\
-# \text{V-trace:}\quad v_t &= V_t + \rho_t\delta_t &&+\ \gamma\,c_t\,\big(v_{t+1} - V'_t\big).
-# \end{aligned}$$
-#
-# <details><summary>Details: why the index differs, worked (optional)</summary>
-#
-# A ratio turns an average over μ's actions into one over π's,
-#
-# $$\mathbb E_{u\sim\mu}\Big[\tfrac{\pi(u)}{\mu(u)}\,f(u)\Big] = \sum_u \mu(u)\,\tfrac{\pi(u)}{\mu(u)}\,f(u)
-#   = \mathbb E_{u\sim\pi}[f(u)].$$
-#
-# That is why the ratio of an action appears where the target averages over it under π.
-# Unrolled one step inside an episode ($V'_t = V_{t+1}$; Retrace's TD error is
-# $\delta^Q_t = r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot) - Q(s_t, u_t)$):
-#
-# $$v_t = V_t + \rho_t\delta_t + \gamma\,c_t\,\rho_{t+1}\,\delta_{t+1} + \dots, \qquad
-#   G_t = Q(s_t, u_t) + \delta^Q_t + \gamma\,c_{t+1}\,\delta^Q_{t+1} + \dots$$
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the table's TD-error rows and the fold's unrolled step, on two steps inside an episode (CI runs
-# them; skip when reading)
-g_u = torch.Generator().manual_seed(11)
-lr_u, r_u, v_u = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
-boot_u, gam_u = 0.7, 0.9
-rho_u = c_u = np.minimum(1.0, np.exp(lr_u))  # rho_bar = c_bar = 1, lambda = 1
-d_u = r_u + gam_u * np.array([v_u[1], boot_u]) - v_u  # V'_0 = V_1
-vs_u = reference.vtrace(lr_u, r_u, v_u, gamma=gam_u, bootstrap_value=boot_u)[0]
-np.testing.assert_allclose(vs_u[0], v_u[0] + rho_u[0] * d_u[0] + gam_u * c_u[0] * rho_u[1] * d_u[1], rtol=1e-12)  # c_t rho_{t+1}
-eq_u, q_u, c1_u = np.array([0.4, -1.2]), np.array([0.3, 1.1]), 0.6  # E_pi Q(s_{j+1}, .) and Q(s_j, u_j), j = 0, 1
-G1_u = r_u[1] + gam_u * eq_u[1]  # Retrace's last step: c = 0
-G0_u = r_u[0] + gam_u * (eq_u[0] + c1_u * (G1_u - q_u[1]))
-dq_u = r_u + gam_u * eq_u - q_u  # delta^Q_0, delta^Q_1
-np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol=1e-12)  # c_{t+1} alone
-
-# %% [markdown]
-# **You write:** `retrace(X, P, offs, t, m, T)`, a Triton prologue for
-# [the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues), as for notebook
-# 03's `q_lambda`. What is new against `q_lambda`: the multiplier holds a per-step trace weight
-# $c_{t+1}$, and $b_t$ subtracts $\gamma c_{t+1} Q_{t+1}$.
-#
-# **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is Retrace's
-# $G_t$ above.
-#
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
-#
-# * **Reset flag:** $a_t$ is unread where it is set.
-# * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
-#   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
-#   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`. No truncation input.
-# * **Shift:** none to make: `next_log_ratio[t]`, like every `next_*` entry $t$, already belongs to step $t+1$.
-# * **At the window's last step:** $c = 0$ there turns the ordinary $b_t$ into $b_t$ at a cut step (the appendix's rule for [section 2's table](#One-table-for-every-estimator), with $\hat y_{t+1} = Q_{t+1}$).
-# * **Terminations:** their `next_*` inputs may be NaN: drop the bootstrap with `tl.where`, never a product with 0.
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# It has the shape of notebook 03's worked `td_lambda_prologue`, or of your `q_lambda`. Expand the
-# bracket: the factor that multiplies $G_{t+1}$ is $a_t$, and everything else goes into $b_t$.
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# * Fill in the triples, with $a_t = \gamma c_{t+1}$ at every step (unread at a reset). Hint 4 has
-#   them filled in.
-#
-#   | step | $b_t$ | reset? |
-#   | --- | --- | --- |
-#   | ordinary | ? | ? |
-#   | termination | ? | ? |
-#   | the window's last step, not terminated ($c = 0$) | ? | ? |
-#
-# * $\pi/\mu$ is `exp(next_log_ratio)`, loaded at `offs`: entry $t$ is already step $t+1$'s.
-# * $c_{t+1} = \lambda\min(1, \pi/\mu)$, and $c = 0$ where `t == T - 1`.
-# * With that $c$, the table's first and last rows are one formula for $b_t$. Mind the sign of the
-#   term with $Q_{t+1}$.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# Four steps, $\gamma = 0.5$, $\lambda = 1$, rewards 1; step 2 terminates (its `next_*` are NaN).
-# `next_expected_q` is $(2, 4, \cdot, 6)$, `next_q` $(1.5, 2, \cdot, 8)$, the next ratio $\pi/\mu$
-# $(0.5, 2, \cdot, 1)$.
-#
-# * $G_3 = 1 + 0.5 \cdot 6 = 4$: $c = 0$ at the window's end, so its `next_q` of 8 is not used.
-# * $G_2 = 1$ (terminal).
-# * $G_1 = 1 + 0.5\,(4 + 1 \cdot (G_2 - 2)) = 2.5$: the ratio 2 is clipped to $c = 1$.
-# * $G_0 = 1 + 0.5\,(2 + 0.5\,(G_1 - 1.5)) = 2.25$.
-#
-# ```python
-# one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a (1, 4) tensor
-# X4 = (one_row(1.0, 1.0, 1.0, 1.0), one_row(2.0, 4.0, float("nan"), 6.0), one_row(1.5, 2.0, float("nan"), 8.0),
-#       torch.log(one_row(0.5, 2.0, float("nan"), 1.0)), one_row(False, False, True, False))
-# print(exercises.guarded(exercises.scan_hook, retrace, X4, (0.5, 1.0)).tolist())  # must print [[2.25, 2.5, 1.0, 4.0]]
-# ```
-#
-# $G_3 = 0$ means $c$ was not 0 at the window's end: $b_3$ kept $-\gamma c\,Q_{t+1}$, with the
-# `next_q` of 8. $G_1 = 2$ means the ratio was not clipped.
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# The triples:
-#
-# | step | multiplier $a_t$ | $b_t$ | reset? |
-# | --- | --- | --- | --- |
-# | ordinary | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
-# | termination | $\gamma c_{t+1}$ (unread) | $r_t$ | yes |
-# | the window's last step, not terminated ($c = 0$) | $\gamma c_{t+1} = 0$ (unread) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
-#
-# ```python
-# log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift
-# c = tl.where(t < T - 1, ___, 0.0)  # ___: c_{t+1}, lambda times the ratio clipped at 1
-# b = r + tl.where(term, 0.0, ___)  # ___: the bracket's terms without G_{t+1}, times gamma
-# return ___, b, ___  # ___: what multiplies G_{t+1}? and where is the trace cut?
-# ```
-#
-# </details>
-#
-# A template:
-#
-# ```python
-# @triton.jit
-# def retrace(X, P, offs, t, m, T):
-#     gamma, lam = P[0], P[1]
-#     r = tl.load(X[0] + offs, mask=m, other=0.0)
-#     ...
-#     return a, b, reset
-# ```
-
-# %%
-# YOUR CODE: replace the next line by your @triton.jit def retrace(X, P, offs, t, m, T)
-retrace = None
-
-# %%
-exercises.attempt("retrace", retrace)
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue).
@@ -623,15 +503,13 @@ exercises.attempt("retrace", retrace)
 # $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$ with
 # $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$.
 #
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
+# **Contract** (with the conventions above).
 #
-# * **Reset flag:** set by the given prologue, at a termination and at $t = T-1$.
 # * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
-# * **Shift:** `y` is $v_t$; `y_in` is $v_{t+1}$, the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$), 0 at the row's last step
-#   ([the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues) passes both to `epilogue`).
-# * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. At a termination `y_in` is
-#   the next episode's: select it away, as you select away `next_values`. No truncation input.
+# * **Shift:** `y` is $v_t$ and `y_in` is $v_{t+1}$ ($y_t = b_t + a_t\,y_{in}$;
+#   [the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues) passes both to `epilogue`).
+# * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. No truncation input.
 # * **One clip:** $\bar\rho$ (`P[1]`) serves both $\rho_t$ and $\rho^{pg}_t$ here, unlike section 2's own clip
 #   $\bar\rho_{pg}$ (`pg_rho_bar`). So does the IMPALA paper, and so do the package's defaults $\bar\rho_{pg} = \bar\rho = 1$.
 #
@@ -865,14 +743,14 @@ assert term_i.any()
 # %% [markdown]
 # ## Appendix: the table across estimators, checked
 #
-# Optional: the rule behind [section 2's table](#One-table-for-every-estimator), and each row checked.
+# Optional: why the rule of [section 2's table](#One-table-for-every-estimator) holds, and each row checked.
 #
 # **What the exercises take from the table.**
 #
-# 1. **Set the reset flag where done$_t$:** `retrace` sets its own; `vtrace_pg`'s given prologue does it for you.
+# 1. **Set the reset flag where done$_t$:** `vtrace_pg`'s given prologue does it for you (03's `retrace` set its own).
 # 2. **Select, never multiply:** drop a terminated step's bootstrap with `tl.where`, since its `next_*` inputs may be NaN.
 # 3. **Bootstrap at a cut step:** `vtrace_pg` reads $v_{t+1}$ from `next_values` at the window's last
-#    step; for `retrace`, the rule below gives the table's Retrace row.
+#    step; for 03's `retrace`, the rule below gives the table's Retrace row.
 #
 # **The rule.** One rule gives $b_t$ at every cut step but a termination (a truncation, the window's
 # last step, Q(λ)'s non-greedy step): $b_t = b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary
@@ -882,12 +760,6 @@ assert term_i.any()
 # termination a select drops the bootstrap instead ($V'_t$, $M_t$ or $\mathbb E_\pi Q_{t+1}$ is not read).
 #
 # The check below scans each row's triples from 100 past the window, against the estimator's loop.
-#
-# The Retrace row, after the exercise ($Q_{t+1} = Q(s_{t+1}, u_{t+1})$, as in `retrace`):
-#
-# | estimator | $a_t$ | ordinary $b_t$ | $\hat y_{t+1}$ | $b_t$ at a cut step | reset flag set at | shown with a number |
-# | --- | --- | --- | --- | --- | --- | --- |
-# | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [`retrace`'s Hint 3](#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table across estimators, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
@@ -900,14 +772,14 @@ gV = np.where(term4, 0.0, g4 * nv4)  # the bootstrap gamma V'_t, selected away a
 ratio4 = np.array([2.0, 0.5, 1.0, 0.8])  # pi/mu
 rho4, c4 = np.minimum(1.0, ratio4), l4 * np.minimum(1.0, ratio4)
 delta4 = r4 + gV - v4
-# Q(lambda) and Retrace: their Hint 3's rollouts (gamma = 0.5, rewards 1, step 2 terminates)
+# Q(lambda) and Retrace: their Hint 3's rollouts in 03 (gamma = 0.5, rewards 1, step 2 terminates)
 term_h = np.array([False, False, True, False])
 q_h = np.array([[2.0, 2.0], [4.0, 0.0], [np.nan, np.nan], [6.0, 2.0]])
 M_h = q_h.max(1)
 greedy_h = q_h[np.arange(4), [1, 1, 0, 0]] == M_h  # a tie is greedy
 ell_h = np.where(greedy_h & ~last4, 0.5, 0.0)
 eq_h, qn_h, c_h = np.array([2.0, 4.0, np.nan, 6.0]), np.array([1.5, 2.0, np.nan, 8.0]), np.minimum(1.0, [0.5, 2.0, np.nan, 1.0])
-G_q, G_r, want_q, want_r = 100.0, 100.0, np.zeros(4), np.zeros(4)  # the loops of 03's and this notebook's formulas
+G_q, G_r, want_q, want_r = 100.0, 100.0, np.zeros(4), np.zeros(4)  # the loops of 03's two formulas
 for t in reversed(range(4)):
     G_q = 1.0 + (0.0 if term_h[t] else 0.5 * ((1 - ell_h[t]) * M_h[t] + ell_h[t] * G_q))
     G_r = 1.0 + (0.0 if term_h[t] else 0.5 * (eq_h[t] + (0.0 if last4[t] else c_h[t]) * (G_r - qn_h[t])))

@@ -151,8 +151,11 @@ rng = np.random.default_rng(41)
 #    $T-1-j$: the table's row $j$.
 # 3. **A term's mean does not depend on the position.** Given the state, term $k$'s mean is
 #    $(\gamma C)^k d$ wherever it appears (the series' fold above, with the Markov property).
-# 4. **A stationary rollout puts each state at every position equally often.** So the sum over the
-#    visits is proportional to the plain average over the $T$ positions. Term $k$ reaches $T-k$ of
+# 4. **A stationary rollout puts each state at every position equally often.** In a stationary
+#    rollout the state at every step has the same distribution, $d_\mu$ (μ's stationary
+#    distribution), and where a window starts has nothing to do with which state is there. So each
+#    position of a window holds state $s$ with the same probability $d_\mu(s)$, and the sum over
+#    $s$'s visits is proportional to the plain average over the $T$ positions. Term $k$ reaches $T-k$ of
 #    them (its column of the table), so the average counts it with the weight $(T-k)/T$:
 #
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$

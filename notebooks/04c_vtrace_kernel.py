@@ -72,6 +72,13 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # %% [markdown]
 # ## Exercises
 #
+# > **Conventions for these exercises**
+# > * Reset flag: $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan` ($a_t$ unread where it is set).
+# > * Padding lanes, past the row's end, are yours to fill: the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
+# > * `next_values[t]` $= V'_t = V(s_{t+1})$; behind a termination it may be NaN: select it away, never multiply by 0.
+# > * done is a termination or the window's last step; [$b_t$ at a cut step](GLOSSARY.md#cut-step) is the formula above with $[\lnot\text{done}_t] = 0$.
+# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
+#
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
 # **`vtrace_kernel`** (the capstone).
@@ -83,10 +90,9 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # **It returns:** `(vs, pg)`, both (B, T): V-trace's targets $v_t$, and the advantage of your
 # `vtrace_pg` (04), clipped at ρ̄.
 #
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
+# **Contract** (with the conventions above).
 #
-# * **Reset flag:** $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan` ($a_t$ unread where it is set).
-# * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$,
+# * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t$,
 #   (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
 # * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step ($t = T-1$, the row's last).
 # * **The recurrence** is the one above at λ = 1, no truncation input: $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$,
@@ -131,7 +137,26 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
 #   ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
 #   So `reset_combine(later, earlier)` gives $b_e + a_e\,(b_l + a_l x)$: the later map is applied
-#   first, to the value $x$ carried in.
+#   first, to the value $x$ carried in. On a chunk's last three lanes, without resets:
+#
+#   | lane | first operand `(a1, b1, k1)`: the later steps | second operand `(a2, b2, k2)`: the earlier step | the lane's map of the carry $x$ |
+#   | --- | --- | --- | --- |
+#   | $t+2$, the chunk's last | none: the lane keeps its own triple | none | $b_{t+2} + a_{t+2}\,x$ |
+#   | $t+1$ | lane $t+2$'s map | step $t+1$'s triple | $b_{t+1} + a_{t+1}(b_{t+2} + a_{t+2}\,x)$ |
+#   | $t$ | lane $t+1$'s map (steps $t+2$, then $t+1$) | step $t$'s triple | $b_t + a_t\,(\text{lane } t+1\text{'s})$ |
+#
+#   In numbers: $a = 0.5$ on every lane, $b = (1, 2, 3)$ on lanes $(t, t+1, t+2)$, a reset at lane
+#   $t+1$, and a carry $x = 10$:
+#
+#   | lane | its triple | its scanned map `(a_s, b_s, k_s)` | `vs` |
+#   | --- | --- | --- | --- |
+#   | $t+2$ | $(0.5, 3, \text{false})$ | its own triple, $(0.5, 3, \text{false})$ | $3 + 0.5 \cdot 10 = 8$ |
+#   | $t+1$ | $(0.5, 2, \text{true})$ | its own triple: the reset keeps lane $t+2$ out | $2$, no $x$ |
+#   | $t$ | $(0.5, 1, \text{false})$ | $(0.5 \cdot 0.5,\ 1 + 0.5 \cdot 2,\ \text{true}) = (0.25, 2, \text{true})$ | $2$, no $x$ |
+#
+#   Triton combines lanes in a tree, not one by one
+#   ([00b, section 2](00b_triton_from_zero.ipynb#2.-A-scan-of-one-block) replays one), but every
+#   call gets the later run first.
 #   Each step gets the scanned map `(a_s, b_s, k_s)` of itself and the chunk's later steps, as in
 #   your `reset_scan`.
 # * **Part 4, the carry and the store.** `vs` is `b_s + a_s * carry` where `k_s` is false (no
@@ -141,6 +166,29 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # * **Part 6, the advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in your
 #   `vtrace_pg`, with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every
 #   real element.
+
+# %% [markdown]
+# Part 3's numbers, through `reset_combine` (a fourth lane, the identity, pads the block to 4):
+
+# %%
+@triton.jit
+def _three_lanes(A, B, K, AS, BS, KS, N: tl.constexpr):  # lanes t, t+1, t+2, then one padding lane
+    i = tl.arange(0, N)
+    a_s, b_s, k_s = tl.associative_scan((tl.load(A + i), tl.load(B + i), tl.load(K + i) != 0), 0, reset_combine,
+                                        reverse=True)
+    tl.store(AS + i, a_s)
+    tl.store(BS + i, b_s)
+    tl.store(KS + i, k_s.to(tl.int32))
+
+
+a3, b3 = torch.tensor([0.5, 0.5, 0.5, 1.0], device=DEVICE), torch.tensor([1.0, 2.0, 3.0, 0.0], device=DEVICE)
+k3 = torch.tensor([False, True, False, False], device=DEVICE)  # the reset at lane t+1
+a_s3, b_s3, k_s3 = torch.empty(4, device=DEVICE), torch.empty(4, device=DEVICE), torch.empty(4, dtype=torch.int32, device=DEVICE)
+_three_lanes[(1,)](a3, b3, k3, a_s3, b_s3, k_s3, N=4)
+vs3 = torch.where(k_s3 != 0, b_s3, b_s3 + a_s3 * 10.0)  # part 4, with the carry x = 10
+print("maps:", list(zip(a_s3[:3].tolist(), b_s3[:3].tolist(), (k_s3[:3] != 0).tolist())), " vs:", vs3[:3].tolist())
+assert a_s3[:3].tolist() == [0.25, 0.5, 0.5] and b_s3[:3].tolist() == [2.0, 2.0, 3.0]  # the table's maps
+assert (k_s3[:3] != 0).tolist() == [True, True, False] and vs3[:3].tolist() == [2.0, 2.0, 8.0]  # and its vs
 
 # %% [markdown]
 # Why padding lanes need the identity: one chunk of 3 steps and a padding lane filled with NaN (`junk`)
@@ -235,7 +283,8 @@ for resets in (True, False):
 # kept $-\gamma c V'$, which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
 # means the combine gets its two triples in the wrong order (say, through a wrapper that passes the
 # earlier step's triple first): it applies the earlier run's map first, so $v_0$ comes out as
-# $b_1 + a_1 b_0 + a_1 a_0 v_2$.
+# $b_1 + a_1 b_0 + a_1 a_0 v_2$. These wrong-order numbers are for `chunk=2`, as in the code above: with the
+# row in one chunk, the same slip prints others.
 #
 # For the carry, a row of five steps: $\pi/\mu = (2, 0.5, 1, 0.5, 1)$, rewards and values 1,
 # `next_values` $(1, 1, 1, 1, 2)$.
@@ -253,10 +302,12 @@ for resets in (True, False):
 # `[[1.625, 1.25, 1.5, 1.0, 2.0]]` with `chunk=2` comes from the carry taken at the chunk's last lane,
 # `carry = tl.sum(tl.where(t == ci * CHUNK + CHUNK - 1, vs, 0.0), 0)`. In the row's last chunk that
 # lane is padding, so the first carry is 0. The chunk before needs $v$ at the chunk's first step.
-# Any other difference between the two lines is a carry slip too (that lane clamped to $T-1$ prints
-# other numbers).
+# Once the first case prints right, any other difference between the two lines is a carry slip too
+# (that lane clamped to $T-1$ prints other numbers).
 #
 # </details>
+#
+# Run the checker before opening Hint 4: it is nearly the whole solution.
 #
 # <details><summary>Hint 4: the key lines</summary>
 #

@@ -483,18 +483,23 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 6. Optional: profile it
+# ## 6. How fast is it (H100, measured)
 #
-# On an H100 the fused loss beats the eager PyTorch formula by both clocks, but by far less in wall
-# time than in GPU time: [the appendix](#The-profile-in-full) has the numbers.
+# On an H100, with the backward, the fused loss was timed against the eager PyTorch formula at
+# three shapes. The eager formula keeps the GPU busy 7.7 to 9.2 times as long as the fused loss,
+# but takes only 1.56–1.59× its wall time: at these shapes both calls are mostly host time. How it
+# was measured: [the appendix](#The-profile-in-full).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the verdict above, on the H100's paired loss probe (CI runs them; skip when reading)
+# Checks: the ratios above, on the H100's paired loss probe (CI runs them; skip when reading)
 vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
 x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
-assert min(x_wall) > 1 and max(x_wall) < min(x_gpu) / 4  # "by both clocks, but by far less in wall time"
+assert len(vs) == 3  # "at three shapes"
+assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7 to 9.2 times as long", rounded outwards
+assert profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59× its wall time", rounded outwards
+assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "mostly host time"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
-assert "H100" in _head and "H200" not in _head  # "on an H100": named in the file's first line
+assert "H100" in _head and "H200" not in _head  # "(H100, measured)", "on an H100": named in the file's first line
 
 # %% [markdown]
 # ## Exercises

@@ -368,8 +368,8 @@ assert torch.allclose(gathered, adv.detach(), rtol=1e-12, atol=1e-12)
 # GAE needs one thing a bare scan does not. Rank 0's last step is $t = 16$. Its TD error is
 # $\delta_{16} = r_{16} + \gamma V(s_{17}) - V(s_{16})$, and $V(s_{17})$ is rank 1's first value.
 # So the package gathers each rank's first values (in its "ends" exchange), then the maps. It makes
-# the same three exchanges for every scan (section 7): a bare scan has no values, and sends zeros
-# in their place.
+# the same three exchanges for every scan ([the appendix](#Appendix:-section-7-in-full) lists
+# them): a bare scan has no values, and sends zeros in their place.
 #
 # The cell below does it by hand:
 #
@@ -416,59 +416,41 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 #
 # A gradient crosses ranks when a loss backpropagates through the advantages or returns, into the
 # values, $\gamma$ or $\lambda$. Section 5's workers did: each backpropagated a weighted sum of its
-# advantages into its values. $V(s_{17})$ is rank 1's first value, but rank 0's last $\delta_{16}$
-# read it. So part of its gradient is computed on rank 0, and must be sent to rank 1.
+# advantages into its values.
 #
 # The one result to know: the backward of a scan is the transposed scan (notebook 01b's
-# `transposed_scan`), which runs *forwards* in time. With $dy_t$ the upstream gradient, the
-# gradient $g_t = \partial L/\partial b_t$ is $g_t = dy_t + a_{t-1}\,g_{t-1}$. So it splits across
-# ranks as the forward did, with the arrows reversed: each rank's gradient enters from the ranks
-# before it. The package takes two passes through each segment.
+# `transposed_scan`). With $dy_t$ the upstream gradient, the gradient $g_t = \partial L/\partial b_t$
+# is $g_t = dy_t + a_{t-1}\,g_{t-1}$. It runs *forwards* in time.
 #
-# **By hand: three ranks of two steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0
-# holds steps 0–1, rank 1 steps 2–3, rank 2 steps 4–5. One process gives
-# $g = 1,\ 1.5,\ 1.75,\ 1.875,\ 1.9375,\ 1.96875$.
+# **By hand: two ranks of two steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0 holds
+# steps 0 and 1, rank 1 steps 2 and 3.
 #
-# Two directions meet here. The forward carry $c_r$ equals rank $r+1$'s first output, and rank $r$
-# reads it: the forward runs back in time. No rank sends $c_r$: rank $r$ composes it from the
-# gathered maps. The gradients run from earlier steps into later ones. In the drawing, $g_t$ is
-# the gradient at step $t$, and $x_{r+1} = \partial L/\partial c_r$ is what enters rank $r+1$ from
-# the ranks before it: the gradient of $c_r$, rank $r+1$'s first output.
+# 1. **One process** gives $g = 1,\ 1.5,\ 1.75,\ 1.875$.
+# 2. **Rank 1 alone** gets $1,\ 1.5$: too small. It misses what comes from rank 0's steps.
+# 3. **Why:** rank 1's first output, $y_2$, is rank 0's carry $c_0$. Rank 0 reads it, through
+#    $y_1 = b_1 + a_1\,y_2$.
+# 4. **Rank 0 computes the missing part alone:** the gradient that its own steps send into $c_0$,
+#    $a_1\,g_1 = 0.5 \cdot 1.5 = 0.75$. It sends this one number to rank 1.
+# 5. **Rank 1 adds it to $dy_2$:** $1 + 0.75 = 1.75$, then $1 + 0.5 \cdot 1.75 = 1.875$. These are
+#    the one-process gradients.
+#
+# **The picture, with a third rank** (steps 4 and 5). Each carry crosses a boundary backwards in
+# time; its gradient crosses it forwards:
 #
 # ```text
-#              rank 0: steps 0 1              rank 1: steps 2 3              rank 2: steps 4 5
-# forward:               ◀──── c_0 = y_2 ────           ◀──── c_1 = y_4 ────
-# backward:    g_0 → g_1 ── x_1 = ∂L/∂c_0 ──▶ g_2 → g_3 ── x_2 = ∂L/∂c_1 ──▶ g_4 → g_5
+#              rank 0: steps 0 1          rank 1: steps 2 3          rank 2: steps 4 5
+# forward:               ◀── c_0 = y_2 ───          ◀── c_1 = y_4 ───
+# backward:    g_0 → g_1 ───── x_1 ─────▶ g_2 → g_3 ───── x_2 ─────▶ g_4 → g_5
+#
+# x_1 = ∂L/∂c_0 through rank 0;   x_2 = ∂L/∂c_1 through ranks ≤ 1
 # ```
 #
-# 1. **Pass 1:** each rank runs its backward alone, with nothing entering it. Each gets $1,\ 1.5$:
-#    right on rank 0, which nothing enters, too small on ranks 1 and 2. Each rank also gets the
-#    gradient into its own carry, $\sigma_r$, which it sends. The carry reaches the rank's last step
-#    through $y = b + a\,c_r$, so $\sigma_r = 0.5 \cdot 1.5 = 0.75$ on every rank.
-# 2. **Exchange 1, then compose:** the ranks gather their $\sigma_r$, one number per row. What enters
-#    the next rank is $x_{r+1} = \sigma_r + A_r\,x_r$, with the forward map's $A_r$:
-#    * $x_1 = \sigma_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$);
-#    * $x_2 = \sigma_1 + A_1 x_1 = 0.75 + 0.25 \cdot 0.75 = 0.9375$, with $A_1 = a_2 a_3 = 0.25$.
-#
-#    Why: $x_{r+1}$ is the gradient that reaches $c_r$, rank $r+1$'s first output, through the
-#    ranks that read it, ranks 0 to $r$. (Rank $r+1$'s own $dy$ at that output adds to it in
-#    pass 2.) One part, $\sigma_r$, comes from rank $r$'s own $dy_t$. The other comes from the ranks
-#    before: their gradient $x_r$ lands on rank $r$'s first output, $B_r + A_r\,c_r$, so it
-#    reaches $c_r$ times $A_r$.
-# 3. **Pass 2:** ranks 1 and 2 rerun their backward with $x_r$ added at their first step. Rank 1
-#    gets $1 + 0.75 = 1.75$, then $1.875$; rank 2 gets $1 + 0.9375 = 1.9375$, then $1.96875$.
-#    These are the one-process gradients. Without the term $A_1 x_1$, rank 2 would start at $1.75$.
-#
-# **Exchange 2** is GAE's: it sends the gradient of $V(s_{17})$, computed on rank 0, to rank 1 (a
-# bare scan makes it too, and sends zeros).
-# So the backward makes two exchanges of one number per row per rank, and section 5's `d_values`
-# matched the one-process gradient. The derivation and the package's code are in
-# [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire).
+# **The name for what enters a rank.** Call $x_r$ the gradient on the arrow into rank $r$: the
+# gradient of the loss, through ranks $0$ to $r - 1$ only, with respect to rank $r$'s first output.
+# Here $x_1 = 0.75$. Nothing enters rank 0, so $x_0 = 0$.
 
 # %%
-a6, dy6 = torch.full((1, 6), 0.5, dtype=torch.float64), torch.ones(1, 6, dtype=torch.float64)
-b6 = torch.zeros(1, 6, dtype=torch.float64, requires_grad=True)
-(rl.linear_scan(a6, b6) * dy6).sum().backward()  # one process: g
+a6, dy6 = torch.full((1, 6), 0.5, dtype=torch.float64), torch.ones(1, 6, dtype=torch.float64)  # a_t = 0.5, dy_t = 1
 
 
 def rank_backward(lo, hi, x_in):
@@ -480,6 +462,48 @@ def rank_backward(lo, hi, x_in):
     return torch.autograd.grad(rl.linear_scan(a6[:, lo:hi], b_r, initial=carry_r), [b_r, carry_r], d_out)
 
 
+b4 = torch.zeros(1, 4, dtype=torch.float64, requires_grad=True)
+(rl.linear_scan(a6[:, :4], b4) * dy6[:, :4]).sum().backward()  # one process, steps 0 to 3: g
+g_rank0, sent_0 = rank_backward(0, 2, 0.0)  # rank 0 alone: its g, and the gradient it sends into c_0
+alone_rank1, _ = rank_backward(2, 4, 0.0)  # rank 1 alone: too small
+g_rank1, _ = rank_backward(2, 4, sent_0)  # rank 1 with x_1 = 0.75 added at its first step
+print("one process:  ", b4.grad[0].tolist())
+print("rank 1 alone: ", alone_rank1[0].tolist(), "  rank 0 sends", sent_0.item())
+print("rank 0, rank 1 with x_1 added:", g_rank0[0].tolist(), g_rank1[0].tolist())
+assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b4.grad)
+
+# %% [markdown]
+# **The rule, for any number of ranks.** What rank $r$ passes on, $x_{r+1}$, has two parts:
+#
+# * $\sigma_r$, from rank $r$'s own $dy_t$: the gradient its steps send into its carry $c_r$, which
+#   it computes alone, as rank 0 did above ($\sigma_0 = 0.75$).
+# * $A_r\,x_r$, from the ranks before it: $x_r$ lands on rank $r$'s first output,
+#   $B_r + A_r\,c_r$ (section 1's map), so it reaches $c_r$ times $A_r$.
+#
+# So $x_{r+1} = \sigma_r + A_r\,x_r$. With two ranks, $x_1 = \sigma_0 = 0.75$, since $x_0 = 0$.
+#
+# **Three ranks:** one process gives $g_4 = 1.9375$ and $g_5 = 1.96875$. Every rank alone gets
+# $1,\ 1.5$, so every $\sigma_r = 0.75$. Then
+# $x_2 = \sigma_1 + A_1 x_1 = 0.75 + 0.25 \cdot 0.75 = 0.9375$, with $A_1 = a_2 a_3 = 0.25$. Rank 2
+# gets $1 + 0.9375 = 1.9375$, then $1.96875$: the one-process gradients. Without the term $A_1 x_1$,
+# rank 2 would start at $1.75$.
+#
+# The package does it in two passes through each segment:
+#
+# 1. **Pass 1:** each rank runs its backward alone and gets its $\sigma_r$.
+# 2. **Exchange 1:** the ranks gather every $\sigma_r$, one number per row. Each rank composes its
+#    $x_r$ from those of the ranks before it.
+# 3. **Pass 2:** each rank reruns its backward with $x_r$ added at its first step.
+#
+# **Exchange 2** is GAE's. Rank 0's last $\delta_{16}$ read $V(s_{17})$, rank 1's first value, so
+# part of that value's gradient is computed on rank 0 and sent to rank 1. (A bare scan makes this
+# exchange too, and sends zeros.) That is why section 5's `d_values` matched the one-process
+# gradient. The derivation and the package's code are in
+# [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire).
+
+# %%
+b6 = torch.zeros(1, 6, dtype=torch.float64, requires_grad=True)
+(rl.linear_scan(a6, b6) * dy6).sum().backward()  # one process: g
 ranks = [(0, 2), (2, 4), (4, 6)]  # the steps [lo, hi) of ranks 0, 1 and 2
 pass1 = [rank_backward(lo, hi, 0.0) for lo, hi in ranks]  # pass 1: each rank alone
 sent = [d_carry for _, d_carry in pass1]  # σ_r: the gradient into each rank's carry
@@ -496,9 +520,14 @@ print("pass 2:       ", [g[0].tolist() for g in grads])
 assert torch.equal(torch.cat(grads, -1), b6.grad)
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 6's worked example, and its "two exchanges" on the package's backward (CI runs them; skip when reading)
-assert b6.grad[0].tolist() == [1.0, 1.5, 1.75, 1.875, 1.9375, 1.96875]  # one process
+# Checks: section 6's worked examples, and its "two exchanges" on the package's backward (CI runs them; skip when reading)
+assert b4.grad[0].tolist() == [1.0, 1.5, 1.75, 1.875] == b6.grad[0, :4].tolist()  # two ranks: one process
+assert alone_rank1[0].tolist() == [1.0, 1.5] and g_rank0[0].tolist() == [1.0, 1.5]  # "rank 1 alone gets 1, 1.5"
+assert sent_0.item() == a6[0, 1].item() * b4.grad[0, 1].item() == 0.5 * 1.5 == 0.75  # "a_1 g_1 = 0.5 · 1.5 = 0.75"
+assert g_rank1[0].tolist() == [1.75, 1.875] and 1 + 0.5 * 1.75 == 1.875  # "1 + 0.75 = 1.75, then 1.875"
+assert b6.grad[0].tolist() == [1.0, 1.5, 1.75, 1.875, 1.9375, 1.96875]  # three ranks: one process
 assert all(g[0].tolist() == [1.0, 1.5] for g, _ in pass1) and [v.item() for v in sent] == [0.75] * 3  # pass 1
+assert sent[0].item() == sent_0.item()  # σ_0 is what rank 0 sent in the two-rank example
 assert A_fwd[1].item() == 0.5 * 0.5 == 0.25 and (x[1].item(), x[2].item()) == (0.75, 0.9375)  # exchange 1
 assert [g[0].tolist() for g in grads] == [[1.0, 1.5], [1.75, 1.875], [1.9375, 1.96875]]  # pass 2
 assert rank_backward(4, 6, sent[1])[0][0, 0].item() == 1.75 != b6.grad[0, 4].item()  # "without A_1 x_1 ... 1.75"
@@ -506,12 +535,13 @@ _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
 _y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
 assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
 assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
-# "x_{r+1} is the gradient that reaches c_r through ranks 0 to r": d(sum of y_0..y_3)/d c_1 = x_2 (rank 2's own dy_4 left out)
+# x_r, "the gradient through ranks 0 to r - 1 only, with respect to rank r's first output" (the drawing's
+# "∂L/∂c_1 through ranks ≤ 1"): d(sum of y_0..y_3)/d c_1 = x_2, rank 2's own dy_4 left out
 _c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 _y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
 _y_r0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_y_r1[:, 0])
 assert torch.autograd.grad(_y_r0.sum() + _y_r1.sum(), [_c1])[0].item() == x[2].item() == 0.9375
-_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's x_1 = dL/dc_0: rank 0's two steps read c_0
+_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L/∂c_0 through rank 0"
 _y_c0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_c0)
 assert torch.autograd.grad(_y_c0.sum(), [_c0])[0].item() == x[1].item() == 0.75
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
@@ -520,66 +550,20 @@ assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: 
 assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pass 2
 assert "routed = gather(zeros if d_boundary is None else" in bwd_src  # exchange 2, zeros where no boundary value is read
 
+
 # %% [markdown]
 # ## 7. What it costs
 #
-# **In one line: the split exchanges only a few numbers per row per rank, whatever the length, yet
-# on an H100 gathering the row and making one call was faster by both clocks, the wire left out of
-# both (the table below).**
+# **The verdict: gather the rows and make one local call.** On an H100 that was faster than the
+# split (`time_group=`) by both clocks, wall time and GPU time, the wire left out of both.
 #
-# **Forwards**, each rank reads its steps twice: the map, then the scan from its carry. In between
-# come three small `all_gather`s, in this order:
-#
-# 1. **the header,** a description of the call that every rank checks;
-# 2. **the ends:** section 5's first values, with `bootstrap_value` and `initial`;
-# 3. **the maps:** section 3's triples $(A, B, \text{reset})$, with an error flag.
-#
-# **Backwards**, two exchanges of one number per row per rank (section 6). Notebook 13c, section 7,
-# counts each table's numbers.
-#
-# <details><summary>Details: the timing file, its columns, and where the split's time goes</summary>
-#
-# `tools/time_group_cost.py` timed it on an H100 on 2026-12-07. Notebooks 08 and 09 quote an H200,
-# so compare this file's figures with each other only. The cell below prints the file. Each line is
-# one call at one shape, in µs, as *wall time* (calls back to back, host included) and *GPU time*
-# (the kernels alone). Each rank holds the steps of one shape: 1,048,576 on the long row, so two
-# ranks hold 2,097,152.
-#
-# **What each column isolates.** Nothing crosses a network. The notebook's names come first, the
-# file's column in quotes:
-#
-# | name ("file's column") | what is timed | wire included? |
-# |---|---|---|
-# | **plain call** ("one device") | the plain call on the rank's steps, no `time_group=` | none needed |
-# | **split (`time_group=`), no wire** ("2 ranks, local gather") | everything rank 0 of two ranks (holding the same steps) runs; each `all_gather` is a local copy | no |
-# | **split through NCCL, 1 rank** ("NCCL, 1 rank") | the split through real NCCL collectives, in a group of one rank | NCCL's calls, but no link crossed |
-# | **gather + one call, no wire** ("gather, one call") | the alternative: the whole row gathered (a local copy: the rank's steps twice), one plain call on it, the rank's slice kept | no |
-#
-# The split through NCCL shows what NCCL itself adds: each `all_gather` goes through NCCL's calls,
-# though a group of one rank sends nothing over a link. On every line its wall time is above the
-# split's with no wire (1.64 ms against 1.31 ms on the first); its GPU time is not always. The gather's one call reads twice the steps
-# of the plain call's.
-#
-# **Where the split's time goes.** On all eight lines of the file, a call with `time_group=` takes
-# 0.86–4.5 ms of wall time, against 25–620 µs on one device. Most of that is the host's, since the
-# GPU time stays under a tenth of the wall time. It is not the wire: with the `all_gather`
-# replaced by a local copy, the wall time is still 0.86 ms or more. Where exactly it goes was not
-# profiled, but the split path is not optimised for small calls:
-#
-# * it is Python that builds each exchange's table from many small tensor operations, each a
-#   launch of its own (the split's GPU time alone is 59.2 to 145.1 µs, against under 30 µs for a
-#   plain call);
-# * it reads exchanged numbers on the host several times per call (the header, each rank's error
-#   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
-#   queued before it, so the host's work and the GPU's no longer overlap.
-#
-# </details>
+# The cell below reads the timings from a committed file: GAE forwards on a row of 1,048,576 steps
+# per rank, two ranks.
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
 with open(COST_FILE, encoding="utf-8") as f:
     cost_lines = f.read().splitlines()
-print("\n".join(cost_lines))
 cost = {}  # (shape, call) -> [plain call, split no wire, split NCCL 1 rank, gather + one call no wire], each (wall µs, GPU µs)
 for line in cost_lines:
     m = re.match(r"\s*(\d+ x \d+)\s+(\D+?)\s+([\d.]+ \|.*)$", line)
@@ -587,141 +571,43 @@ for line in cost_lines:
         numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
         cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
 (one_wall, one_gpu), (local_wall, local_gpu), _, (joined_wall, joined_gpu) = cost["1 x 1048576", "gae forwards"]
+print(f"split (time_group=), no wire: wall x {local_wall / one_wall:.0f}, GPU x {local_gpu / one_gpu:.1f}")
+print(f"gather + one call, no wire:   wall x {joined_wall / one_wall:.1f}, GPU x {joined_gpu / one_gpu:.1f}")
 
 # %% [markdown]
-# **The measurement.** GAE forwards on the long row (1,048,576 steps per rank), two ranks, on the
-# H100, from the file above. Each time is given as a multiple of the plain call's, rounded:
+# Each time as a multiple of the plain call's (one device, no `time_group=`), rounded:
 #
 # | call | wall time ÷ plain call's | GPU time ÷ plain call's |
 # |---|---|---|
 # | split (`time_group=`), no wire | 17 | 5.5 |
 # | gather + one call, no wire | 1.5 | 2.5 |
 #
-# **Which to use.** GAE's inputs are small (the introduction's figures). They almost always fit on
-# one GPU, so the default is to gather the rows and make one call.
+# **Break-even (derived, not measured):** with the wire counted (each other rank's 9 MB), the
+# gather stays faster than the split on any link above about 7.9 GB/s with 2 ranks, and 78 GB/s
+# with 8.
 #
-# The table agrees: the gather + one call was faster by both clocks. The split's GPU time grew
-# far less than its wall time, so most of its extra wall time is host work, not GPU work: likely
-# its Python and its host syncs (section 7's first fold), which were not profiled.
+# So use `time_group=` for gradients through the advantages (section 6), a batch too large to
+# gather, or many ranks on a slower link.
 #
-# <details><summary>Details: the times behind the table, and the backward</summary>
-#
-# Wall time (GPU time): the plain call took 77.5 µs (13.6 µs); the split (`time_group=`), no wire,
-# 1.31 ms (74.7 µs); the gather + one call, no wire, 114 µs (33.5 µs). With the backward the story
-# is the same: 459 µs plain, 736 µs for the gather + one call (1.6 times), 3.30 ms for the split
-# (7.2 times). On all eight lines of the file, the gather + one call was at least 4 times faster
-# than the split.
-#
-# </details>
-#
-# With W ranks instead of 2, the gathered call reads W times a rank's steps, and each rank
-# receives W − 1 times its own bytes. The split still reads only its own steps, and sends a few
-# numbers per row.
-#
-# * **Gather, then one local call:** the default. Faster, simpler code, the same advantages.
-# * **`time_group=`** in three cases:
-#   * **Gradients through the advantages,** into the values, $\gamma$ or $\lambda$ (section 6).
-#     Each rank's piece of the gradient stays on its rank. `dist.all_gather` carries no gradient;
-#     `torch.distributed.nn.functional.all_gather` does, and its backward sends every rank's whole
-#     gradient row.
-#   * **A batch too large to gather.** The one call reads 9 bytes and writes 8 for every token of
-#     the whole batch, on every rank. 1,024 rows of 1,048,576 tokens come to about 18 GB on every
-#     rank (derived), beside the model.
-#   * **Many ranks on a slow link,** perhaps: the gather's wire grows with W − 1, the split's does
-#     not. The estimate below says where.
-#
-# **An estimate to make yourself: the wire.** On the long row, each rank holds 1,048,576 steps:
-# 8 MB of values and rewards, and 1 MB of flags. A gather brings each rank these 9 MB from every
-# other rank. At a link of B GB/s between the GPUs, how long does that take, with 2 ranks and with
-# 8? Compare the gather, wire included, with the split. At which B are they equal? Below it, the
-# split wins. This repository measured no link: take your GPUs' NVLink or PCIe figure.
-#
-# <details><summary>The estimate, worked (derived: arithmetic on the measured times, not a measurement)</summary>
-#
-# Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
-# bytes per second, they take about 9.4/B ms. With W ranks, the gather costs its call plus
-# (W − 1) × 9.4/B ms. The split is assumed to stay at one of its two measured times: 1.31 ms with
-# no wire, or 1.64 ms through NCCL in a group of one rank (NCCL's own cost, still no link).
-#
-# * **2 ranks:** each rank receives 9 MB. The gather costs its measured 0.11 ms plus 9.4/B ms.
-#   That equals the split's 1.31 ms at B ≈ 7.9 GB/s, and its 1.64 ms at B ≈ 6.2 GB/s (derived).
-# * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
-#   with the steps it reads: 4 times 0.11 ms, about 0.46 ms (derived). They are equal at
-#   B ≈ 78 GB/s against 1.31 ms, and B ≈ 56 GB/s against 1.64 ms (derived).
-#
-# The estimate gives the split its own wire for free: its three small exchanges.
-#
-# </details>
+# [The appendix](#Appendix:-section-7-in-full) has the rest: what crosses the wire, the file's
+# columns, where the split's time goes, and the estimate worked.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
 assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
 assert re.split(r"\s{2,}", cost_lines[1].strip()) == ["shape call", "one device", "2 ranks, local gather", "NCCL, 1 rank",
-                                                         "gather, one call"]  # the file's four columns, in the fold's order
-_tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
-             encoding="utf-8").read()
-_doc = " ".join(_tool.split('"""')[1].split())  # the tool's docstring: what each column ran
-assert "plays rank 0 of two ranks that hold the same steps" in _doc and "Only the wire is missing." in _doc
-assert "A second row uses a real NCCL group of one rank." in _doc  # "NCCL, 1 rank"
-assert "gather the whole row (here, the rank's steps concatenated twice, the gather's local equivalent), make one " \
-       "plain call, keep the rank's slice" in _doc  # "gather, one call": twice the steps, no wire either
-assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_152  # "1,048,576 ... two hold 2,097,152"
-# "Which to use": GAE forwards, then with the backward, on the long row; wall µs
-assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
+                                                         "gather, one call"]  # the file's four columns, in the parse's order
 assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # the table's wall time: "1.5", "17"
-assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)  # the fold's GPU times: "13.6 µs", "74.7 µs", "33.5 µs"
 assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # the table's GPU time: "2.5", "5.5"
 assert joined_wall < local_wall and joined_gpu < local_gpu  # "faster by both clocks" (the introduction, section 7)
-assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "most of the split's extra wall time is ... not GPU work"
-(_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
-assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs plain, 736 µs gathered, 3.30 ms split"
-assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "(1.6 times)", "(7.2 times)": the same story
-assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # "on all eight lines ... at least 4 times faster than the split"
-# "where the split's time goes"
-split_walls = [w for row_ in cost.values() for w, _ in row_[1:3]]
-one_walls = [row_[0][0] for row_ in cost.values()]
-assert (round(min(split_walls) / 1e3, 2), round(max(split_walls) / 1e3, 1)) == (0.86, 4.5)  # "0.86–4.5 ms"
-assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # "25–620 µs"
-assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of the wall time"
-assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # the split, no wire: "0.86 ms or more"
-split_gpus = [row_[1][1] for row_ in cost.values()]  # the split's GPU time, no wire
-assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2 to 145.1 µs" of GPU time, split
-assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
-head_src = inspect.getsource(distributed._TimeSharded.forward)
-assert head_src.count(" = gather(") == 3  # section 7's "three small all_gathers" (13c, section 7: what each carries)
-_order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
-                                      "maps = gather(maps)")]
-assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
-assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
-# the host reads exchanged numbers (syncs): the header, then each rank's error flag
-assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
-assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's (and "Which to use"'s) "1 MB per 128K tokens": 2 float32 per token
-# the estimate: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
+# the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
 _other = 1_048_576
-assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1) and 2 * _other == 2_097_152
+assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "each other rank's 9 MB"
 _gather_bytes = 9 * 2**20
-assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
-assert round(joined_wall / 1e3, 2) == 0.11  # "its 0.11 ms"
-assert round(_gather_bytes / ((local_wall - joined_wall) * 1e-6) / 1e9, 1) == 7.9  # "B ≈ 7.9 GB/s"
-# W = 8: each rank receives (W - 1) x 9 MB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
-_w8_bytes = (8 - 1) * _gather_bytes
-assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MB, about 66/B ms"
-_w8_call = joined_wall * 8 / 2
-assert round(_w8_call / 1e3, 2) == 0.46  # "4 times 0.11 ms, about 0.46 ms"
-assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == 78  # "B ≈ 78 GB/s"
-# "a batch too large to gather": 9 bytes read and 8 written per token (GAE's 17 in float32); 1,024 rows of 2**20 tokens
-assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20 * 17 / 1e9) == 18  # "about 18 GB"
-# the general form: the gather costs (W / 2) x its measured call plus (W - 1) x 9.4/B ms; it gives both W's B
+# the gather costs (W / 2) x its measured call plus (W - 1) x 9 MB over the wire; equal to the split's wall time at B
 _equal_B = lambda W: (W - 1) * _gather_bytes / ((local_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
-assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)
-# the same, the split taken at its NCCL figure (1.64 ms): "B ≈ 6.2 GB/s" (2 ranks), "B ≈ 56 GB/s" (8 ranks)
-_nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
-_equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
-assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)
-# the split through NCCL, 1 rank: its wall time above the split's with no wire on every line; "1.64 ms against 1.31 ms"
-# on the first; "its GPU time is not always" (above it)
-assert all(r[2][0] > r[1][0] for r in cost.values()) and any(r[2][1] < r[1][1] for r in cost.values())
-assert (round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2), round(local_wall / 1e3, 2)) == (1.64, 1.31)
+assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)  # "about 7.9 GB/s with 2 ranks, and 78 GB/s with 8"
+assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's "1 MB for a row of 128K tokens": 2 float32 per token
 # the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
 
@@ -974,3 +860,164 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 # * Gather the rows, then make one call: that is the default, faster by both clocks. Use
 #   `time_group=` for gradients through the advantages, batches too big to gather, or many ranks on
 #   a slow link.
+
+# %% [markdown]
+# ## Appendix: section 7 in full
+#
+# **What crosses, and when.** Forwards, each rank reads its steps twice: the map, then the scan
+# from its carry. In between come three small `all_gather`s, in this order:
+#
+# 1. **the header,** a description of the call that every rank checks;
+# 2. **the ends:** section 5's first values, with `bootstrap_value` and `initial`;
+# 3. **the maps:** section 3's triples $(A, B, \text{reset})$, with an error flag.
+#
+# Backwards, two exchanges of one number per row per rank (section 6). Notebook 13c, section 7,
+# counts each table's numbers.
+#
+# **The timing file.** `tools/time_group_cost.py` timed it on an H100 on 2026-12-07. Notebooks 08
+# and 09 quote an H200, so compare this file's figures with each other only. The cell below prints
+# the file. Each line is one call at one shape, in µs, as *wall time* (calls back to back, host
+# included) and *GPU time* (the kernels alone). Each rank holds the steps of one shape: 1,048,576
+# on the long row, so two ranks hold 2,097,152.
+
+# %%
+print("\n".join(cost_lines))
+
+# %% [markdown]
+# **What each column isolates.** Nothing crosses a network. The notebook's names come first, the
+# file's column in quotes:
+#
+# | name ("file's column") | what is timed | wire included? |
+# |---|---|---|
+# | **plain call** ("one device") | the plain call on the rank's steps, no `time_group=` | none needed |
+# | **split (`time_group=`), no wire** ("2 ranks, local gather") | everything rank 0 of two ranks (holding the same steps) runs; each `all_gather` is a local copy | no |
+# | **split through NCCL, 1 rank** ("NCCL, 1 rank") | the split through real NCCL collectives, in a group of one rank | NCCL's calls, but no link crossed |
+# | **gather + one call, no wire** ("gather, one call") | the alternative: the whole row gathered (a local copy: the rank's steps twice), one plain call on it, the rank's slice kept | no |
+#
+# **What the NCCL column is for: NCCL's own cost, with no link crossed.** That cost is host time,
+# not GPU time, and the estimate below is worked against both split columns.
+#
+# * In a group of one rank, an `all_gather` hands the rank its own tensor back, but through NCCL's
+#   calls.
+# * Its wall time is above the split's with no wire on every line (1.64 ms against 1.31 ms on the
+#   first).
+# * Its GPU time stays within 10% of it: lower on 4 of the 8 lines, higher on the other 4.
+#
+# **The times behind the table, and the backward.** Wall time (GPU time): the plain call took
+# 77.5 µs (13.6 µs); the split (`time_group=`), no wire, 1.31 ms (74.7 µs); the gather + one call,
+# no wire, 114 µs (33.5 µs). With the backward the story is the same: 459 µs plain, 736 µs for the
+# gather + one call (1.6 times), 3.30 ms for the split (7.2 times). On all eight lines of the file,
+# the gather + one call was at least 4 times faster than the split.
+#
+# **Where the split's time goes.** On all eight lines of the file, a call with `time_group=` takes
+# 0.86–4.5 ms of wall time, against 25–620 µs on one device. Most of that is the host's, since the
+# GPU time stays under a tenth of the wall time. It is not the wire: with the `all_gather`
+# replaced by a local copy, the wall time is still 0.86 ms or more. Where exactly it goes was not
+# profiled, but the split path is not optimised for small calls:
+#
+# * it is Python that builds each exchange's table from many small tensor operations, each a
+#   launch of its own (the split's GPU time alone is 59.2 to 145.1 µs, against under 30 µs for a
+#   plain call);
+# * it reads exchanged numbers on the host several times per call (the header, each rank's error
+#   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
+#   queued before it, so the host's work and the GPU's no longer overlap.
+#
+# **Which to use, in detail.** GAE's inputs are small (the introduction's figures), so they almost
+# always fit on one GPU. With W ranks instead of 2, the gathered call reads W times a rank's steps,
+# and each rank receives W − 1 times its own bytes. The split still reads only its own steps, and
+# sends a few numbers per row.
+#
+# * **Gather, then one local call:** the default. Faster, simpler code, the same advantages.
+# * **`time_group=`** in three cases:
+#   * **Gradients through the advantages,** into the values, $\gamma$ or $\lambda$ (section 6).
+#     Each rank's piece of the gradient stays on its rank. `dist.all_gather` carries no gradient;
+#     `torch.distributed.nn.functional.all_gather` does, and its backward sends every rank's whole
+#     gradient row.
+#   * **A batch too large to gather.** The one call reads 9 bytes and writes 8 for every token of
+#     the whole batch, on every rank. 1,024 rows of 1,048,576 tokens come to about 18 GB on every
+#     rank (derived), beside the model.
+#   * **Many ranks on a slow link,** perhaps: the gather's wire grows with W − 1, the split's does
+#     not. The estimate below says where.
+#
+# **An estimate to make yourself: the wire.** On the long row, each rank holds 1,048,576 steps:
+# 8 MB of values and rewards, and 1 MB of flags. A gather brings each rank these 9 MB from every
+# other rank. At a link of B GB/s between the GPUs, how long does that take, with 2 ranks and with
+# 8? Compare the gather, wire included, with the split. At which B are they equal? Below it, the
+# split wins. This repository measured no link: take your GPUs' NVLink or PCIe figure.
+#
+# <details><summary>The estimate, worked (derived: arithmetic on the measured times, not a measurement)</summary>
+#
+# Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
+# bytes per second, they take about 9.4/B ms. With W ranks, the gather costs its call plus
+# (W − 1) × 9.4/B ms. The split is assumed to stay at one of its two measured times: 1.31 ms with
+# no wire, or 1.64 ms through NCCL in a group of one rank (NCCL's own cost, still no link).
+#
+# * **2 ranks:** each rank receives 9 MB. The gather costs its measured 0.11 ms plus 9.4/B ms.
+#   That equals the split's 1.31 ms at B ≈ 7.9 GB/s, and its 1.64 ms at B ≈ 6.2 GB/s (derived).
+# * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
+#   with the steps it reads: 4 times 0.11 ms, about 0.46 ms (derived). They are equal at
+#   B ≈ 78 GB/s against 1.31 ms, and B ≈ 56 GB/s against 1.64 ms (derived).
+#
+# The estimate leaves out the split's own small exchanges: its three `all_gather`s of a few numbers
+# per row.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the figures the appendix quotes, from the committed file (CI runs them; skip when reading)
+_tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
+             encoding="utf-8").read()
+_doc = " ".join(_tool.split('"""')[1].split())  # the tool's docstring: what each column ran
+assert "plays rank 0 of two ranks that hold the same steps" in _doc and "Only the wire is missing." in _doc
+assert "A second row uses a real NCCL group of one rank." in _doc  # "NCCL, 1 rank"
+assert "gather the whole row (here, the rank's steps concatenated twice, the gather's local equivalent), make one " \
+       "plain call, keep the rank's slice" in _doc  # "gather, one call": twice the steps, no wire either
+assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_152  # "1,048,576 ... two hold 2,097,152"
+head_src = inspect.getsource(distributed._TimeSharded.forward)
+assert head_src.count(" = gather(") == 3  # "three small all_gathers" (13c, section 7: what each carries)
+_order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
+                                      "maps = gather(maps)")]
+assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
+assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
+# the split through NCCL, 1 rank: "above the split's with no wire on every line"; "1.64 ms against 1.31 ms" on the
+# first; its GPU time "within 10% of it: lower on 4 of the 8 lines, higher on the other 4"
+assert all(r[2][0] > r[1][0] for r in cost.values())
+assert (round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2), round(local_wall / 1e3, 2)) == (1.64, 1.31)
+assert all(abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
+assert sum(r[2][1] < r[1][1] for r in cost.values()) == 4 and sum(r[2][1] > r[1][1] for r in cost.values()) == 4
+# "the times behind the table": GAE forwards, then with the backward, on the long row; wall µs
+assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
+assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)  # the GPU times: "13.6 µs", "74.7 µs", "33.5 µs"
+(_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
+assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs plain, 736 µs gathered, 3.30 ms split"
+assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "(1.6 times)", "(7.2 times)": the same story
+assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # "on all eight lines ... at least 4 times faster than the split"
+# "where the split's time goes"
+split_walls = [w for row_ in cost.values() for w, _ in row_[1:3]]
+one_walls = [row_[0][0] for row_ in cost.values()]
+assert (round(min(split_walls) / 1e3, 2), round(max(split_walls) / 1e3, 1)) == (0.86, 4.5)  # "0.86–4.5 ms"
+assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # "25–620 µs"
+assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of the wall time"
+assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "most of that is the host's" (the long row's extra time)
+assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # the split, no wire: "0.86 ms or more"
+split_gpus = [row_[1][1] for row_ in cost.values()]  # the split's GPU time, no wire
+assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2 to 145.1 µs" of GPU time, split
+assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
+# the host reads exchanged numbers (syncs): the header, then each rank's error flag
+assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
+# "a batch too large to gather": 9 bytes read and 8 written per token (GAE's 17 in float32); 1,024 rows of 2**20 tokens
+assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20 * 17 / 1e9) == 18  # "about 18 GB"
+# the estimate, worked
+assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
+assert round(joined_wall / 1e3, 2) == 0.11  # "its 0.11 ms"
+assert round(_gather_bytes / ((local_wall - joined_wall) * 1e-6) / 1e9, 1) == 7.9  # "B ≈ 7.9 GB/s"
+# W = 8: each rank receives (W - 1) x 9 MB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
+_w8_bytes = (8 - 1) * _gather_bytes
+assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MB, about 66/B ms"
+_w8_call = joined_wall * 8 / 2
+assert round(_w8_call / 1e3, 2) == 0.46  # "4 times 0.11 ms, about 0.46 ms"
+assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == 78  # "B ≈ 78 GB/s"
+# the same, the split taken at its NCCL figure (1.64 ms): "B ≈ 6.2 GB/s" (2 ranks), "B ≈ 56 GB/s" (8 ranks)
+_nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
+_equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
+assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)

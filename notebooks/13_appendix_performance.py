@@ -226,9 +226,9 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # ```
 #
 # So only the loads must be kept in flight. Stores still use bandwidth, so the floor counts them.
-# At the floor a step's 17 bytes move at the copy bandwidth, which counts the bytes read plus the
-# bytes written, so its 9 bytes of loads arrive at 9/17 of it. That 9/17 of the copy bandwidth is
-# the bandwidth Little's law needs.
+# The copy bandwidth counts the bytes read plus the bytes written, so at the floor a step's 9 bytes
+# of loads arrive at 9/17 of it: 4.27 TB/s × 9/17 = 2.26 TB/s. Little's law needs that load
+# bandwidth.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
@@ -244,6 +244,7 @@ print(f"GAE's loads at the floor: 9/17 × {BW / 1e12:.2f} TB/s = {load_bw / 1e12
 # %% jupyter={"source_hidden": true}
 # Checks: GAE's bytes per step and the figures above (CI runs them; skip when reading)
 assert profile.op("gae").bytes_per_step(4) == GAE_READ + 2 * 4 == 17  # "17 moved": two floats written
+assert (round(BW / 1e12, 2), round(load_bw / 1e12, 2)) == (4.27, 2.26)  # "4.27 TB/s × 9/17 = 2.26 TB/s"
 assert round(in_flight_gpu / 1e6, 2) == 1.36  # the printout's "1.36 MB"
 assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 assert "two per SM on CUDA, 264 on the H200" in design and 2 * H200_SMS == 264  # the 132 SMs, in docs/DESIGN.md
@@ -262,25 +263,28 @@ assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwid
 # * **More bytes per warp:** 16-byte vector loads, and the next chunk's loads issued before this
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
-# The package takes the second way, **more bytes per warp**. So it *needs* only 2 to 4 programs
-# *resident* on each SM, held by the SM at the same moment, to reach the 10 KB; an SM can hold up to
-# 32 (the hardware's limit). The **naive-kernel anchor** would need more than a thousand. That anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE
-# kernel: one program per row walks the row one step at a time, asking for one step's 9 bytes and
-# waiting. A package program for GAE at 16384×1024 loads 2 rows × 128 steps per chunk, and the next
-# chunk before it scans this one.
+# The package takes the second way, **more bytes per warp**. So it *needs* only 3 to 5 programs
+# *resident* on each SM, held by the SM at the same moment, to reach the 10 KB: about 2.2 to 4.5,
+# rounded up. An SM can hold up to 32 (the hardware's limit). The **naive-kernel anchor** would
+# need more than a thousand. That anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)),
+# a naive GAE kernel: one program per row walks the row one step at a time, asking for one step's
+# 9 bytes and waiting. A package program for GAE at 16384×1024 loads 2 rows × 128 steps per chunk,
+# and the next chunk before it scans this one.
 
 # %%
 CHUNKS_IN_FLIGHT = 2  # assumed, an upper bound: the next chunk's loads and this chunk's
 package_program = 2 * 128 * GAE_READ * CHUNKS_IN_FLIGHT  # up to two chunks of 2 rows x 128 steps in flight
 step_program = GAE_READ  # one step in flight
 print(f"in flight per program: the package's up to {package_program / 1e3:.1f} KB, the anchor's {step_program} B; "
-      f"resident programs per SM for {per_sm / 1e3:.1f} KB: the package's {per_sm / package_program:.0f} to "
-      f"{CHUNKS_IN_FLIGHT * per_sm / package_program:.0f}, the anchor's {per_sm / step_program:,.0f}")
+      f"resident programs per SM for {per_sm / 1e3:.1f} KB: the package's {per_sm / package_program:.1f} to "
+      f"{CHUNKS_IN_FLIGHT * per_sm / package_program:.1f}, the anchor's {per_sm / step_program:,.0f}")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the two programs' figures as the text reads them (CI runs them; skip when reading)
-assert round(package_program / 1e3, 1) == 4.6 and round(per_sm / package_program) == 2  # "up to 4.6 KB", "about 2"
-assert round(package_program / 2 / 1e3, 1) == 2.3 and round(2 * per_sm / package_program) == 4  # one chunk: "about 4"
+assert round(package_program / 1e3, 1) == 4.6 and round(per_sm / package_program, 1) == 2.2  # "up to 4.6 KB", "about 2.2"
+assert round(package_program / 2 / 1e3, 1) == 2.3 and round(2 * per_sm / package_program, 1) == 4.5  # one chunk: "4.5"
+import math  # noqa: E402
+assert (math.ceil(per_sm / package_program), math.ceil(2 * per_sm / package_program)) == (3, 5)  # a minimum: "3 to 5"
 assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 
 # %% [markdown]
@@ -323,16 +327,16 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # the 132 SMs have work, each walking its whole row in series.
 #
 # The fix is the **time split**: cut each row into segments, one program each (section 0.4). A
-# split costs a second launch, so the package's **planner**, which picks each launch's layout,
-# splits only when both hold:
+# launch of few programs walks an unsplit row in **wide chunks** of 1024 steps, ceil(T / 1024) of
+# them. A split costs a second launch, so the package's **planner**, which picks each launch's
+# layout, splits only when both hold:
 #
 # > **split when programs < 2 × SMs and ceil(T / 1024) ≥ 32.**
 #
-# ceil(T / 1024) counts a row's **wide chunks** of 1024 steps: a launch of few programs walks an
-# unsplit row in them. Why 32? The threshold was chosen by wall time per call, what a training loop
-# pays, since a split call costs a second launch and more work on the host. On an H200, GAE rows of
-# 32 wide chunks ran faster split, and rows of 16 ran faster walked (the table at the end of
-# section 0.4 gives the times). So 64×16384, 16 wide chunks a row, is not split, though its 64
+# Why 32? The threshold was chosen by wall time per call, what a training loop pays, since a split
+# call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide chunks ran
+# faster split, and rows of 16 ran faster walked (the table at the end of section 0.4 gives the
+# times). So 64×16384, 16 wide chunks a row, is not split, though its 64
 # programs leave 68 of the 132 SMs idle.
 #
 # `tile_plan(B, T)` returns the planner's choices by name. The table gives, for three shapes, the
@@ -413,10 +417,9 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 # %% [markdown]
 # * **Rule 1, sectors: adjacent, aligned loads.** Adjacent lanes read adjacent pieces of a row,
 #   as in 0.1's coalesced load. `vector` is the steps of one lane's piece, 16 bytes (4 float32 or 8
-#   bfloat16). A chunk starts on a 16-byte boundary wherever a row's bytes, T × itemsize, are a
-#   multiple of 16, so each piece is one aligned load; otherwise the rows after the first start
-#   between boundaries, and their loads split into smaller ones. `values[t+1]` is the loaded tile
-#   shifted by one step, not a second load.
+#   bfloat16). Each piece is one aligned load only where Triton can prove it: where the row
+#   stride, T steps, is a multiple of 16. Otherwise it compiles scalar loads for all rows, the
+#   first included. `values[t+1]` is the loaded tile shifted by one step, not a second load.
 # * **Rule 2, bytes in flight: 16-byte loads, one warp, the next chunk loaded ahead.** A 16-byte
 #   load puts four floats in flight where a plain load puts one (0.2's "more bytes per warp"). With
 #   `stages` = 2 the next chunk's loads are issued before this chunk is scanned. With `warps` = 1
@@ -444,6 +447,10 @@ assert tile_plan(16384, 1024, itemsize=2)["vector"] == 8  # 8 bfloat16 steps in 
 # 0.2's program: 2 rows × 128 steps, the next chunk's loads issued ahead (2 stages)
 assert big_tile["rows"] * big_tile["block"] * GAE_READ * big_tile["stages"] == package_program
 assert "Chunks are aligned to the row start with ascending addresses" in design
+# Rule 1: Triton marks an integer argument (the row stride, T) as a multiple of 16 or as nothing; 1032 × 4 bytes
+# is a multiple of 16, yet T = 1032 is not
+assert 1032 * 4 % 16 == 0 and 1032 % 16 != 0 and 1024 % 16 == 0  # rows of 4,128 bytes, yet T = 1032 is no multiple of 16
+assert "A load at t ± 1 is misaligned and becomes scalar" in design  # what a misaligned load compiles to
 assert "values[t+1] is the aligned values tile shifted by one step" in design
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
 wide = tile_plan(64, 16384)  # too few programs, and rows of only 16 wide chunks: no split
@@ -469,7 +476,7 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 # | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
 # | SMs of an H200 | 132 | the H200's specification; `docs/DESIGN.md`'s 264 programs, two per SM |
 # | resident programs per SM | at most 32 | the H100's and H200's limit |
-# | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and 0.2's "2 to 4" programs double |
+# | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and the programs needed double (0.2's 2.2 to 4.5) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
 # | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |
 # | GAE split / walked (0.3): at 64×32768, at 64×16384 | 43.3 / 54.5 and 70.0 / 49.2 µs | measured, but in [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) on older code than the committed run: compare the two figures of a pair only |

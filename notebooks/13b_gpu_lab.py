@@ -38,7 +38,6 @@
 # The cells that time a kernel measure your GPU when you run them. The other figures are read from
 # two committed files: the H200's run, and the lab's reference, the course's own answer timed on an
 # **H100** ([notebook 14, section 1](14_appendix_data.ipynb), describes both).
-# The H200 run is the first row of notebook 08's [data map](08_profiling.ipynb#Data-map:-which-file-each-figure-comes-from).
 
 # %%
 import os
@@ -624,9 +623,9 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #      The columns of the Triton installed here (`triton.__version__`) come first, beside the
 #      % floor. The H100 ran the kernel Triton 3.6 compiled.
 #    * **Step 4.** Register counts differ between Triton versions. So compare your kernel's counts
-#      with your own Triton's columns, and the H100's % floor with the Triton 3.6 columns. Then
-#      write one sentence per variant: did the H100's % floor move as the Triton 3.6 count
-#      predicted, and if not, why not?
+#      with your own Triton's columns, and the H100's % floor with the Triton 3.6 columns (a worked
+#      row follows the reference's table). Then write one sentence per variant: did the H100's
+#      % floor move as the Triton 3.6 count predicted, and if not, why not?
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = lab.profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its
@@ -724,6 +723,20 @@ else:
           "(set SHOW_REFERENCE = True in the cell above, after writing your prediction, to print them)")
 
 # %% [markdown]
+# <details><summary>A worked row for question 2's Steps 3–4: the chunk of 512 (open it after your prediction)</summary>
+#
+# * **Your counts, beside your Triton's columns.** Triton 3.9 compiles the chunk of 512 to 32
+#   registers a thread and 16 resident programs, the same as the chunk of 256. With Triton 3.9,
+#   set your kernel's counts beside these.
+# * **The H100's % floor, beside the Triton 3.6 columns.** The H100 ran Triton 3.6's kernel: 40
+#   registers and 12 resident programs, against 16 at the chunk of 256. Steps in flight per SM:
+#   12 × 512 = 6,144 against 16 × 256 = 4,096, so the count predicts a faster kernel. The H100's
+#   % floor rose from 44.6 % to 58.5 %, as predicted.
+# * Read against the Triton 3.9 columns, the same row would credit the H100 with 16 resident
+#   programs it did not have.
+#
+# </details>
+#
 # <details><summary>The reference's reading of each knob (open it after writing your prediction)</summary>
 #
 # **Fewer warps per program.** With 4 warps, a chunk of 256 steps gives each of 128 threads 2
@@ -827,6 +840,11 @@ for r in rows:
 # "at a chunk of 512, Triton 3.6 used 40 registers a thread (12 resident programs) and Triton 3.9 uses 32 (16)"
 _c512 = [r for r in rows if r["variant"] == "reset_scan solution, chunk 512"][0]
 assert (_c512["3.6 regs"], _c512["3.6 resident"], _c512["3.9 regs"], _c512["3.9 resident"]) == (40, 12, 32, 16)
+# the worked row: the chunk of 512 against the chunk of 256, on each Triton's columns and the H100's % floor
+_c256 = [r for r in rows if r["variant"] == "reset_scan solution, chunk 256"][0]
+assert (_c256["3.9 regs"], _c256["3.9 resident"], _c256["3.6 resident"]) == (32, 16, 16)  # "the same as the chunk of 256"
+assert (_c512["3.6 resident"] * 512, _c256["3.6 resident"] * 256) == (6_144, 4_096)  # "6,144 against 4,096"
+assert (_c256["H100 % floor"], _c512["H100 % floor"]) == (44.6, 58.5)  # "rose from 44.6 % to 58.5 %"
 assert reference_resident == {"reset_scan solution, chunk 256": 16, "reset_scan, chunk 256, num_warps 2": 32,
                               "reset_scan, chunk 256, num_warps 1": 32, "reset_scan, chunk 256, num_warps 8": 8,
                               "reset_scan solution, chunk 512": 12, "reset_scan solution, chunk 1024": 10,

@@ -744,23 +744,31 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 # **Each printout in notebooks 08 and 09 starts with a tag that names its file. Compare µs only
 # within one file: ratios travel better.**
 #
-# <details><summary>For maintainers: the tags, how the run times a wall time, and the second timings</summary>
+# <details><summary>The data map: each file's tag, card, what it times, and where 08 and 09 read it</summary>
 #
-# **The tags** (section 1's table gives each file's date):
+# Figures of 08 and 09 come from seven files on two cards. Section 1's table gives each file's name
+# and date.
 #
-# * `[H200 run]`: the benchmark run (`profile.COMMITTED_RUN`), each call timed once: wall time and,
-#   where a graph captured the call, GPU time. Every figure not tagged otherwise.
-# * `[H200 wall probe]`: our calls timed again in the same session, each the median of 15
-#   interleaved rounds (`profile.COMMITTED_WALL`). 08's model reads each call's host time from it.
-# * `[H100 loss probe]`: the losses and their rivals timed in the same 15 rounds, wall time and GPU
-#   time, on one H100 (`profile.COMMITTED_LOSS_WALL`): 08, section 3's paired ratio, and 09,
-#   sections 3 and 4.
-# * `[H200 replay probe]`: GAE's call at 4096×128 replayed as CUDA graphs
-#   (`profile.COMMITTED_REPLAY`): 08, section 4.
-# * `[H100 backward profile]`: PPO's loss at 16×128, forward and with its backward, then where the
-#   backward's host time goes (`checks/H100-2026-12-07-backward-profile.txt`, from
-#   `tools/backward_profile.py`): 09, sections 3 and 4.
-# * `[this machine]`: counted or timed where the notebook runs (08, section 5).
+# | file (tag) | card | what it times | 08's sections | 09's sections |
+# | --- | --- | --- | --- | --- |
+# | H200 run (`profile.COMMITTED_RUN`) | H200 | every call, forward and with the backward (both passes); wall and GPU time; each call timed once | 1–5 | 1–4 |
+# | H200 wall probe (`profile.COMMITTED_WALL`) | H200 | our calls again, same session, both passes; wall time; the median of 15 interleaved rounds | 1 (host times, reused by the model in 3 and 4) | 2 (the noise rule) |
+# | H100 loss probe (`profile.COMMITTED_LOSS_WALL`) | H100 | the three losses and their rivals, both passes; wall and GPU time; 15 paired rounds | 3 (the paired ratio) | 3, 4 |
+# | H200 replay probe (`profile.COMMITTED_REPLAY`) | H200 | GAE's forward, eager and in CUDA graphs; wall time; the median of 9 interleaved rounds | 4 | — |
+# | H200 sweep (`profile.COMMITTED_SWEEP`) | H200 | an earlier run, bfloat16 too; wall and GPU time; each call timed once | question 2 only | — |
+# | H100 env file | H100 | no timing: the card and its L2 cache size | 1 (a fold) | 1 (a fold) |
+# | H100 backward profile (from `tools/backward_profile.py`) | H100 | PPO's loss at 16×128, forward and with the backward; wall time, the median of 9 rounds; then the backward's host time by Python function and by op | — | 3, 4 |
+#
+# A figure with no file's tag is from the H200 run; `[this machine]` marks what is counted or timed
+# where the notebook runs (08, section 5).
+#
+# **Compare µs only within one file.** One call timed in three files gives three figures: GAE's
+# forward at 4096×128 takes 28.4 µs of wall time in 08's section 1 (the wall probe), 28.1 µs in its
+# section 3 (the run) and 25.9 µs in its section 4 (the replay probe).
+#
+# </details>
+#
+# <details><summary>For maintainers: how the run times a wall time, and the second timings</summary>
 #
 # **How the run times a wall time.** It runs the calls back to back with one synchronisation at the
 # end and divides by the number of calls. It takes the median of five such loops. A call over 20 ms
@@ -768,7 +776,6 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 #
 # **One call, two files.**
 #
-# * GAE's forward at 4096×128 took 28 µs in the run and 26 µs in the replay probe.
 # * PPO's loss with its backward at 4096×128 took 424 µs in the H200 run and 591 µs on the H100
 #   probe.
 # * The return's forward at 16×128 took 52 µs in the run and 24 µs in the wall probe. In the probe,
@@ -802,7 +809,7 @@ assert "runs = [first, wall_ms(fn, sync), wall_ms(fn, sync)]" in inspect.getsour
 # one call, two files
 _replay_eager = float(re.search(r"^\s*4096x\s*128\s+([\d.]+)", open(os.path.join(RESULTS, profile.COMMITTED_REPLAY),
                                                                    encoding="utf-8").read(), re.M)[1])
-assert [round(row(RES, "gae", 4096, 128)["full_call_us"]), round(_replay_eager)] == [28, 26]  # "28 µs ... 26 µs"
+assert [round(row(RES, "gae", 4096, 128)["full_call_us"]), round(_replay_eager)] == [28, 26]  # the map's 28.1 and 25.9 µs
 _ppo_two = [row(RES, "ppo", 4096, 128, pass_="fwd+bwd")["full_call_us"],
             paired["ppo", (4096, 128), "fwd+bwd", profile.OURS_IMPL][0]]
 assert [round(x) for x in _ppo_two] == [424, 591]  # "424 µs in the H200 run and 591 µs on the H100 probe"
@@ -817,6 +824,53 @@ assert min(_small, key=_small.get) == ("discounted_return", (4096, 128)) and rou
 assert all(probe_us[16, 128]["fwd", a] > min(_small.values()) for a in _ours8)  # "a lower bound"
 assert sum(w > 1.2 * min(_small.values()) for w in _small.values()) > len(_small) / 2  # "not each call's cost"
 assert round(loop_x) == 432  # section 7: "432× alone"
+# the data map (moved here from notebook 08): the files 08 and 09 read, by their tags, each with its card and method
+FILES = {"run": f"{profile.COMMITTED_RUN}.json", "wall": profile.COMMITTED_WALL, "loss": profile.COMMITTED_LOSS_WALL,
+         "replay": profile.COMMITTED_REPLAY, "sweep": f"{profile.COMMITTED_SWEEP}.json",
+         "env": "checks/H100-2026-12-07-env.txt", "backward": "checks/H100-2026-12-07-backward-profile.txt"}
+_nb08 = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", "08_profiling.py"), encoding="utf-8").read()
+assert eval(re.search(r"^FILES = (\{.*?\})\n", _nb08, re.M | re.S)[1], {"profile": profile}) == FILES  # 08's own files
+_path = {n: os.path.join(RESULTS, f) for n, f in FILES.items()}
+_text = {n: open(p, encoding="utf-8").read() for n, p in _path.items()}
+_card = {n: re.search(r"H\d00", t)[0] for n, t in _text.items()}  # the card each file names first
+# the map's rows, in its order: name -> (card, passes, what it times)
+DATA_MAP = {"run": ("H200", {"fwd", "fwd+bwd"}, "wall and GPU time, each call timed once"),
+            "wall": ("H200", {"fwd", "fwd+bwd"}, "wall time, the median of 15 interleaved rounds"),
+            "loss": ("H100", {"fwd", "fwd+bwd"}, "wall and GPU time, 15 paired rounds"),
+            "replay": ("H200", {"fwd"}, "wall time, the median of 9 interleaved rounds"),
+            "sweep": ("H200", {"fwd", "fwd+bwd"}, "wall and GPU time, each call timed once"),
+            "env": ("H100", set(), "no timing: the card and its L2 cache size"),
+            "backward": ("H100", {"fwd", "fwd+bwd"}, "wall time, the median of 9 rounds; host time by function and by op")}
+assert list(DATA_MAP) == list(FILES) and all(os.path.isfile(p) for p in _path.values())  # a row per file read, in order
+assert len(FILES) == 7 and {DATA_MAP[n][0] for n in FILES} == {"H200", "H100"}  # "seven files on two cards"
+assert [re.search(r"H\d00", RES["gpu"])[0], re.search(r"H\d00", FULL["gpu"])[0]] + [_card[n] for n in (
+    "wall", "loss", "replay", "env", "backward")] == [DATA_MAP[n][0] for n in ("run", "sweep", "wall", "loss", "replay",
+                                                                             "env", "backward")]  # the card column
+for _res, _name in ((RES, "run"), (FULL, "sweep")):  # the two runs: both passes, each call once, wall and GPU time
+    _keys = [(r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"]) for r in _res["rows"]]
+    assert len(set(_keys)) == len(_keys) and {r["pass"] for r in _res["rows"]} == DATA_MAP[_name][1]
+    assert all(r["full_call_us"] for r in _res["rows"]) and any(r["kernel_ms"] for r in _res["rows"])
+assert {r["dtype"] for r in FULL["rows"]} == {"float32", "bfloat16"} and FULL["date"] < RES["date"]  # "earlier, bfloat16 too"
+assert {p for sec in probe_us.values() for p, _ in sec} == DATA_MAP["wall"][1]  # the wall probe: both passes
+assert "interleaved in 15 rounds" in _text["wall"].splitlines()[1]  # "the median of 15 interleaved rounds"
+assert f"beside results {profile.COMMITTED_RUN}" in _text["wall"].splitlines()[0]  # "same session"
+assert all(("fwd", a) in sec for sec in probe_us.values() for a in _ours8)  # "our calls again"
+assert {k[2] for k in profile.read_loss_wall(_path["loss"])} == DATA_MAP["loss"][1]  # the loss probe: both passes
+assert {k[0] for k in profile.read_loss_wall(_path["loss"])} == {"ppo", "sac", "crr"}  # "the three losses"
+assert None not in profile.read_loss_gpu(_path["loss"]).values()  # "wall and GPU time"
+assert "15 interleaved rounds" in _text["loss"][:300] and "the order reversed every other round" in _text["loss"][:300]
+assert _text["loss"].startswith("# NVIDIA H100")  # "[H100 loss probe]"
+assert "rl.gae forward" in _text["replay"][:100] and "median of 9 interleaved rounds" in _text["replay"][:200]  # replay
+assert "eager  graph of 1  graph of 100" in _text["replay"]  # "eager and in CUDA graphs"
+assert "L2_cache_size" in _text["env"] and "us" not in _text["env"].split()  # the env file: no timing
+# the backward profile (09 reads it): PPO at 16×128, forward and with the backward, then cProfile and torch.profiler
+_bwd_passes = {ln.split()[2].rstrip(",") for ln in _text["backward"].splitlines() if ln.startswith("call ppo ")}
+assert "16x128" in _text["backward"].splitlines()[0] and "median of 9 rounds" in _text["backward"].splitlines()[0]
+assert _bwd_passes == DATA_MAP["backward"][1]  # "forward and with the backward"
+assert "## cProfile" in _text["backward"] and "## torch.profiler" in _text["backward"]  # "by function and by op"
+# "One call, three figures": GAE's forward at 4096×128 in the wall probe, the run and the replay probe
+assert [probe_us[4096, 128]["fwd", "gae"], round(row(RES, "gae", 4096, 128)["full_call_us"], 1), _replay_eager] \
+    == [28.4, 28.1, 25.9]
 
 
 # %% [markdown]

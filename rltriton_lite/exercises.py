@@ -174,6 +174,7 @@ class _Exercise:
     # The hint for an error that starts at an ordinary step (no mark, not the scan's first step); None: the
     # default, which names a combine only where the student writes one (needs == "scan")
     ordinary: str | None = None
+    select_fix: str | None = None  # the NaN hints' held-back fix in the exercise's own names (None: _SELECT_FIX)
     local: bool = False  # the student's code only maps the scan's values (an epilogue): its errors stay at their step
     # What the function must do besides the values (_require): "kernel" (launch a @triton.jit kernel of the
     # student's own on every call), "scan" (and run a tl.associative_scan), "hook" (fn is the student's own
@@ -1101,7 +1102,11 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             " (where nothing qualifies, is the answer the number 0? A missing return gives None too)" if nothing else
             " (a missing return?)" if got is None else ""))
     if isinstance(got, (tuple, list)) and np.ndim(expected) == 0:  # (a shape's (B, T), say, for its B * T)
-        raise AssertionError(f"{ex.name}, {case}: expected one number, {said} {_describe(got)}")
+        pair = len(got) == 2 and all(isinstance(x, (int, float, np.generic)) and not isinstance(x, bool) for x in got)
+        product = pair and float(got[0]) * float(got[1]) == float(expected) != 0
+        raise AssertionError(f"{ex.name}, {case}: expected one number, {said} {_describe(got)}" + (
+            ": its two numbers multiply to the answer; return their product (B * T, say), not the pair" if product
+            else ""))
     if isinstance(got, torch.Tensor):
         got = got.detach().cpu().double().numpy()
     flags = np.asarray(expected).dtype == bool  # a flag's values are said as True and False, not 1 and 0
@@ -1385,16 +1390,17 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
                          "step computes itself, its b or an epilogue's terms there (or the reset is missing there). "
                          "Most likely a NaN-able input there (a next value behind a termination) was multiplied by "
                          "zero (0 * NaN = NaN) or added without a select. Select it away (tl.where, torch.where); "
-                         "do not multiply it by zero." + _fix(_SELECT_FIX))
+                         "do not multiply it by zero." + _fix(ex.select_fix or _SELECT_FIX))
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a term that may be NaN there must be selected "
                          "away (tl.where, torch.where, np.where), not multiplied by zero (0 * NaN = NaN)."
-                         + _fix(_SELECT_FIX))
+                         + _fix(ex.select_fix or _SELECT_FIX))
         else:
             hints.append("A NaN or inf where the answer is finite: "
                          + ("an unmasked load past the end of a row, or " if ex.kind in ("kernel", "hook") else "")
-                         + "a value multiplied by 0 that should have been selected away (0 * inf = NaN).")
+                         + "a value multiplied by 0 that should have been selected away (0 * inf = NaN)."
+                         + (_fix(ex.select_fix) if ex.select_fix else ""))
     inf_to_nan = bool(np.isnan(got) and np.isinf(expected)) and not isinstance(own, _Whole)
     if inf_to_nan:
         hints.append("The answer there is inf (an inf among the case's inputs reaches that step), and yours is NaN: "
@@ -1415,8 +1421,8 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
 
 # The fix held back behind a NaN at an episode end (a round-61 review: the commonest slip showed no fix line)
 _SELECT_FIX = (" Where a step ends an episode, choose instead of multiplying: where(flag, the value without the "
-               "term, the value with it), e.g. tl.where(term, r, r + gamma * v_next), never r + (1 - term) * gamma * "
-               "v_next.")
+               "term, the value with it), e.g. where(term, r, r + gamma * v_next) (tl.where in Triton, torch.where or "
+               "np.where in tensor code), never r + (1 - term) * gamma * v_next.")
 
 
 class _Whole(str):
@@ -3074,9 +3080,10 @@ def _carry_steps(shape, chunk=64, reverse=True, tile=False):
     tile of rows, each row with a carry of its own)."""
     t = np.arange(shape[-1])
     at = (t % chunk == chunk - 1) & (t < shape[-1] - 1) if reverse else (t % chunk == 0) & (t > 0)
-    label = ("the last step of a chunk, where the carry from the chunk after enters" + (
-        " (in a tile, each row's own carry: a block of ROWS values, one per row, not one number shared by the "
-        "tile's rows)" if tile else "") + _fix(
+    label = ("the last step of a chunk, where the carry from the chunk after enters (the carry: the scanned value "
+             "at that chunk's first step in time" + (
+        "; in a tile, each row's own: a block of ROWS values, one per row, not one number shared by the tile's rows"
+        if tile else "") + ")" + _fix(
         " Is the carry applied there, and is it the scanned value (G, vs, ...) at the first step in time of the "
         "chunk after, t = (that chunk's index) * CHUNK" + (
             ", taken row by row (tl.sum along axis 1)" if tile else "") + "?")
@@ -3707,6 +3714,7 @@ def _one_chunk_order_hint(args, resets, got, expected, tiled=False):
         return _swapped_hint(resets)
     return _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
         _carry_at_end_hint(r, done, gamma, chunk, got, expected, tiled) or \
+        _carry_at_other_step_hint(r, done, gamma, chunk, got, expected) or \
         _carry_unscaled_hint(r, done, gamma, chunk, got, expected) or \
         _carry_from_b_hint(r, done, gamma, chunk, got, expected)
 
@@ -3775,6 +3783,18 @@ def _carry_at_end_hint(r, done, gamma, chunk, got, expected, tiled=False):
                       " Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed" + (
                           " along the steps: t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."
                           if tiled else ".")))
+
+
+def _carry_at_other_step_hint(r, done, gamma, chunk, got, expected):
+    """The carry handed on taken at another step of the chunk than its first (or last: _carry_at_end_hint)."""
+    for k in range(1, chunk - 1):
+        slip = _chunk_walk(r, chunk, lambda steps, carry: reference.discounted_returns(
+            r[..., steps], gamma=gamma, terminated=done[..., steps], bootstrap_value=carry), lambda c: c * chunk + k)
+        if _is_slip(got, slip, expected):
+            return _Whole(f"Your carry is G at step c * CHUNK + {k} of the chunk, not at its first step in time: the "
+                          "value that enters the chunk before is G at t = c * CHUNK, the step right after that chunk "
+                          "ends." + _fix(" Compare t with c * CHUNK itself when you pick the carry."))
+    return None
 
 
 def _chunks_forwards_hint(r, done, gamma, chunk, got, expected):
@@ -4900,7 +4920,6 @@ def _q_lambda_hint(args, i, bad, got, expected):
     return None
 
 
-# ---- 04: V-trace -----------------------------------------------------------------------------------
 _RETRACE_SLIPS = {  # a wrong trace c_{t+1} (its name in the keys), and what to say where the answer has it
     "the ratio is not cut at 1 (Retrace truncates pi/mu, so that the product of traces never grows)" + _fix(
         ": c_{t+1} = lam * min(1, exp(next_log_ratio_t))"): "uncut",
@@ -4936,7 +4955,7 @@ def _retrace_hint(args, i, bad, got, expected):
     return None
 
 
-@_exercise("retrace", "04_vtrace", "hook", stream=8, task="""
+@_exercise("retrace", "03_td_lambda", "hook", stream=8, task="""
 retrace: a @triton.jit prologue retrace(X, P, offs, t, m, T) -> (a, b, reset) for exercises.scan_hook,
 with X = (rewards, next_expected_q, next_q, next_log_ratio, terminated) and P = (gamma, lam):
 Retrace(lambda) targets for Q(s_t, u_t) (u: an action): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
@@ -4966,6 +4985,7 @@ def _retrace_cases(d):
     return out
 
 
+# ---- 04: V-trace -----------------------------------------------------------------------------------
 @jit
 def vtrace_prologue(X, P, offs, t, m, T):
     """V-trace's vs as a reverse scan (λ = 1): X = (log_rhos, rewards, values, next_values,
@@ -6386,7 +6406,9 @@ y at the first step of segment s + 1 (initial for the last segment). Write the r
 """, window_end="the last segment (its carry is initial, the value after every segment)",
    hint=lambda args, i, bad, got, expected: _segment_carries_hint(args, i, bad, got, expected),
    ordinary="An ordinary segment, the segments after it right: check the map that takes the carry into it "
-            "(which segment's (A, B) composes with the carry, and in which order).", step="segment")
+            "(which segment's (A, B) composes with the carry, and in which order).", step="segment",
+   select_fix=" Select instead of multiplying: np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c), never "
+              "B[:, s] + (1 - reset[:, s]) * A[:, s] * c.")
 def _segment_carries_cases(d):
     rng = d.rng
     out = []
@@ -6492,6 +6514,8 @@ advantage at this rank's first step, A_hat_first = B where reset, else B + A c: 
 advantage computed with c = 0; A = (gamma lam)^n; reset, True where any of the n steps terminates.
 Where reset is True, A is not read (nor graded).
 """, scan=None, results=("A", "B", "reset"), run=_run_segment_map,
+   select_fix=" Select instead of multiplying: delta = rewards + np.where(terminated, 0.0, gamma * v_next) - values, "
+              "never rewards + (1 - terminated) * gamma * v_next - values.",
    hint=lambda args, i, bad, got, expected: _segment_map_hint(args, i, bad, got, expected))
 def _gae_segment_map_cases(d):
     rng, out = d.rng, []
@@ -6611,6 +6635,8 @@ is itself a reverse scan of the values: linear_scan may be called.
     probe=_pairs_do_the_scan(lambda: _pairs_probe_inputs(_t(np.ones((1, 6), bool), torch.bool), 0.9, 0.8),
                              "a = gamma * lam at a policy token"),
     window_end="the window's last position (no token after it: V_next = 0 there)",
+    select_fix=" Select instead of multiplying: torch.where(mask, values, 0.0) and torch.where(mask, delta, 0.0), "
+               "never values * mask or delta * mask (a masked token's value may be NaN).",
     hint=lambda args, i, bad, got, expected: _token_gae_hint(args, got, expected))
 def _token_gae_cases(d):
     rng, gamma, lam = d.rng, d.real(0.99, 0.9, 0.999), d.real(0.95, 0.7, 0.99)

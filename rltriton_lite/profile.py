@@ -1173,7 +1173,7 @@ def wall_gpu_chart(res, dtype="float32", shapes=RL_SHAPES):
 
 # --------------------------------------------------------------------------------------------
 # One algorithm's committed results (notebook 09's sections 2.1-2.4, the four scans' tables, and the
-# checks of the notebooks' "profile it" sections; on a CPU, the GPU's figures come from here: a
+# checks of the notebooks' "How fast is it" sections; on a CPU, the GPU's figures come from here: a
 # CPU cannot time a GPU kernel)
 # --------------------------------------------------------------------------------------------
 # Every figure below is read from a results file: nothing is estimated. Implementations in the
@@ -1245,7 +1245,7 @@ def backward_added(rows: list[dict]) -> dict:
 
 def fused_against_eager(name: str) -> dict:
     """A loss's fused call against its eager formula, with the backward, float32, in the committed run
-    and the wall probe (notebooks 05-07's "profile it"): ``{(B, T): {"ours_gpu_us", "eager_gpu_us",
+    and the wall probe (notebooks 05-07's "How fast is it"): ``{(B, T): {"ours_gpu_us", "eager_gpu_us",
     "ours_wall_us"}}`` at the shapes where the eager formula was timed, ``ours_wall_us`` the lower of
     the two sources' wall times for our call."""
     res = committed_results()[1]

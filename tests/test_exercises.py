@@ -366,7 +366,7 @@ def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
 def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr, ONE_CARRY: tl.constexpr,
                    CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False, NO_AXIS: tl.constexpr = False,
                    A_FROM_T: tl.constexpr = False, SWAPPED: tl.constexpr = False, CARRY_AT_END: tl.constexpr = False,
-                   SCAN_AXIS: tl.constexpr = 1):
+                   SCAN_AXIS: tl.constexpr = 1, CARRY_AT: tl.constexpr = 0):
     """tiled_scan's solution with one of its mistakes switched on."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     carry = tl.zeros((ROWS,), dtype=tl.float32)
@@ -393,7 +393,7 @@ def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr
         if CARRY_AT_END:  # the chunk's last step, as the chunked cumsum's carry
             first = tl.where(t[None, :] == c * CHUNK + CHUNK - 1, g, 0.0)
         else:
-            first = tl.where(t[None, :] == c * CHUNK, g, 0.0)
+            first = tl.where(t[None, :] == c * CHUNK + CARRY_AT, g, 0.0)
         if ONE_CARRY:
             carry = tl.zeros((ROWS,), dtype=tl.float32) + tl.sum(tl.sum(first, 1), 0)  # the tile's rows summed
         elif CARRY_AXIS_0:
@@ -653,6 +653,8 @@ def wrong_answers(name: str):
             ("one carry for the tile, its rows' values summed", _tiled_with(ONE_CARRY=True)),
             ("the carry read where the composed reset flag is set", _tiled_with(CARRY_READ=True)),
             ("the carry taken at the chunk's last step (a round-37 review's case)", _tiled_with(CARRY_AT_END=True)),
+            ("the carry taken at the chunk's second step (a round-63 review's case, the tile's words then)",
+             _tiled_with(CARRY_AT=1)),
             ("the scan along axis 0, the tile's rows (rounds 51 and 52's case)", _tiled_with(SCAN_AXIS=0)),
         ],
         "reset_scan": [
@@ -1097,6 +1099,8 @@ W_SAYS = {
         ("leaves out each load's last sector", "range(first, last + 1)"),
     ("tiled_scan", "the scan along axis 0, the tile's rows (rounds 51 and 52's case)"):
         ("runs along axis 0, down the tile's rows", "axis=1"),
+    ("tiled_scan", "the carry taken at the chunk's second step (a round-63 review's case, the tile's words then)"):
+        ("Your carry is G at step c * CHUNK + 1 of the chunk", "Compare t with c * CHUNK itself"),
     ("resident_programs", "registers counted per program, 65536 // regs (a round-52 review's case, named per warp then)"):
         ("counts registers per program or per warp, not per thread", "65536 // (regs * 32 * num_warps)"),
     ("resident_programs", "no cap of 32 programs"): "at most 32 resident programs",
@@ -4513,6 +4517,53 @@ def test_gae_kernel_names_a_wrong_trace_decay(decay, discount, said):
             got = rl.reference.linear_scan(np.where(term, 0.0, value[decay]), delta)
         assert said in exercises._gae_kernel_hint(args, None, None, got, expected), case
         assert exercises._gae_kernel_hint(args, None, None, expected, expected) is None
+
+
+def _segment_map_multiplied(rewards, values, terminated, next_first_value, gamma, lam):
+    A, _, reset = solution("gae_segment_map")(rewards, values, terminated, next_first_value, gamma, lam)
+    v_next = np.concatenate([values[:, 1:], next_first_value[:, None]], axis=1)
+    delta = rewards + (1 - terminated) * gamma * v_next - values  # 0 * NaN behind a termination
+    B = np.zeros(rewards.shape[0])
+    for t in reversed(range(rewards.shape[1])):
+        B = np.where(terminated[:, t], delta[:, t], delta[:, t] + gamma * lam * B)
+    return A, B, reset
+
+
+def _carries_multiplied(A, B, reset, initial):
+    out, c = np.empty(A.shape), initial.copy()
+    for s in reversed(range(A.shape[1])):
+        out[:, s], c = c, B[:, s] + (1 - reset[:, s]) * A[:, s] * c  # 0 * NaN behind a reset
+    return out
+
+
+def _token_pairs_multiplied(rewards, values, mask, gamma, lam):
+    a, b = solution("token_gae_pairs")(rewards, torch.where(mask, values, 0.0), mask, gamma, lam)
+    return a, b * mask + 0 * values  # a masked token's NaN value multiplied by 0
+
+
+@pytest.mark.parametrize("name, fn, own", [
+    ("gae_segment_map", _segment_map_multiplied, "delta = rewards + np.where(terminated, 0.0, gamma * v_next) - values"),
+    ("segment_carries", _carries_multiplied, "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"),
+    ("token_gae_pairs", _token_pairs_multiplied, "torch.where(mask, values, 0.0) and torch.where(mask, delta, 0.0)")])
+def test_a_product_with_0_is_fixed_in_the_exercise_s_own_names(name, fn, own):
+    """A review: the NaN of a product with 0 got GAE's fix in Triton's names (segment_carries) or no fix at all
+    (gae_segment_map, token_gae_pairs); each now holds back a select in its own names."""
+    msg = _failure(name, fn)
+    assert "NaN" in msg and own not in msg and own in exercises.fix(name), (msg, exercises.fix(name))
+
+
+def test_a_pair_whose_product_is_the_answer_is_told_to_multiply():
+    """A review: host_bound returning the shape (B, T) got only "expected one number"."""
+    fn = solution("host_bound")
+
+    def shape(rows, algorithm, pass_):
+        n = fn(rows, algorithm, pass_)
+        return next(((r["B"], r["T"]) for r in rows if r["B"] * r["T"] == n), (n, 1))
+    with pytest.raises(AssertionError, match=r"^host_bound, .*expected one number, .*multiply to the answer; "
+                                             r"return their product"):
+        exercises.check("host_bound", shape)
+    with pytest.raises(AssertionError, match=r"expected one number, your function returned a tuple of 2$"):  # no product
+        exercises.check("host_bound", lambda *a: (fn(*a), "rows"))
 
 
 def test_tiled_scan_asks_for_a_tile_of_rows_per_program():

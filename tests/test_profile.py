@@ -157,7 +157,7 @@ def test_the_readme_states_the_loss_probe_as_it_reads():
 
 
 def test_fused_against_eager_reads_both_sources_at_the_eager_formulas_shapes():
-    """05-07's "profile it": the three shapes where the eager formula was timed, our wall time the lower
+    """05-07's "How fast is it": the three shapes where the eager formula was timed, our wall time the lower
     of the committed run's and the wall probe's."""
     got = profile.fused_against_eager("ppo")
     assert sorted(got) == [(16, 128), (64, 16384), (4096, 128)]

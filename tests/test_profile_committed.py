@@ -1,4 +1,4 @@
-"""What notebook 09's sections 2.1-2.4 show and the notebooks' "profile it" checks read:
+"""What notebook 09's sections 2.1-2.4 show and the notebooks' "How fast is it" checks read:
 ``profile.committed`` (one algorithm's figures from the committed H200 results file, read by name:
 a table and a chart, every value read back from the JSON, labelled with the GPU, the file and its date) and, on a CPU, ``profile.cpu_rows`` (the
 PyTorch path against the code it replaces, timed for real; the kernel checked, not timed, in the

@@ -1,4 +1,4 @@
-"""Solution: retrace (notebook 04). a_t = gamma (1 - term_t) c_{t+1}, b_t = r_t + gamma (1 - term_t)
+"""Solution: retrace (notebook 03). a_t = gamma (1 - term_t) c_{t+1}, b_t = r_t + gamma (1 - term_t)
 (E_pi Q_{t+1} - c_{t+1} Q_{t+1}), with c = 0 at the window's last step; each (1 - term_t) is a
 select (tl.where), never a multiplication by 0; a termination and the window's last step reset."""
 import triton
