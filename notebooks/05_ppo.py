@@ -235,73 +235,8 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 #   writes one *partial sum*, at its own index.
 # * **The second kernel** is a single program. It adds the partials in a fixed order.
 #
-# The exercise `two_stage_mean` asks for these two kernels.
-#
-# <details><summary>Details (optional): the package's internals, its two reduction kernels</summary>
-#
-# `_reduce.reduce` runs two kernels from `rltriton_lite/_reduce.py`. Here they are, trimmed to one
-# statistic (`...` marks what was cut):
-#
-# ```python
-# @triton.jit
-# def _partials_kernel(X, ..., PART, ...):  # many programs
-#     acc = ELEMENTWISE(X, ..., row, t, m, ...)  # the hook on this program's first tile
-#     for i in tl.range(...):  # its other tiles, added element by element
-#         acc += ELEMENTWISE(X, ..., row, t, m, ...)
-#     total = tl.sum(tl.sum(acc, axis=1), axis=0)  # the program's partial sum
-#     tl.store(PART + tl.program_id(0), total)  # at its own index
-#
-# @triton.jit
-# def _finish_kernel(PART, OUT, n_parts, ...):  # one program
-#     ...  # the second stage: your exercise
-# ```
-#
-# `ELEMENTWISE` is the loss's per-element hook (for PPO, `_ppo_forward`). It is a `@triton.jit`
-# function passed as a `tl.constexpr` argument, so Triton compiles it into the kernel. It gets one
-# tile: its rows `row`, its steps `t` and its in-bounds mask `m`. It returns each element's
-# statistics, 0 where `m` is False. For PPO there are five: the element's loss, 1 (for the count),
-# 1 if its ratio is clipped, its `approx_kl` term and $(\hat A-\mu)^2$ ([the appendix](#Appendix:-inside-the-package) explains them).
-#
-# * **`_partials_kernel`.** Each program runs the elementwise hook over its tiles, each a block of
-#   rows × steps, and adds them into one partial sum per statistic. It stores them at its own index.
-# * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**.
-#
-# **One launch or two, and what else the kernels do.** When one program covers every tile, it
-# finishes the sum itself, so the loss takes one launch or two. With `normalize_advantages=True`,
-# a reduction of the same kind runs first, for the advantages' mean (the appendix). The kernels
-# also sum several statistics at once, divide by a count, and issue loads ahead of time.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the trimmed listing above against the package's source (CI runs them; skip when reading)
-# Each pair: the source line, and the listing's line with one statistic (the N_STATS index dropped).
-for _fn, _pairs in (
-        (_reduce._partials_kernel, [
-            ("acc = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)", None),
-            ("for i in tl.range(first + 1, first + tiles, num_stages=STAGES):", None),
-            ("acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)", None),
-            ("total = tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0)", None),
-            ("tl.store(PART + tl.program_id(0) * N_STATS + k, total)",
-             ("tl.store(PART + tl.program_id(0), total)", " * N_STATS + k", ""))]),
-        (_reduce._finish_kernel, [
-            ("for start in range(0, n_parts, BLOCK_P):", None)])):  # one program, a fixed order
-    _lines = [_l.split("#")[0].strip() for _l in inspect.getsource(getattr(_fn, "fn", _fn)).splitlines()]
-    for _line, _trim in _pairs:
-        assert _line in _lines, (_fn, _line)  # each line the listing keeps is in the package's kernel
-        if _trim is not None:
-            assert _line.replace(_trim[1], _trim[2]) == _trim[0]  # ... and differs only by the second index
-_src = inspect.getsource(getattr(_reduce._partials_kernel, "fn", _reduce._partials_kernel))
-_fsrc = inspect.getsource(getattr(_reduce._finish_kernel, "fn", _reduce._finish_kernel))
-assert "def _finish_kernel(\n    PART,  # [n_parts, N_STATS] partial sums\n    OUT,  # [N_STATS]" in _fsrc
-assert "\n    n_parts,\n" in _fsrc  # the listing's signature: PART, OUT, n_parts, ...
-assert "    ELEMENTWISE: tl.constexpr," in _src
-assert "FINISH: tl.constexpr,  # one program: it writes the totals (or means) itself" in _src  # one launch or two
-assert "row, t, m = _tile_index(" in _src and "reduce(_ppo_forward, 5, X," in inspect.getsource(ppo)  # PPO's hook
-assert isinstance(ppo._ppo_forward, triton.runtime.KernelInterface)  # @triton.jit (interpreted on a CPU): ELEMENTWISE
-assert "return b_loss, m_valid.to(ACC), m_clip.to(ACC), b_kl, b_adv * b_adv" in inspect.getsource(
-    ppo._ppo_forward.fn)  # the five: loss, count, clipped, approx_kl's term, (A - mu)^2
-assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
+# The exercise `two_stage_mean` asks for these two kernels. The package's own two, trimmed:
+# [the appendix](#The-two-reduction-kernels).
 
 # %% [markdown]
 # The same two stages in NumPy, checked against the plain sum:
@@ -487,8 +422,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #
 # On an H100, with the backward, the fused loss was timed against the eager PyTorch formula at
 # three shapes. The eager formula keeps the GPU busy 7.7 to 9.2 times as long as the fused loss,
-# but takes only 1.56–1.59× its wall time: at these shapes both calls are mostly host time. How it
-# was measured: [the appendix](#The-profile-in-full).
+# but takes only 1.56–1.59× its wall time: at these shapes both calls are mostly host time. Every
+# row: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas);
+# how it was measured: [the appendix](#How-section-6-was-measured).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the ratios above, on the H100's paired loss probe (CI runs them; skip when reading)
@@ -497,6 +433,7 @@ x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in
 assert len(vs) == 3  # "at three shapes"
 assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7 to 9.2 times as long", rounded outwards
 assert profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59× its wall time", rounded outwards
+assert min(x_wall) > 1 and max(x_wall) < min(x_gpu) / 4  # faster by both clocks, "but ... only" by the wall clock
 assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "mostly host time"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "H100" in _head and "H200" not in _head  # "(H100, measured)", "on an H100": named in the file's first line
@@ -809,9 +746,77 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # %% [markdown]
 # ## Appendix: inside the package
 #
-# This appendix is for readers who want to read the package's own code, or section 6's profile
-# in full. Nothing above depends on it, and the exercises do not need it.
+# This appendix is for readers who want to read the package's own code, or how section 6 was
+# measured. Nothing above depends on it, and the exercises do not need it.
+
+# %% [markdown]
+# ### The two reduction kernels
 #
+# `_reduce.reduce` runs section 3's two kernels, from `rltriton_lite/_reduce.py`. Here they are,
+# trimmed to one statistic (`...` marks what was cut):
+#
+# ```python
+# @triton.jit
+# def _partials_kernel(X, ..., PART, ...):  # many programs
+#     acc = ELEMENTWISE(X, ..., row, t, m, ...)  # the hook on this program's first tile
+#     for i in tl.range(...):  # its other tiles, added element by element
+#         acc += ELEMENTWISE(X, ..., row, t, m, ...)
+#     total = tl.sum(tl.sum(acc, axis=1), axis=0)  # the program's partial sum
+#     tl.store(PART + tl.program_id(0), total)  # at its own index
+#
+# @triton.jit
+# def _finish_kernel(PART, OUT, n_parts, ...):  # one program
+#     ...  # the second stage: your exercise
+# ```
+#
+# `ELEMENTWISE` is the loss's per-element hook (for PPO, `_ppo_forward`). It is a `@triton.jit`
+# function passed as a `tl.constexpr` argument, so Triton compiles it into the kernel. It gets one
+# tile: its rows `row`, its steps `t` (the package lays every input out as (B, T), so even a
+# reduction indexes its tiles by row and step) and its in-bounds mask `m`. It returns each
+# element's statistics, 0 where `m` is False. For PPO there are five: the element's loss, 1 (for
+# the count), 1 if its ratio is clipped, its `approx_kl` term and $(\hat A-\mu)^2$ (the next
+# subsection explains them).
+#
+# * **`_partials_kernel`.** Each program runs the elementwise hook over its tiles, each a block of
+#   rows × steps, and adds them into one partial sum per statistic. It stores them at its own index.
+# * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**.
+#
+# **One launch or two, and what else the kernels do.** When one program covers every tile, it
+# finishes the sum itself, so the loss takes one launch or two. With `normalize_advantages=True`,
+# a reduction of the same kind runs first, for the advantages' mean (the next subsection). The
+# kernels also sum several statistics at once, divide by a count, and issue loads ahead of time.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the trimmed listing above against the package's source (CI runs them; skip when reading)
+# Each pair: the source line, and the listing's line with one statistic (the N_STATS index dropped).
+for _fn, _pairs in (
+        (_reduce._partials_kernel, [
+            ("acc = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)", None),
+            ("for i in tl.range(first + 1, first + tiles, num_stages=STAGES):", None),
+            ("acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)", None),
+            ("total = tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0)", None),
+            ("tl.store(PART + tl.program_id(0) * N_STATS + k, total)",
+             ("tl.store(PART + tl.program_id(0), total)", " * N_STATS + k", ""))]),
+        (_reduce._finish_kernel, [
+            ("for start in range(0, n_parts, BLOCK_P):", None)])):  # one program, a fixed order
+    _lines = [_l.split("#")[0].strip() for _l in inspect.getsource(getattr(_fn, "fn", _fn)).splitlines()]
+    for _line, _trim in _pairs:
+        assert _line in _lines, (_fn, _line)  # each line the listing keeps is in the package's kernel
+        if _trim is not None:
+            assert _line.replace(_trim[1], _trim[2]) == _trim[0]  # ... and differs only by the second index
+_src = inspect.getsource(getattr(_reduce._partials_kernel, "fn", _reduce._partials_kernel))
+_fsrc = inspect.getsource(getattr(_reduce._finish_kernel, "fn", _reduce._finish_kernel))
+assert "def _finish_kernel(\n    PART,  # [n_parts, N_STATS] partial sums\n    OUT,  # [N_STATS]" in _fsrc
+assert "\n    n_parts,\n" in _fsrc  # the listing's signature: PART, OUT, n_parts, ...
+assert "    ELEMENTWISE: tl.constexpr," in _src
+assert "FINISH: tl.constexpr,  # one program: it writes the totals (or means) itself" in _src  # one launch or two
+assert "row, t, m = _tile_index(" in _src and "reduce(_ppo_forward, 5, X," in inspect.getsource(ppo)  # PPO's hook
+assert isinstance(ppo._ppo_forward, triton.runtime.KernelInterface)  # @triton.jit (interpreted on a CPU): ELEMENTWISE
+assert "return b_loss, m_valid.to(ACC), m_clip.to(ACC), b_kl, b_adv * b_adv" in inspect.getsource(
+    ppo._ppo_forward.fn)  # the five: loss, count, clipped, approx_kl's term, (A - mu)^2
+assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
+
+# %% [markdown]
 # ### The five statistics, and when the normalisation divides
 #
 # The forward's pass returns five statistics, which the reduction sums: the loss, the count of
@@ -903,24 +908,17 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
-# ### The profile in full
+# ### How section 6 was measured
 #
-# Section 6's two measurements come from the same paired rounds on one card, an H100, so each
-# verdict rests on that card alone.
-# Each range runs from the lowest to the highest of three medians, one per timed shape (16×128,
-# 4096×128 and 64×16384), rounded outwards.
+# Section 6's ratios come from the same paired rounds on one card, an H100
+# (`tools/wall_probe.py --losses`), so each verdict rests on that card alone. Each range runs from
+# the lowest to the highest of three medians, one per timed shape (16×128, 4096×128 and
+# 64×16384), rounded outwards. GPU time counts the kernels alone: for the fused loss it is less
+# than a thirtieth of the wall time. The rest is host time: Python, autograd and the launches.
 #
-# * **GPU time.** With the backward, the eager PyTorch formula keeps the GPU busy 7.7 to 9.2 times
-#   as long as the fused loss. GPU time counts the kernels alone: for the fused loss it is less
-#   than a thirtieth of the wall time. The rest is host time: Python, autograd and the launches.
-# * **Wall-clock time.** The gap shrinks: the eager formula takes 1.56–1.59× the package's wall
-#   time.
-#
-# So the fused loss is faster by both clocks, but far less so by the wall clock: both calls are
-# mostly host time at these shapes. A plain `torch.autograd.Function` around two naive Triton
-# kernels (the probe's `minimal_autograd_fn` row) is about as fast by the wall clock: 0.97–1.16×
-# the package's wall time, with the backward. The measurements are in
-# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# A plain `torch.autograd.Function` around two naive Triton kernels (the probe's
+# `minimal_autograd_fn` row) is about as fast as the fused loss by the wall clock: 0.97–1.16× its
+# wall time, with the backward.
 #
 # <details><summary>Details (optional): the H200 run</summary>
 #
@@ -929,24 +927,17 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the profile in full, on the H100's paired loss probe (CI runs them; skip when reading)
+# Checks: how section 6 was measured (CI runs them; skip when reading)
 SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed PPO against its eager formula
 vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
 assert {k[1] for k in profile.read_loss_wall() if k[0] == "ppo"} == set(vs) == set(SHAPES_TIMED)
-x_gpu = [v["gpu_ratio"] for v in vs.values()]  # GPU time, eager ÷ ours
-assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7 to 9.2", rounded outwards
-assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of its wall time"
-assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
-x_wall = [v["wall_ratio"] for v in vs.values()]  # the median ratio of the rounds, eager ÷ ours
-assert min(x_wall) > 1 and profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59×", rounded outwards; "faster by both clocks"
-assert max(x_wall) < min(x_gpu) / 4  # "far less so by the wall clock"
+assert "tools/wall_probe.py --losses" in profile.read_loss_wall.__doc__  # the committed file is that probe's output
+assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of the wall time"
 _wall = profile.read_loss_wall()  # {(loss, (B, T), pass, impl): (µs, the ratio's median, lowest, highest)}
 x_fn = [_wall["ppo", _s, "fwd+bwd", "minimal_autograd_fn"][1] for _s in SHAPES_TIMED]  # its wall time ÷ ours
 assert profile.outward(x_fn, 2) == (0.97, 1.16)  # "0.97–1.16×", rounded outwards: "about as fast"
 assert "torch.autograd.Function, one naive elementwise Triton kernel forwards and one backwards" in \
     profile.ANCHOR_NOTES["minimal_autograd_fn"]  # "a plain torch.autograd.Function around two naive Triton kernels"
-_head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
-assert "H100" in _head and "H200" not in _head  # "one card, an H100": named in the file's first line
 # the H200 figure in the fold, on the committed H200 run:
 # every row of PPO's loss, as a table and a chart: profile.committed("ppo")
 RUN, RES, h200 = profile.committed_or_empty("ppo")

@@ -37,12 +37,16 @@
 #
 # $$V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1}),$$
 #
-# $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V^{\text{soft}\prime}_t + \lambda_t
-#   \begin{cases} G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1}) & \text{not done}_t \\
-#   V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]$$
+# $$G_t = r_t + \gamma_t[\lnot\text{term}_t]\Big[(1-\ell_t)V^{\text{soft}\prime}_t
+#   + \ell_t\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\Big].$$
 #
-# $V^{\text{soft}\prime}_t$ is evaluated at $s_{t+1}$, as `next_values` is. Section 2 defines
-# $\text{done}_t$.
+# * $[\lnot\text{term}_t]$ is 0 where step $t$ ends its episode by a termination, and 1 elsewhere.
+# * $\text{done}_t$: step $t$ is terminated or truncated, or is the window's last step.
+# * $\ell_t$ is the step's λ: $\lambda_t$, but 0 at a done step. There the trace stops, and the
+#   bracket is $V^{\text{soft}\prime}_t$ alone.
+#
+# $V^{\text{soft}\prime}_t$ is evaluated at $s_{t+1}$, as `next_values` is, with the fresh
+# $\tilde u_{t+1}$.
 #
 # With $\lambda = 0$ this is SAC's target, $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$.
 # With $\lambda > 0$ the target follows the buffer's actions, each paying its entropy bonus
@@ -131,17 +135,9 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # A reverse scan computes $y_t = b_t + a_t\,y_{t+1}$, from the last step back to the first
 # (notebook 00). This section writes $G_t$ in that form; the exercise builds this very scan.
 # Write $V'_t$ for $V^{\text{soft}\prime}_t$, and $\log\pi_{t+1}$ for $\log\pi(u_{t+1}|s_{t+1})$,
-# of the buffer's next action (not of the fresh $\tilde u_{t+1}$ inside $V'_t$). Two flags and
-# one symbol:
-#
-# * **$\text{term}_t$:** step $t$ ends its episode by a termination, with no next state to value.
-#   The factor $[\lnot\text{term}_t]$ is 0 there and 1 elsewhere.
-# * **$\text{done}_t$:** step $t$ is terminated or truncated, or is the window's last step. The
-#   trace stops there.
-# * **$\ell_t$, the step's λ:** $\lambda_t$ where the trace goes on to $t + 1$, 0 at a done step.
-#
-# With $\ell_t$, the introduction's two cases become one formula. At a done step, $\ell_t = 0$
-# leaves $V'_t$ alone in the bracket:
+# of the buffer's next action (not of the fresh $\tilde u_{t+1}$ inside $V'_t$). The flags
+# $\text{term}_t$, $\text{done}_t$ and the step's λ, $\ell_t$, are the introduction's. In these
+# names, its formula reads:
 #
 # $$G_t = r_t + \gamma_t[\lnot\text{term}_t]\Big[(1-\ell_t)V'_t + \ell_t\big(G_{t+1} - \alpha\log\pi_{t+1}\big)\Big].$$
 #
@@ -276,23 +272,11 @@ for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the p
 #   the gradient only to the smallest critic (on ties, the first one).
 # * **`log_probs` is read once**, at its own step. Padding is never read.
 # * **λ = 0 is the usual SAC target:** $a_t = 0$ at every step, and `log_probs` is not needed.
+#   Given as a number, λ = 0 runs an elementwise kernel instead of the scan.
 # * **Left to the caller:** pass the *target* critics' outputs as `next_q`, computed under
 #   `torch.no_grad()`.
 #
-# <details><summary>Details (optional): the critics, and the λ = 0 kernel</summary>
-#
-# * **The critics.** `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls
-#   the loop over them at compile time. The kernel takes up to `sac.MAX_CRITICS` = 16 critics,
-#   enough for the ensembles of REDQ, a SAC variant with 10 critics. It reads them one by one, so
-#   it never writes the stacked tensor that `torch.min(torch.stack(...))` would build in memory.
-#   A NaN counts as the minimum, so it shows up in the target instead of hiding.
-# * **λ = 0.** Nothing is carried, so there is nothing to scan. When λ = 0 is passed as a number,
-#   not a tensor, the package runs an elementwise kernel instead of the scan. It runs the same
-#   arithmetic without chunks or a time split, and gives the same bits. The scan serves λ > 0 and
-#   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
-#   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
-#
-# </details>
+# More on the critics and the elementwise kernel: [the appendix](#The-critics-and-the-elementwise-kernel).
 
 # %% [markdown]
 # ## 4. The actor and temperature losses
@@ -586,10 +570,12 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. How fast is it (H100, measured)
 #
-# On an H100, with the backward, SAC's λ = 0 target was timed against the eager PyTorch formula
-# at three shapes. The eager formula keeps the GPU busy 4.6 to 9.2 times as long as the package's
-# call, but takes only 1.08–1.26× its wall time: at these shapes both calls are mostly host time.
-# How it was measured: [the appendix](#The-profile-in-full).
+# On an H100, with the backward, `rl.sac_targets` was timed against the eager PyTorch formula at
+# three shapes. This timed `sac_targets` at λ = 0, the elementwise kernel, not the λ > 0 scan. The
+# eager formula keeps the GPU busy 4.6 to 9.2 times as long as the package's call, but takes only
+# 1.08–1.26× its wall time: at these shapes both calls are mostly host time. Every row:
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas); how
+# it was measured: [the appendix](#How-section-6-was-measured).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the ratios above, on the H100's paired loss probe (CI runs them; skip when reading)
@@ -598,10 +584,33 @@ x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in
 assert len(vs) == 3  # "at three shapes"
 assert profile.outward(x_gpu, 1) == (4.6, 9.2)  # "4.6 to 9.2 times as long", rounded outwards
 assert profile.outward(x_wall, 2) == (1.08, 1.26)  # "1.08–1.26× its wall time", rounded outwards
+assert min(x_wall) > 1 and max(x_wall) < 1.3 < min(x_gpu)  # faster by both clocks, "but ... only" by the wall clock
 assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "mostly host time"
+# what the committed loss probe timed: tools/wall_probe.py --losses calls each loss as bench.py's sweep does
+from rltriton_lite import bench  # noqa: E402
+
 _probe_src = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "wall_probe.py"),
                   encoding="utf-8").read()
-assert "rl.sac_targets(rg, (qg, nvg), nlpg, terminated=d)" in _probe_src  # the probe passes no λ: "λ = 0"
+assert "tools/wall_probe.py --losses" in profile.read_loss_wall.__doc__  # the committed file is that mode's output
+_losses = _probe_src[_probe_src.index("def loss_calls("):_probe_src.index('if MODE == "--losses":')]
+assert "op = bench._op(name)" in _losses and "p = op.defaults" in _losses  # the sweep's op and its default numbers
+assert "bench._ours(name, xg, p, pass_)" in _losses  # with the backward: our call, as bench runs it ...
+assert "return profile.op(name)" in inspect.getsource(bench._op)  # ... profile.op("sac") ...
+assert 'return lambda: _as_tuple(op.run(x, "triton", p))' in inspect.getsource(bench._ours)  # ... and its run
+assert "lambda_" not in profile.op("sac").defaults and "lambda_" not in inspect.getsource(profile.op("sac").run)
+assert repr(inspect.signature(rl.sac_targets).parameters["lambda_"].default) == "0.0"  # no λ passed: λ = 0, a number
+assert "launch_map(_one_step_target," in inspect.getsource(sac._targets_forward)  # ... which runs "the elementwise kernel"
+_ran, _map, _launch = [], sac.launch_map, sac.launch  # that call, run here: which kernels it launches
+sac.launch_map = lambda hook, *a, **k: _ran.append(hook.__name__) or _map(hook, *a, **k)
+sac.launch = lambda *a, **k: _ran.append("the scan") or _launch(*a, **k)
+try:
+    _x = profile.op("sac").make(3, 11, torch.float32, DEVICE, torch.Generator().manual_seed(0))
+    _x["rewards"].requires_grad_()
+    profile.op("sac").run(_x, KERNEL, profile.op("sac").defaults).sum().backward()
+finally:
+    sac.launch_map, sac.launch = _map, _launch
+assert _ran == ["_one_step_target", "_one_step_target_bwd"], _ran  # forward and backward elementwise, "not the scan"
+assert "rl.sac_targets(rg, (qg, nvg), nlpg, terminated=d)" in _probe_src  # (the probe's default mode passes no λ either)
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "H100" in _head and "H200" not in _head  # "(H100, measured)", "on an H100": named in the file's first line
 
@@ -818,7 +827,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # ## Appendix: inside the package
 #
 # This appendix is for readers who want to read the package's own code, section 3's scan of $H$,
-# or section 6's profile in full. Nothing above depends on it, and the exercise does not need it.
+# or how section 6 was measured. Nothing above depends on it, and the exercise does not need it.
 #
 # ### The scan of H
 #
@@ -1005,23 +1014,31 @@ assert "LOG_PROBS" not in _hook  # the hook itself reads the mask, never log π
 assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead the package passes
 
 # %% [markdown]
-# ### The profile in full
+# ### The critics and the elementwise kernel
 #
-# Section 6's timings are of SAC's λ = 0 target, section 3's elementwise kernel, not the scan.
-# Both measurements come from the same paired rounds on one card, an H100, so each verdict rests on
-# that card alone.
-# Each range runs from the lowest to the highest of three medians, one per timed shape (16×128,
-# 4096×128 and 64×16384), rounded outwards.
+# Two details of section 3's kernel:
 #
-# * **GPU time.** With the backward, the eager PyTorch formula keeps the GPU busy 4.6 to 9.2 times
-#   as long as the fused call. GPU time counts the kernels alone: for the fused call it is less
-#   than a thirtieth of the wall time. The rest is host time: Python, autograd and the launches.
-# * **Wall-clock time.** The gap nearly closes: the eager formula takes 1.08–1.26× the package's
-#   wall time.
+# * **The critics.** `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls
+#   the loop over them at compile time. The kernel takes up to `sac.MAX_CRITICS` = 16 critics,
+#   enough for the ensembles of REDQ, a SAC variant with 10 critics. It reads them one by one, so
+#   it never writes the stacked tensor that `torch.min(torch.stack(...))` would build in memory.
+#   A NaN counts as the minimum, so it shows up in the target instead of hiding.
+# * **λ = 0.** Nothing is carried, so there is nothing to scan. When λ = 0 is passed as a number,
+#   not a tensor, the package runs an elementwise kernel instead of the scan. It runs the same
+#   arithmetic without chunks or a time split, and gives the same bits. The scan serves λ > 0 and
+#   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
+#   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
+
+# %% [markdown]
+# ### How section 6 was measured
 #
-# So the fused call is faster by both clocks, but only slightly by the wall clock: both calls are
-# mostly host time at these shapes. The measurements are in
-# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# Section 6's ratios come from the same paired rounds on one card, an H100
+# (`tools/wall_probe.py --losses`), so each verdict rests on that card alone. The probe calls
+# `rl.sac_targets` as the benchmark does, with no λ: λ = 0, a number, runs the elementwise kernel
+# above. Each range runs from the lowest to the highest of three medians, one per timed shape
+# (16×128, 4096×128 and 64×16384), rounded outwards. GPU time counts the kernels alone: for the
+# fused call it is less than a thirtieth of the wall time. The rest is host time: Python, autograd
+# and the launches.
 #
 # <details><summary>Details (optional): the H200 run</summary>
 #
@@ -1030,23 +1047,13 @@ assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead th
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the profile in full, on the H100's paired loss probe (CI runs them; skip when reading)
+# Checks: how section 6 was measured (CI runs them; skip when reading)
 SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed SAC against its eager formula
 vs = profile.eager_against_ours("sac")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
 assert {k[1] for k in profile.read_loss_wall() if k[0] == "sac"} == set(vs) == set(SHAPES_TIMED)
-x_gpu = [v["gpu_ratio"] for v in vs.values()]  # GPU time, eager ÷ ours
-assert profile.outward(x_gpu, 1) == (4.6, 9.2)  # "4.6 to 9.2", rounded outwards
-assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of its wall time"
-assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "both ... mostly host time"
-x_wall = [v["wall_ratio"] for v in vs.values()]  # the median ratio of the rounds, eager ÷ ours
-assert min(x_wall) > 1 and profile.outward(x_wall, 2) == (1.08, 1.26)  # "1.08–1.26×", rounded outwards; "faster by both clocks"
-assert max(x_wall) < 1.3 < min(x_gpu)  # "only slightly by the wall clock"
-_probe_src = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "wall_probe.py"),
-                  encoding="utf-8").read()
-assert "rl.sac_targets(rg, (qg, nvg), nlpg, terminated=d)" in _probe_src  # the probe passes no λ: "λ = 0"
-assert "launch_map(_one_step_target," in inspect.getsource(sac._targets_forward)  # λ = 0: "elementwise kernel"
-_head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
-assert "H100" in _head and "H200" not in _head  # "one card, an H100": named in the file's first line
+assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of the wall time"
+assert "launch_map(_one_step_target," in inspect.getsource(sac._targets_forward)  # λ = 0: "the elementwise kernel above"
+assert sac.MAX_CRITICS == 16  # "up to sac.MAX_CRITICS = 16 critics"
 # the H200 figure in the fold, on the committed H200 run:
 # every row of SAC's target, as a table and a chart: profile.committed("sac")
 RUN, RES, h200 = profile.committed_or_empty("sac")

@@ -617,15 +617,13 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #      compile_for_h100(reset_scan, chunk=1024)`, then `print(profile.table(mine))`.
 #    * **Step 2.** Write your prediction: which variant keeps more programs resident and, from its
 #      steps in flight per SM, what that predicts for its GPU time.
-#    * **Step 3.** Set `SHOW_REFERENCE = True` under "Reading the reference". Its rows give each
-#      reference variant's H100 % floor, then its resident programs, counted from its registers,
-#      shared memory and warps as your `resident_programs` counts them, under Triton 3.6 and 3.9.
-#      The columns of the Triton installed here (`triton.__version__`) come first, beside the
-#      % floor. The H100 ran the kernel Triton 3.6 compiled.
-#    * **Step 4.** Register counts differ between Triton versions. So compare your kernel's counts
-#      with your own Triton's columns, and the H100's % floor with the Triton 3.6 columns (a worked
-#      row follows the reference's table). Then write one sentence per variant: did the H100's
-#      % floor move as the Triton 3.6 count predicted, and if not, why not?
+#    * **Step 3.** Set `SHOW_REFERENCE = True` under "Reading the reference". Its table gives each
+#      reference variant's registers, shared memory and resident programs as the Triton installed
+#      here compiles it. Set your kernel's counts beside them.
+#    * **Step 4.** The H100 ran the kernel Triton 3.6 compiled, whose counts differ. Open the fold
+#      under the table: it sets the H100's % floor beside Triton 3.6's counts, with a worked row.
+#      Write one sentence per variant: did the H100's % floor move as the Triton 3.6 count
+#      predicted, and if not, why not?
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = lab.profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its
@@ -682,16 +680,15 @@ else:
           "your prediction, to print it and the rows below)")
 
 # %% [markdown]
-# The cell below builds the reference's rows at 16384×1024. Each row gives the variant's % floor,
-# then its compiled kernel's registers per thread, shared memory and resident programs per SM,
-# counted as your `resident_programs` counts them (by the checker's own count,
-# `exercises._resident_reference`). It too prints them only if `SHOW_REFERENCE = True` above.
+# The cell below builds the reference's rows at 16384×1024. Each row gives the variant's compiled
+# kernel: its registers per thread, shared memory and resident programs per SM, counted as your
+# `resident_programs` counts them (by the checker's own count, `exercises._resident_reference`). It
+# too prints them only if `SHOW_REFERENCE = True` above.
 #
-# The counts come twice. The "Triton 3.6" columns are the kernel that the H100 ran. The "Triton
-# 3.9" columns are the same kernel compiled for an H100 by Triton 3.9 on a CPU, not run
-# (`benchmarks/results/checks/cpu-triton-3.9.0-lab-compile.txt`). Register counts differ between
-# Triton versions: at a chunk of 512, Triton 3.6 used 40 registers a thread (12 resident programs)
-# and Triton 3.9 uses 32 (16). So set your own counts beside the columns of the Triton you have.
+# Its counts are Triton 3.9's, the version the course pins (Triton 3.6's, if that is the one you
+# have): set your own counts beside them (Step 3). Triton 3.9's are the same kernels compiled for an
+# H100 on a CPU, not run (`benchmarks/results/checks/cpu-triton-3.9.0-lab-compile.txt`). Each
+# variant's H100 % floor is in the fold under the table (Step 4).
 #
 # The file labels the course's own answer to `reset_scan` "reset_scan solution, chunk N": a chunk
 # of N steps, on Triton's default 4 warps. A label that goes on after the chunk, such as
@@ -709,31 +706,41 @@ for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps
     rows.append({"variant": name, "H100 % floor": reference_lab[(name, BIG)], "warps": r["warps"],
                  "3.6 regs": r["regs"], "3.6 smem": r["smem"], "3.6 resident": resident,
                  "3.9 regs": r39["regs"], "3.9 smem": r39["smem"], "3.9 resident": r39["resident"]})
-columns = {"variant": "variant, at 16384×1024", "H100 % floor": "H100 % floor", "warps": "warps"}
-SHOWN = ["3.9", "3.6"] if not triton.__version__.startswith("3.6") else ["3.6", "3.9"]  # the installed Triton's first
-for v in SHOWN:
-    mine = " (yours)" if triton.__version__.startswith(v + ".") else ""
-    columns.update({f"{v} regs": f"Triton {v}{mine}: regs", f"{v} smem": "smem B", f"{v} resident": "resident"})
+SHOWN = "3.6" if triton.__version__.startswith("3.6.") else "3.9"  # the Triton installed here; the pin, 3.9, otherwise
+mine = " (yours)" if triton.__version__.startswith(SHOWN + ".") else ""
+columns = {"variant": "variant, at 16384×1024", "warps": "warps",
+           f"{SHOWN} regs": f"Triton {SHOWN}{mine}: regs", f"{SHOWN} smem": "smem B", f"{SHOWN} resident": "resident"}
 if SHOW_REFERENCE:
-    print(f"your Triton: {triton.__version__}; set your counts beside the columns of the same version; "
-          f"the H100 ran Triton 3.6")
+    print(f"your Triton: {triton.__version__}; set your counts beside these columns (Step 3)")
     print(profile.table(rows, columns, digits=3))
 else:
     print(f"{len(rows)} reference rows at 16384×1024, hidden "
           "(set SHOW_REFERENCE = True in the cell above, after writing your prediction, to print them)")
 
 # %% [markdown]
-# <details><summary>A worked row for question 2's Steps 3–4: the chunk of 512 (open it after your prediction)</summary>
+# <details><summary>Step 4: the H100's % floor beside the kernel it ran (Triton 3.6's counts), and a worked row (open it after your prediction)</summary>
 #
-# * **Your counts, beside your Triton's columns.** Triton 3.9 compiles the chunk of 512 to 32
-#   registers a thread and 16 resident programs, the same as the chunk of 256. With Triton 3.9,
-#   set your kernel's counts beside these.
-# * **The H100's % floor, beside the Triton 3.6 columns.** The H100 ran Triton 3.6's kernel: 40
-#   registers and 12 resident programs, against 16 at the chunk of 256. Steps in flight per SM:
-#   12 × 512 = 6,144 against 16 × 256 = 4,096, so the count predicts a faster kernel. The H100's
-#   % floor rose from 44.6 % to 58.5 %, as predicted.
-# * Read against the Triton 3.9 columns, the same row would credit the H100 with 16 resident
-#   programs it did not have.
+# Register counts differ between Triton versions. So set the H100's % floor beside the counts of the
+# kernel it ran, Triton 3.6's:
+#
+# | variant, at 16384×1024 | warps | Triton 3.6: regs | smem B | resident | H100 % floor |
+# | --- | --- | --- | --- | --- | --- |
+# | reset_scan solution, chunk 256 | 4 | 31 | 36 | 16 | 44.6 |
+# | reset_scan, chunk 256, num_warps 2 | 2 | 32 | 18 | 32 | 57.9 |
+# | reset_scan, chunk 256, num_warps 1 | 1 | 52 | 0 | 32 | 68.2 |
+# | reset_scan, chunk 256, num_warps 8 | 8 | 32 | 72 | 8 | 26.5 |
+# | reset_scan solution, chunk 512 | 4 | 40 | 36 | 12 | 58.5 |
+# | reset_scan solution, chunk 1024 | 4 | 48 | 4096 | 10 | 63.8 |
+# | reset_scan solution, chunk 2048 | 4 | 72 | 2048 | 7 | 35.7 |
+# | reset_scan, chunk 256, tl.range stages 2 | 4 | 31 | 1060 | 16 | 41.0 |
+# | reset_scan, chunk 256, num_warps 1, tl.range stages 2 | 1 | 54 | 1280 | 32 | 43.2 |
+#
+# **A worked row: the chunk of 512.** Triton 3.6 gave it 40 registers a thread and 12 resident
+# programs, against 16 at the chunk of 256. Steps in flight per SM: 12 × 512 = 6,144 against
+# 16 × 256 = 4,096, so the count predicts a faster kernel. The H100's % floor rose from 44.6 % to
+# 58.5 %, as predicted. Triton 3.9 compiles the chunk of 512 to 32 registers and 16 resident
+# programs, the same as the chunk of 256: read against its columns, the same row would credit the
+# H100 with 16 resident programs it did not have.
 #
 # </details>
 #
@@ -824,7 +831,13 @@ _in_flight = {name: exercises._resident_reference(r["regs"], r["warps"], r["smem
                                      ("reset_scan, chunk 256, num_warps 1", 256, _one_warp)]}
 assert _one_warp["smem"] == 0 and resources[("reset_scan solution, chunk 1024", BIG)]["smem"] * 32 < 233_472  # smem binds neither
 # the printed columns: each reference row's resident programs, from its registers, shared memory and warps
-assert list(columns)[3] == f"{SHOWN[0]} regs" and len(columns) == 9  # "the columns of the Triton installed here come first"
+assert list(columns)[2:] == [f"{SHOWN} {c}" for c in ("regs", "smem", "resident")] and len(columns) == 5  # one Triton's columns
+assert SHOWN == ("3.6" if triton.__version__.startswith("3.6.") else "3.9")  # "Triton 3.9's (Triton 3.6's, if ... you have)"
+# the fold's table of Triton 3.6's counts (the kernel the H100 ran), as written in this notebook
+_nb = open("13b_gpu_lab.ipynb", encoding="utf-8").read()
+for r in rows:
+    assert (f"| {r['variant']} | {r['warps']} | {r['3.6 regs']} | {r['3.6 smem']} | {r['3.6 resident']} | "
+            f"{r['H100 % floor']} |") in _nb, r["variant"]
 assert [r["3.6 resident"] for r in rows] == list(reference_resident.values())
 # the Triton 3.9 columns, against the committed file read line by line: its header, its variants (every reference
 # row with resources), and each row's counts, with the checker's own count of its resident programs
@@ -837,7 +850,7 @@ for r in rows:
     regs_, spills_, smem_, warps_, resident_ = map(int, _line[len(r["variant"]):].split())
     assert (r["3.9 regs"], r["3.9 smem"], r["3.9 resident"], r["warps"]) == (regs_, smem_, resident_, warps_), _line
     assert resident_ == exercises._resident_reference(regs_, warps_, smem_) and spills_ == 0
-# "at a chunk of 512, Triton 3.6 used 40 registers a thread (12 resident programs) and Triton 3.9 uses 32 (16)"
+# the worked row: "Triton 3.6 gave it 40 registers a thread and 12 resident programs"; Triton 3.9 "32 registers and 16"
 _c512 = [r for r in rows if r["variant"] == "reset_scan solution, chunk 512"][0]
 assert (_c512["3.6 regs"], _c512["3.6 resident"], _c512["3.9 regs"], _c512["3.9 resident"]) == (40, 12, 32, 16)
 # the worked row: the chunk of 512 against the chunk of 256, on each Triton's columns and the H100's % floor

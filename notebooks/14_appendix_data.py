@@ -100,7 +100,7 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # | `checks/H100-2026-12-06-lab.txt` | notebook 13b's lab, timed **on an H100** | 13b, section 3 |
 # | `checks/H100-2026-12-07-loss-wall.txt` | the fused losses against their eager formulas, `torch.compile` and a minimal `autograd.Function`, in 15 paired rounds, the order reversed every other round: wall time and GPU time, **on an H100**, the day after the run | 07, section 6; 08, section 3; 09, sections 3 and 4; sections 6–8 here |
 # | `checks/H100-2026-12-07-env.txt` | the loss probe's machine: its card, torch and Triton, the tree it ran, and `torch.cuda.get_device_properties(0)`'s L2 size, 52428800 bytes (50 MiB) | the L2's size (the introduction) |
-# | `checks/H100-2026-12-07-backward-profile.txt` | PPO's loss at 16×128, forward and with its backward, beside the minimal `autograd.Function`, the eager formula and `torch.mul`; then where the backward's host time goes, by Python function (cProfile) and by op (torch.profiler), **on an H100** | 09, sections 3 and 4 |
+# | `checks/H100-2026-12-07-backward-profile.txt` | PPO's loss at 16×128, forward and with its backward, beside the minimal `autograd.Function`, the eager formula and `torch.mul`; then where the backward's host time goes, by Python function (cProfile) and by op (torch.profiler), **on an H100** | 09, sections 3 and 4; section 9 here |
 # | `checks/H100-2026-12-07-time-group-cost.txt` | what `time_group=` costs a rank, beside the plain call and the row gathered for one plain call, the wire left out, **on an H100** | 11, section 7 |
 # | `checks/H200-2026-12-01f-time-group-cost.txt` | the same on the H200, older code, without the gathered row | not read now: the H100 file replaced it |
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens | 12, section 7 |
@@ -752,7 +752,7 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 # | file (tag) | card | what it times | 08's sections | 09's sections |
 # | --- | --- | --- | --- | --- |
 # | H200 run (`profile.COMMITTED_RUN`) | H200 | every call, forward and with the backward (both passes); wall and GPU time; each call timed once | 1–5 | 1–4 |
-# | H200 wall probe (`profile.COMMITTED_WALL`) | H200 | our calls again, same session, both passes; wall time; the median of 15 interleaved rounds | 1 (host times, reused by the model in 3 and 4) | 2 (the noise rule) |
+# | H200 wall probe (`profile.COMMITTED_WALL`) | H200 | our calls again, same session, both passes; wall time; the median of 15 interleaved rounds | 1 and 4 (host times for the model) | 2 (the noise rule) |
 # | H100 loss probe (`profile.COMMITTED_LOSS_WALL`) | H100 | the three losses and their rivals, both passes; wall and GPU time; 15 paired rounds | 3 (the paired ratio) | 3, 4 |
 # | H200 replay probe (`profile.COMMITTED_REPLAY`) | H200 | GAE's forward, eager and in CUDA graphs; wall time; the median of 9 interleaved rounds | 4 | — |
 # | H200 sweep (`profile.COMMITTED_SWEEP`) | H200 | an earlier run, bfloat16 too; wall and GPU time; each call timed once | question 2 only | — |
@@ -781,13 +781,37 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 # * The return's forward at 16×128 took 52 µs in the run and 24 µs in the wall probe. In the probe,
 #   its backward multiplies its wall time by about 9 to 17, over the probe's four shapes.
 #
-# **Why 08's model reads host time from the wall probe.** The run timed each call once, and a single
-# timing drifts (section 3). The run's lightest forward call at 16×128 and 4096×128, the return's at
-# 4096×128, took 22.5 µs. That is a lower bound on a call's host cost, not each call's cost. The
-# probe's medians of 15 rounds are steadier.
+# **Why 08's model reads host time from the wall probe** (its sections 1 and 4). The run timed each
+# call once, and a single timing drifts (section 3). The run's lightest forward call at 16×128 and
+# 4096×128, the return's at 4096×128, took 22.5 µs. That is a lower bound on a call's host cost, not
+# each call's cost. The probe's medians of 15 rounds are steadier. 08's section 3 compares within the
+# run, so there the model takes the run's own wall time at 16×128.
 #
 # **Drift, the noise rule and the rounding** are sections 3, 6 and 7. Section 7 also shows why
 # GAE's loop at 4096×128 is written 432× alone, the only way 08 and 09 write it.
+#
+# </details>
+#
+# <details><summary>The backward profile, figure by figure (notebook 09, section 3)</summary>
+#
+# `checks/H100-2026-12-07-backward-profile.txt`, written by `tools/backward_profile.py` on an H100:
+# µs per call, the median of 9 rounds of 200 back-to-back calls.
+#
+# * PPO's call at 16×128 takes 29.4 µs forward, 47.1 µs when an input requires a gradient (autograd
+#   records the call), and 173.9 µs with its backward through `torch.autograd.grad` (211.6 µs through
+#   `.backward()`). So the backward adds 127 µs per call (47 → 174 µs), while the call's two kernels
+#   run for about 3.5 µs on the GPU. The autograd anchor takes 37.1 µs forward and 314.1 µs with its
+#   backward.
+# * This profile is a separate run from the loss probe's, whose backward adds more at this shape:
+#   compare figures only within one file.
+# * **By op** (torch.profiler, 50 calls): the backward node's own host time is 6.17 ms of 12.28 ms,
+#   about half: the profiled total (17.55 ms) less the profiler's own start, "Activity Buffer
+#   Request" (5.27 ms). The forward node's is 2.64 ms, about a fifth; the rest is mostly the
+#   launches and autograd's own bookkeeping. Each call makes 2 kernel launches, about 11 µs of host
+#   time each. On the GPU, the forward's kernel takes 2.3 µs a call, the backward's 1.2 µs.
+# * **By Python function** (cProfile, 200 calls): under the backward node run the package's `_ops`
+#   backward, then `plan.planned`, then the `_triton` launch. cProfile's own overhead inflates every
+#   time it prints, so read it for which functions run, not for how long.
 #
 # </details>
 
@@ -798,7 +822,7 @@ import inspect  # noqa: E402
 assert f"beside results {RUN}" in open(os.path.join(RESULTS, profile.COMMITTED_WALL), encoding="utf-8").readline()
 assert "rl.gae forward" in open(os.path.join(RESULTS, profile.COMMITTED_REPLAY), encoding="utf-8").readline()
 _nb09 = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", "09_benchmarks.ipynb"), encoding="utf-8").read()
-assert "[H100 backward profile]" in _nb09 and "checks/H100-2026-12-07-backward-profile.txt" in _nb09  # the tag, its file
+assert "[H100 backward profile]" in _nb09 and "H100-2026-12-07-backward-profile.txt" in _nb09  # the tag, its file
 assert "# backward_profile:" in open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "tools", "backward_profile.py"),
                                       encoding="utf-8").read()  # "from tools/backward_profile.py"
 # the run's wall time: back to back, one sync, the median of five loops; over 20 ms, three single runs
@@ -871,6 +895,52 @@ assert "## cProfile" in _text["backward"] and "## torch.profiler" in _text["back
 # "One call, three figures": GAE's forward at 4096×128 in the wall probe, the run and the replay probe
 assert [probe_us[4096, 128]["fwd", "gae"], round(row(RES, "gae", 4096, 128)["full_call_us"], 1), _replay_eager] \
     == [28.4, 28.1, 25.9]
+
+# %% jupyter={"source_hidden": true}
+# Checks: the backward profile's figures, moved here from notebook 09, section 3 (CI runs them; skip when reading)
+_lines = _text["backward"].splitlines()
+assert _card["backward"] == "H100" and "16x128" in _lines[0]  # "on an H100", "PPO's call at 16×128"
+assert "median of 9 rounds of 200 back-to-back calls" in _lines[0]  # "the median of 9 rounds of 200"
+bwd_us = {ln[5:].rsplit(None, 2)[0].strip(): float(ln.split()[-2]) for ln in _lines if ln.startswith("call ")}
+
+
+def to_us(field):  # a torch.profiler time ("6.172ms", "778.082us") in µs
+    return float(field[:-2]) * (1e3 if field.endswith("ms") else 1.0)
+
+
+# torch.profiler's rows: name -> (self CPU µs, CPU time avg µs, CUDA time avg µs, number of calls)
+_rows = [re.split(r"\s{2,}", ln.strip()) for ln in _lines if re.search(r"\s[\d.]+%\s", ln)]
+prof = {c[0]: (to_us(c[2]), to_us(c[5]), to_us(c[9]), int(c[10])) for c in _rows}
+total_cpu_us = to_us(next(ln for ln in _lines if ln.startswith("Self CPU time total:")).split()[-1])
+host_us = total_cpu_us - prof["Activity Buffer Request"][0]  # the profiled host time, the profiler's own start left out
+assert prof["_FunctionBackward"][3] == prof["_Function"][3] == 50  # the two nodes, once per call
+_ppo = {k: bwd_us[f"ppo {k}"] for k in ("fwd", "fwd, input requiring grad", "fwd+bwd", "fwd+bwd, .backward()")}
+assert list(_ppo.values()) == [29.4, 47.1, 173.9, 211.6]  # the fold's figures
+assert [round(_ppo["fwd, input requiring grad"]), round(_ppo["fwd+bwd"])] == [47, 174]  # "47 → 174 µs"
+assert round(_ppo["fwd+bwd"] - _ppo["fwd, input requiring grad"]) == 127  # "adds 127 µs per call"
+assert [bwd_us["minimal_fn fwd"], bwd_us["minimal_fn fwd+bwd"]] == [37.1, 314.1]  # "37.1 µs ... 314.1 µs"
+assert bwd_us["minimal_fn fwd+bwd"] - bwd_us["minimal_fn fwd"] > _ppo["fwd+bwd"] - _ppo["fwd, input requiring grad"]
+_kernels = [prof["_partials_kernel"][2], prof["_map_kernel"][2]]  # GPU µs per call: the forward's, the backward's
+assert [round(k, 1) for k in _kernels] == [2.3, 1.2] and round(sum(_kernels), 1) == 3.5  # "about 3.5 µs on the GPU"
+assert prof["_partials_kernel"][3] == prof["_map_kernel"][3] == 50  # one of each per call: "two kernels"
+assert [round(prof["_FunctionBackward"][0] / 1e3, 2), round(host_us / 1e3, 2), round(total_cpu_us / 1e3, 2),
+        round(prof["Activity Buffer Request"][0] / 1e3, 2), round(prof["_Function"][0] / 1e3, 2)] == [6.17, 12.28, 17.55, 5.27, 2.64]
+assert round(prof["_FunctionBackward"][0] / host_us, 1) == 0.5  # "about half"
+assert round(prof["_Function"][0] / host_us, 1) == 0.2  # the forward node: "about a fifth"
+assert prof["cuLaunchKernelEx"][3] == 2 * 50 and round(prof["cuLaunchKernelEx"][1]) == 11  # "2 launches, about 11 µs"
+_rest = host_us - prof["_FunctionBackward"][0]  # "the rest is mostly the launches and autograd's own bookkeeping"
+assert prof["_Function"][0] + prof["cuLaunchKernelEx"][0] + sum(
+    c[0] for n, c in prof.items() if n.startswith("autograd::engine")) > _rest / 2
+# cProfile: "the package's _ops backward, then plan.planned, then the _triton launch", under autograd's engine
+_cp = "\n".join(_lines)
+assert all(f in _cp for f in ("run_backward", "rltriton_lite/_ops.py:228(backward)", "rltriton_lite/plan.py:130(planned)",
+                              "rltriton_lite/_triton.py:206(__call__)", "rltriton_lite/_checks.py:262(signature)"))
+from rltriton_lite import _ops, ppo, plan as plan_mod  # noqa: E402  the same chain in the source: the node, PPO's backward, its plan
+assert "k.gradients(" in inspect.getsource(_ops._Function.backward) and "self.backward(" in inspect.getsource(_ops.Kernels.gradients)
+assert 'planned(p.plan, "backward"' in inspect.getsource(ppo._backward) and "_checks.signature(sign)" in inspect.getsource(plan_mod.planned)
+# "a separate run from the loss probe's, whose backward adds more at this shape"
+_probe16 = [paired["ppo", (16, 128), p, profile.OURS_IMPL][0] for p in ("fwd", "fwd+bwd")]
+assert _probe16[1] - _probe16[0] > _ppo["fwd+bwd"] - _ppo["fwd, input requiring grad"]
 
 
 # %% [markdown]

@@ -1088,6 +1088,11 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         names = f" ({', '.join(ex.results)})" if ex.results else ""
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             raise AssertionError(f"{ex.name}, {case}: expected {len(expected)} results{names}, {said} {_describe(got)}")
+        swapped = _swapped_results(got, expected, rtol, atol)
+        if swapped and ex.results:
+            i, j = swapped
+            raise AssertionError(f"{ex.name}, {case}: your results {i} and {j} are swapped: result {i} holds "
+                                 f"{ex.results[j]} and result {j} holds {ex.results[i]}; return ({', '.join(ex.results)})")
         for i, (g, e) in enumerate(zip(got, expected)):
             each = dataclasses.replace(ex, scan=ex.scan[i]) if isinstance(ex.scan, tuple) else ex
             label = f"result {i}" + (f" ({ex.results[i]})" if ex.results else "")
@@ -1423,6 +1428,23 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
 _SELECT_FIX = (" Where a step ends an episode, choose instead of multiplying: where(flag, the value without the "
                "term, the value with it), e.g. where(term, r, r + gamma * v_next) (tl.where in Triton, torch.where or "
                "np.where in tensor code), never r + (1 - term) * gamma * v_next.")
+
+
+def _swapped_results(got, expected, rtol, atol):
+    """(i, j) where results i and j are each other's and right so (every other one already right), else None."""
+    def same(g, e):
+        try:
+            g = g.detach().cpu().double().numpy() if isinstance(g, torch.Tensor) else np.asarray(g, dtype=np.float64)
+            e = np.asarray(e, dtype=np.float64)
+            return g.shape == e.shape and np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
+        except (TypeError, ValueError):
+            return False
+    for i in range(len(expected)):
+        for j in range(i + 1, len(expected)):
+            if same(got[i], expected[j]) and same(got[j], expected[i]) and not same(got[i], expected[i]) and all(
+                    same(got[k], expected[k]) for k in range(len(expected)) if k not in (i, j)):
+                return i, j
+    return None
 
 
 class _Whole(str):
@@ -6187,6 +6209,9 @@ def _host_bound_hint(rows, algorithm, pass_, got):
             f": {seen[0]}." if len(seen) == 1 else ", one of these: " + "; ".join(seen) + "."))
     if got == 0:
         return said + "0 means no shape is above 2x: compare full_call_us with 2 * 1000 * kernel_ms."
+    side = next((k for r in rows if r["B"] * r["T"] == right for k in ("B", "T") if r[k] == got != right), None)
+    if side:  # (a round-65 review: B returned got "The answer is ..." alone)
+        return _Whole(said + f"Yours is the answer's {side} alone: return its elements, B * T.")
     return said.strip()
 
 

@@ -4552,6 +4552,30 @@ def test_a_product_with_0_is_fixed_in_the_exercise_s_own_names(name, fn, own):
     assert "NaN" in msg and own not in msg and own in exercises.fix(name), (msg, exercises.fix(name))
 
 
+@pytest.mark.parametrize("name", ["lean_gae_loop", "cleanrl_advantages", "launch_model", "vtrace_kernel"])
+def test_results_returned_in_the_wrong_order_are_named(name):
+    """A review: lean_gae_loop's and cleanrl_advantages' (returns, advantages) got "every element is wrong"."""
+    fn = solution(name)
+
+    def swapped(*args, **kw):
+        out = fn(*args, **kw)
+        return (out[1], out[0], *out[2:])
+    results = exercises._get(name).results
+    msg = _failure(name, swapped)
+    assert f"your results 0 and 1 are swapped: result 0 holds {results[1]}" in msg and msg.endswith(
+        f"return ({', '.join(results)})"), msg
+
+
+def test_host_bound_names_the_shape_s_rows_alone():
+    """A review: returning the answer's B, not B * T, got only "The answer is 64x16384"."""
+    fn = solution("host_bound")
+
+    def rows_only(rows, algorithm, pass_):
+        n = fn(rows, algorithm, pass_)
+        return next((r["B"] for r in rows if r["B"] * r["T"] == n), n)
+    assert "Yours is the answer's B alone: return its elements, B * T." in _failure("host_bound", rows_only)
+
+
 def test_a_pair_whose_product_is_the_answer_is_told_to_multiply():
     """A review: host_bound returning the shape (B, T) got only "expected one number"."""
     fn = solution("host_bound")
