@@ -805,21 +805,9 @@ assert (profile.ANCHORS["minimal_autograd_fn"], CALLS["the autograd anchor"]) ==
 # %% jupyter={"source_hidden": true}
 # Checks: the backward profile [H100 backward profile], read here; its other figures' asserts are in notebook 14,
 # section 9 (CI runs them; skip when reading)
-BWD_PROFILE = os.path.join(RESULTS, "checks", "H100-2026-12-07-backward-profile.txt")  # tools/backward_profile.py
-_lines = open(BWD_PROFILE, encoding="utf-8").read().splitlines()
-assert card(_lines[0]) == "H100" and "16x128" in _lines[0]  # "[H100 backward profile]", "PPO's call at 16×128"
-bwd_us = {ln[5:].rsplit(None, 2)[0].strip(): float(ln.split()[-2]) for ln in _lines if ln.startswith("call ")}
-
-
-def to_us(field):  # a torch.profiler time ("6.172ms", "778.082us") in µs
-    return float(field[:-2]) * (1e3 if field.endswith("ms") else 1.0)
-
-
-# torch.profiler's rows: name -> (self CPU µs, CPU time avg µs, CUDA time avg µs, number of calls)
-_rows = [re.split(r"\s{2,}", ln.strip()) for ln in _lines if re.search(r"\s[\d.]+%\s", ln)]
-prof = {c[0]: (to_us(c[2]), to_us(c[5]), to_us(c[9]), int(c[10])) for c in _rows}
-total_cpu_us = to_us(next(ln for ln in _lines if ln.startswith("Self CPU time total:")).split()[-1])
-host_us = total_cpu_us - prof["Activity Buffer Request"][0]  # the profiled host time, the profiler's own start left out
+_bwd = profile.read_backward_profile()  # tools/backward_profile.py's committed output (profile.COMMITTED_BACKWARD)
+assert card(_bwd["head"]) == "H100" and "16x128" in _bwd["head"]  # "[H100 backward profile]", "PPO's call at 16×128"
+bwd_us, prof, host_us = _bwd["calls"], _bwd["ops"], _bwd["host_us"]  # host_us: the profiler's own start left out
 assert prof["_FunctionBackward"][3] == prof["_Function"][3] == 50  # the backward node, once per call
 assert round(prof["_FunctionBackward"][0] / host_us, 1) == 0.5  # "about half of the profiled host time"
 

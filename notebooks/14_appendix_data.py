@@ -898,21 +898,10 @@ assert [probe_us[4096, 128]["fwd", "gae"], round(row(RES, "gae", 4096, 128)["ful
 
 # %% jupyter={"source_hidden": true}
 # Checks: the backward profile's figures, moved here from notebook 09, section 3 (CI runs them; skip when reading)
-_lines = _text["backward"].splitlines()
-assert _card["backward"] == "H100" and "16x128" in _lines[0]  # "on an H100", "PPO's call at 16×128"
-assert "median of 9 rounds of 200 back-to-back calls" in _lines[0]  # "the median of 9 rounds of 200"
-bwd_us = {ln[5:].rsplit(None, 2)[0].strip(): float(ln.split()[-2]) for ln in _lines if ln.startswith("call ")}
-
-
-def to_us(field):  # a torch.profiler time ("6.172ms", "778.082us") in µs
-    return float(field[:-2]) * (1e3 if field.endswith("ms") else 1.0)
-
-
-# torch.profiler's rows: name -> (self CPU µs, CPU time avg µs, CUDA time avg µs, number of calls)
-_rows = [re.split(r"\s{2,}", ln.strip()) for ln in _lines if re.search(r"\s[\d.]+%\s", ln)]
-prof = {c[0]: (to_us(c[2]), to_us(c[5]), to_us(c[9]), int(c[10])) for c in _rows}
-total_cpu_us = to_us(next(ln for ln in _lines if ln.startswith("Self CPU time total:")).split()[-1])
-host_us = total_cpu_us - prof["Activity Buffer Request"][0]  # the profiled host time, the profiler's own start left out
+_bwd = profile.read_backward_profile(_path["backward"])  # the calls' µs, torch.profiler's rows, the host time
+assert _card["backward"] == "H100" and "16x128" in _bwd["head"]  # "on an H100", "PPO's call at 16×128"
+assert "median of 9 rounds of 200 back-to-back calls" in _bwd["head"]  # "the median of 9 rounds of 200"
+bwd_us, prof, host_us = _bwd["calls"], _bwd["ops"], _bwd["host_us"]  # host_us: the profiler's own start left out
 assert prof["_FunctionBackward"][3] == prof["_Function"][3] == 50  # the two nodes, once per call
 _ppo = {k: bwd_us[f"ppo {k}"] for k in ("fwd", "fwd, input requiring grad", "fwd+bwd", "fwd+bwd, .backward()")}
 assert list(_ppo.values()) == [29.4, 47.1, 173.9, 211.6]  # the fold's figures
@@ -923,7 +912,7 @@ assert bwd_us["minimal_fn fwd+bwd"] - bwd_us["minimal_fn fwd"] > _ppo["fwd+bwd"]
 _kernels = [prof["_partials_kernel"][2], prof["_map_kernel"][2]]  # GPU µs per call: the forward's, the backward's
 assert [round(k, 1) for k in _kernels] == [2.3, 1.2] and round(sum(_kernels), 1) == 3.5  # "about 3.5 µs on the GPU"
 assert prof["_partials_kernel"][3] == prof["_map_kernel"][3] == 50  # one of each per call: "two kernels"
-assert [round(prof["_FunctionBackward"][0] / 1e3, 2), round(host_us / 1e3, 2), round(total_cpu_us / 1e3, 2),
+assert [round(prof["_FunctionBackward"][0] / 1e3, 2), round(host_us / 1e3, 2), round((host_us + prof["Activity Buffer Request"][0]) / 1e3, 2),
         round(prof["Activity Buffer Request"][0] / 1e3, 2), round(prof["_Function"][0] / 1e3, 2)] == [6.17, 12.28, 17.55, 5.27, 2.64]
 assert round(prof["_FunctionBackward"][0] / host_us, 1) == 0.5  # "about half"
 assert round(prof["_Function"][0] / host_us, 1) == 0.2  # the forward node: "about a fifth"
@@ -932,7 +921,7 @@ _rest = host_us - prof["_FunctionBackward"][0]  # "the rest is mostly the launch
 assert prof["_Function"][0] + prof["cuLaunchKernelEx"][0] + sum(
     c[0] for n, c in prof.items() if n.startswith("autograd::engine")) > _rest / 2
 # cProfile: "the package's _ops backward, then plan.planned, then the _triton launch", under autograd's engine
-_cp = "\n".join(_lines)
+_cp = _text["backward"]
 assert all(f in _cp for f in ("run_backward", "rltriton_lite/_ops.py:228(backward)", "rltriton_lite/plan.py:130(planned)",
                               "rltriton_lite/_triton.py:206(__call__)", "rltriton_lite/_checks.py:262(signature)"))
 from rltriton_lite import _ops, ppo, plan as plan_mod  # noqa: E402  the same chain in the source: the node, PPO's backward, its plan

@@ -745,6 +745,26 @@ def _loss_lines(path):
                 yield (loss, tuple(map(int, shape.split("x"))), pass_, impl), words
 
 
+def read_backward_profile(path=None) -> dict:
+    """``tools/backward_profile.py``'s output (default: ``COMMITTED_BACKWARD`` in ``results_folder()``):
+    ``{"head": its first line, "calls": {call: µs per call}, "ops": {torch.profiler row: (self CPU µs, CPU
+    time avg µs, CUDA time avg µs, number of calls)}, "host_us": the profiled host time, the profiler's own
+    start ("Activity Buffer Request") left out}``."""
+    import os
+    import re
+
+    with open(path or os.path.join(results_folder(), COMMITTED_BACKWARD), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+
+    def us(field):  # a torch.profiler time ("6.172ms", "778.082us") in µs
+        return float(field[:-2]) * (1e3 if field.endswith("ms") else 1.0)
+    calls = {ln[5:].rsplit(None, 2)[0].strip(): float(ln.split()[-2]) for ln in lines if ln.startswith("call ")}
+    rows = [re.split(r"\s{2,}", ln.strip()) for ln in lines if re.search(r"\s[\d.]+%\s", ln)]
+    ops = {c[0]: (us(c[2]), us(c[5]), us(c[9]), int(c[10])) for c in rows}
+    total = us(next(ln for ln in lines if ln.startswith("Self CPU time total:")).split()[-1])
+    return {"head": lines[0], "calls": calls, "ops": ops, "host_us": total - ops["Activity Buffer Request"][0]}
+
+
 def read_loss_wall(path=None) -> dict:
     """``tools/wall_probe.py --losses``'s output (default: ``COMMITTED_LOSS_WALL`` in ``results_folder()``):
     ``{(loss, (B, T), pass, impl): (µs per call, ratio's median, lowest, highest)}``, each ratio that
@@ -911,6 +931,7 @@ COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: n
 COMMITTED_WALL = "H200-2026-12-06-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 08, 09, 14
 COMMITTED_REPLAY = "checks/H200-2026-12-06-graph-replay.txt"  # tools/graph_replay_probe.py's output: notebook 08
 COMMITTED_LOSS_WALL = "checks/H100-2026-12-07-loss-wall.txt"  # wall_probe.py --losses (read_loss_wall, read_loss_gpu): 07-10, 14
+COMMITTED_BACKWARD = "checks/H100-2026-12-07-backward-profile.txt"  # tools/backward_profile.py (read_backward_profile): 09, 14
 
 
 def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]:
