@@ -156,8 +156,8 @@ exercises.attempt("strided_scan", strided_scan)
 #   [Triton rule for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled)).
 #
 # **The guards.** A long run's $g$, a power of $\gamma$, underflows to 0 in float32 when
-# $\gamma = 0.01$. A product of that 0 and the identity's $c$ is NaN. So guard the two products
-# that can meet it with a `tl.where` (the checker tests both):
+# $\gamma = 0.01$. Once you have the identity, check what that 0 times the identity's $c$ gives. The
+# checker tests two products that can meet it; guard each with a `tl.where`:
 #
 # * in the combine, where $c_1$ is the identity's $c$, the composed $c$ is $c_2$;
 # * after the scan, where the carry is the identity's $c$, $h_t$ is the scanned map's $c$.

@@ -463,7 +463,7 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # ## 5. How fast is it (H200, measured)
 #
 # Every implementation in the committed H200 run agrees with ours. One [peer](GLOSSARY.md#peer),
-# rl_triton, runs faster than ours at two shapes, both gaps within the noise. The table is in
+# rl_triton, reads faster than ours at two shapes, both gaps within the noise. The table is in
 # [notebook 09, section 2.4](09_benchmarks.ipynb#2.4-V-trace:-a-peer-within-the-noise).
 
 # %% jupyter={"source_hidden": true}

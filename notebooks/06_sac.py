@@ -816,8 +816,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # * SAC's soft next value is $V'_t = \min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
 #   At λ = 0 the target is CleanRL's, $r_t + \gamma(1-\text{term}_t)\,V'_t$.
 # * The soft λ-return is one reverse scan of $G_t$, with $a_t = \gamma_t\ell_t$ and a reset at each
-#   done step. The package's kernel scans $G_t - \alpha\log\pi_t$ instead, so that no step reads a
-#   padded next step's $\log\pi$.
+#   done step.
 # * λ > 0 on replayed data follows the buffer's actions, unweighted: the target is biased for
 #   $Q^\pi$, more so as λ grows. The min of noisy critics underestimates.
 # * SB3's loss in $\log\alpha$ has a gradient that does not depend on α: α rises while the entropy

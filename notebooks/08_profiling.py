@@ -405,11 +405,12 @@ plt.show()
 # the label the model predicted. So at these shapes a faster kernel barely changes what a training
 # loop waits for.
 #
-# <details><summary>Details: the model's wall time, warm-cache GPU times, the largest shape, and where the model breaks</summary>
+# **Trust the label, not the µs.** The model said 50 µs (12× the GPU time); the run measured 28 µs.
+# Both are single timings, and single timings drift by up to 2.3× within one session (notebook 14,
+# section 3). Section 1's host times come from the wall probe: each a median of 15 rounds.
 #
-# * The model gives GAE's call at 4096×128 a wall time of 50 µs, the run's single timing at 16×128:
-#   12× its GPU time. The run timed it at 28 µs. Single timings drift by up to 2.3× within the
-#   session (notebook 14, section 3), so the model's label holds, not its µs.
+# <details><summary>Details: warm-cache GPU times, the largest shape, and where the model breaks</summary>
+#
 # * GAE's GPU time at 4096×128 is below the model's. Its 8.9 MB fit in the **L2 cache**, a fast
 #   memory on the GPU chip, and stay there between the graph replays that time it.
 # * At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses, which are mixed. Their

@@ -907,7 +907,7 @@ print(profile.table(h100_table, digits=3))
 # slower than ours too. Only CRR's short formula wins: with the backward, it is faster in the median
 # round at every shape.
 #
-# **Why CRR loses with its backward.** The paired medians with the backward, in µs per call, beside
+# **Why our CRR loses to its eager formula, with the backward.** The paired medians with the backward, in µs per call, beside
 # section 3's autograd anchor:
 
 # %%

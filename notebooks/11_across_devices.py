@@ -826,7 +826,7 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 #
 # 3. Why not send each rank's *first output* to the rank before it instead of its map? For 8
 #    ranks, count the passes over a segment's steps (a map or a scan) that run one after another,
-#    each way.
+#    for each method.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

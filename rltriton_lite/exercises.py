@@ -3556,7 +3556,9 @@ as the kernel will run it.
    hint=lambda args, i, bad, got, expected, whole=None: _chunked_reset_hint(args, i, bad, got, expected, whole),
    ordinary="Step t is ordinary (no reset, not a chunk's last step), and every later step is right, so the "
             "error is in step t itself: check its map composed with the run of later steps to the chunk's end "
-            "(the combine's order: step t's map is applied after that run's) and the carry it reads.")
+            "(the combine's order: step t's map is applied after that run's) and the carry it reads.",
+   select_fix=" Select instead of multiplying, in the combine and on the carry: np.where(K, B, B + A * carry), "
+              "never B + (1 - K) * A * carry.")
 def _chunked_reset_cases(d):
     rng = d.rng
     out = []
@@ -3895,6 +3897,8 @@ reset ends the episode, and the carry is selected away the same way, so a NaN or
 inside its own episode (within a chunk and across chunks).
 """, needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
     r, gamma=gamma, terminated=done), window_end=_ROW_END,
+    select_fix=" Select instead of multiplying, in the combine and on the carry: tl.where(k_s, b_s, b_s + a_s * "
+               "carry), never b_s + (1 - k_s) * a_s * carry.",
     hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args, True, got, expected))
 def _reset_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
