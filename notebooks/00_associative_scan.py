@@ -230,7 +230,7 @@ print(np.round(loop, 3))
 # * Four folded hints follow each task. Open them in order, only when you are stuck. Hint 4 is
 #   nearly the solution.
 #
-# <details><summary>Details: errors, the task's text, the solutions</summary>
+# <details><summary>Details: errors, the task's text, the solutions (optional)</summary>
 #
 # * While the starter is untouched, `attempt` prints `not attempted yet`. The
 #   [questions at the end](#Exercises) have no checker.
@@ -337,7 +337,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 # The next cell runs `combine_np`, this combine on triples $(a, b, \kappa)$, on the drawing, with
 # $a_t = 0.5$ and a NaN at $t = 5$.
 #
-# <details><summary>Details: the two operands' triples</summary>
+# <details><summary>Details: the two operands' triples (optional)</summary>
 #
 # Take $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The
 # first operand, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand,
@@ -681,7 +681,7 @@ print("linear_scan matches the loop, reverse and forward")
 # The next cell checks, with autograd on the plain loop, a case of $T = 3$ steps, worked by hand
 # in the fold below.
 #
-# <details><summary>Details: the transposed scan by hand, T = 3</summary>
+# <details><summary>Details: the transposed scan by hand, T = 3 (optional)</summary>
 #
 # Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y_3 = 1$ and $L = y_0 + y_1 + y_2$, so every
 # $dy_t = 1$:
@@ -771,6 +771,12 @@ print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}
 #    $4 \cdot 10^{-6}$ at chunk 1, $1.2 \cdot 10^{-6}$ at chunk 4, and about $1.2 \cdot 10^{-5}$
 #    at chunks 16 and 64. At $H = 10^2$, it stays near $5 \cdot 10^{-7}$ at every chunk size.
 #
+#    Why: a chunk of 1 is the float32 loop, so its error is the rounding of $y_t$ at every step.
+#    In a chunk of $k = 16$ or $64$ steps, almost all the error comes from rounding the chunk's
+#    product $A_t = a^k$. Since $a$ is constant, every chunk rounds $a^k$ the same way, so this
+#    error adds up over the $H/k$ chunks of a horizon. Chunk 4 is lucky: $a^4$ happens to round
+#    almost exactly (relative error $4 \cdot 10^{-10}$, against $5 \cdot 10^{-8}$ for $a^{16}$).
+#
 #    </details>
 
 # %% jupyter={"source_hidden": true}
@@ -786,6 +792,14 @@ assert 3e-6 < q3_error[1e4, 1] < 5e-6 and 1e-6 < q3_error[1e4, 4] < 1.5e-6  # H 
 assert all(1e-5 < q3_error[1e4, size] < 1.5e-5 for size in (16, 64))  # about 1.2e-5 at chunks 16 and 64
 assert 8 < q3_error[1e4, 16] / q3_error[1e4, 4] < 12  # the jump between chunks 4 and 16: about tenfold
 assert all(3e-7 < q3_error[1e2, size] < 1e-6 for size in (1, 4, 16, 64))  # H = 1e2: near 5e-7 at every size
+# "Why", at H = 1e4 (the loop's last a_q3 and right_q3). With a float64 b, chunked rounds only the products A_t.
+q3_only_a = {size: np.abs(chunked(a_q3, b_q3.astype(np.float64), size) - right_q3).max() / np.abs(right_q3).max()
+             for size in (4, 16, 64)}
+q3_power = {k: abs(float(scan_hillis_steele([(a_q3[0], np.float32(0))] * k, combine)[-1][0]) / float(a_q3[0]) ** k - 1)
+            for k in (4, 16, 64)}  # the relative rounding error of a^k, composed as in chunked
+assert all(0.9 < q3_only_a[k] / q3_error[1e4, k] < 1.1 for k in (16, 64))  # rounding A_t: almost all the error
+assert q3_power[4] < 1e-9 and 4e-8 < q3_power[16] < 6e-8  # a^4 rounds almost exactly (4e-10); a^16 to 5e-8
+assert all(0.3 < q3_only_a[k] / (1e4 / k * q3_power[k]) < 0.5 for k in (4, 16, 64))  # it adds up over H/k chunks
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -437,11 +437,15 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # are cut. The `return` line gives the step's γ and λ, then three flags: `term`, `done` (any
 # episode end, the window's last step included) and `valid`.
 # [13c, section 3.1](13c_inside_the_package.ipynb#3.1-Reading-the-hooks'-source) explains the lines cut.
+# `step` and `_returns_prologue` below end with `ahead=None`: it serves only masked calls
+# ([notebook 12's look-ahead](12_llm_tokens.ipynb#4.-The-scan-beside-the-loop)). Leave it out of your prologue.
 
 # %%
 step_src = inspect.getsource(getattr(episode.step, "fn", episode.step)).splitlines()
 head = step_src[:next(i for i, line in enumerate(step_src) if line.startswith("def step(")) + 1]
 assert step_src[-1].strip() == "return gamma, lam, term, done, valid"  # the return line the text reads
+_rp = getattr(returns._returns_prologue, "fn", returns._returns_prologue)
+assert head[-1].endswith("ahead=None):") and "ahead=None" in str(inspect.signature(_rp))  # "end with `ahead=None`"
 cut = len(step_src) - len(head) - 1
 print(*head, f"    ...  # {cut} lines cut: the docstring, and the lines that load or compute these five", step_src[-1],
       sep="\n")

@@ -24,15 +24,16 @@
 # > * You write V-trace's policy-gradient advantage as a Triton epilogue.
 # > * [Notebook 04c](04c_vtrace_kernel.ipynb), the capstone, then has you write V-trace's kernels yourself.
 #
-# * **Time:** 2–3 h with the open questions, 30 min–1 h without.
+# * **Time:** 2–3 h with the open questions; 1–1.5 h for the minimum path.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
 #   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–4 and the checked exercise, then 04c. Section 5, the open
-#   questions, the optional section and [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
-# * **Map:** 1 the loop · 2 prologue, scan, epilogue, one table for every estimator, V-trace against Retrace · 3 the kernel ·
-#   4 kernel against the loop · 5 how fast it is · exercise `vtrace_pg` ·
-#   open questions · two appendices.
+# * **Minimum path:** sections 1 and 2 (the loop, the split, the table), then the exercise `vtrace_pg`, then 04c.
+#   Sections 3–5 (the package's kernel), the open questions, the appendices and
+#   [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
+# * **Map:** 1 the loop · 2 prologue, scan, epilogue, one table for every estimator · 3 the kernel ·
+#   4 kernel against the loop · 5 how fast it is · exercise `vtrace_pg` · open questions ·
+#   appendices: IMPALA's code, the table checked, V-trace against Retrace, gradients, what the ratios do.
 #
 # > **Terms used here** (each links to the glossary)
 # >
@@ -260,38 +261,23 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 # | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | above: $v_2 = 2$, not 1 |
 # | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [03, `retrace`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
-
-# %% [markdown]
-# ### V-trace against Retrace
 #
-# The table's last two rows differ in one index: V-trace's multiplier is $\gamma_t c_t$, Retrace's
-# $\gamma c_{t+1}$ ([03's exercise](03_td_lambda.ipynb#Exercises)). Entry $t$ of `log_rhos` is step
-# $t$'s own ratio; Retrace's `next_log_ratio[t]` was step $t+1$'s. $V^\pi(s_t)$ averages over
-# $u_t$, so V-trace weighs step $t$'s TD error by $\rho_t$; $Q(s_t, u_t)$ is given $u_t$, so
-# Retrace weighs it by 1. Their TD errors (the introduction's $\delta_t$, Retrace's $\delta^Q_t$)
-# inside an episode:
+# **What entry $t$ holds.** In the prologues and epilogues of 01–04, step $t$ loads entry $t$ of each
+# input, unshifted in time. What that entry holds differs:
 #
-# | | V-trace's $v_t$ | Retrace's $G_t$ |
-# | --- | --- | --- |
-# | step $t$'s TD error | $\rho_t$ | 1 |
-# | step $t+1$'s TD error | $\gamma\,c_t\,\rho_{t+1}$ | $\gamma\,c_{t+1}$ |
-# | the link from step $t+1$ back to step $t$ | $\gamma\,c_t$ | $\gamma\,c_{t+1}$ |
-
-# %% jupyter={"source_hidden": true}
-# Checks: the V-trace/Retrace table above, its TD-error rows, on two steps inside an episode (CI runs them;
-# skip when reading)
-g_u = torch.Generator().manual_seed(11)
-lr_u, r_u, v_u = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
-boot_u, gam_u = 0.7, 0.9
-rho_u = c_u = np.minimum(1.0, np.exp(lr_u))  # rho_bar = c_bar = 1, lambda = 1
-d_u = r_u + gam_u * np.array([v_u[1], boot_u]) - v_u  # V'_0 = V_1
-vs_u = reference.vtrace(lr_u, r_u, v_u, gamma=gam_u, bootstrap_value=boot_u)[0]
-np.testing.assert_allclose(vs_u[0], v_u[0] + rho_u[0] * d_u[0] + gam_u * c_u[0] * rho_u[1] * d_u[1], rtol=1e-12)  # c_t rho_{t+1}
-eq_u, q_u, c1_u = np.array([0.4, -1.2]), np.array([0.3, 1.1]), 0.6  # E_pi Q(s_{j+1}, .) and Q(s_j, u_j), j = 0, 1
-G1_u = r_u[1] + gam_u * eq_u[1]  # Retrace's last step: c = 0
-G0_u = r_u[0] + gam_u * (eq_u[0] + c1_u * (G1_u - q_u[1]))
-dq_u = r_u + gam_u * eq_u - q_u  # delta^Q_0, delta^Q_1
-np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol=1e-12)  # c_{t+1} alone
+# * **return:** `rewards[t]` is $r_t$; `next_values[t]` is $V(s_{t+1})$, the value after step $t$.
+# * **GAE:** `values[t]` is $V(s_t)$; `next_values[t]` as for the return.
+# * **TD(λ):** `next_values[t]` as for the return.
+# * **Q(λ):** `next_q[t]` is $Q(s_{t+1}, \cdot)$ and `next_action[t]` is $u_{t+1}$: step $t+1$'s, stored at $t$.
+# * **V-trace:** `log_rhos[t]` is step $t$'s own ratio, of $u_t$; `next_values[t]` as for the return.
+# * **Retrace:** `next_log_ratio[t]`, `next_q[t]` and `next_expected_q[t]` are step $t+1$'s, stored at $t$
+#   ([why its ratio is one step later than V-trace's](#Appendix:-V-trace-against-Retrace)).
+#
+# Only a backward shifts a load: [01b's transposed scan](01b_prologues_and_backward.ipynb#2.-The-backward)
+# reads $a_{t-1}$ at `offs - 1`.
+#
+# **On the minimum path,** go on to [the exercise](#Exercises) now. Sections 3–5 show the package's
+# kernel, checked against the loop and timed.
 
 # %% [markdown]
 # ## 3. The kernel
@@ -309,11 +295,8 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #
 # * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
 #   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
-# * **Gradients.** The importance weights are constants: `log_rhos` gets no gradient. IMPALA's
-#   code goes further and stops gradients through the whole target, `vs` and the advantage
-#   alike. The package does not: `vs` and `pg_advantages` get gradients with respect to the
-#   rewards and the values. So **detach `vs` when you use it as a critic target**, as notebook 10
-#   computes its GAE targets under `torch.no_grad()`.
+# * **Gradients** flow from `vs` to the rewards and the values, not to `log_rhos`. So **detach `vs`
+#   when you use it as a critic target** ([appendix](#Appendix:-gradients)).
 #
 # <details><summary>Details: padding, and the backward kernel (optional)</summary>
 #
@@ -322,19 +305,6 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #   forwards in time.
 #
 # </details>
-#
-# Check that `log_rhos` gets no gradient, and the rewards and the values do:
-
-# %%
-lr_grad = torch.zeros(2, 8, device=DEVICE, requires_grad=True)
-out = rl.vtrace(lr_grad, torch.randn(2, 8, device=DEVICE), torch.randn(2, 8, device=DEVICE), backend=KERNEL)
-assert not out.vs.requires_grad and not out.pg_advantages.requires_grad  # log_rhos gets no gradient
-r_grad, v_grad = (torch.randn(2, 8, device=DEVICE, requires_grad=True) for _ in range(2))
-out = rl.vtrace(lr_grad, r_grad, v_grad, lambda_=0.9, backend=KERNEL)  # (at λ = 1 and π = μ, vs is the return)
-d_lr, d_r, d_v = torch.autograd.grad(out.vs.sum(), (lr_grad, r_grad, v_grad), allow_unused=True)
-assert d_lr is None and d_r.abs().sum() > 0 and d_v.abs().sum() > 0  # vs depends on r and V: detach it as a target
-assert not out.vs.detach().requires_grad
-print("importance weights are constants; rewards and values get gradients")
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -412,49 +382,6 @@ vs0, pg0 = rl.vtrace(zero, r, v, gamma=gamma, lambda_=0.9, terminated=term, boot
 torch.testing.assert_close(vs0, ret)
 torch.testing.assert_close(pg0, adv)
 print("on-policy V-trace == TD(λ) == GAE")
-
-# %% [markdown]
-# What the ratios do, on one row with a constant ratio $\pi/\mu$, rewards 1 and an imperfect
-# critic. At $\pi/\mu \ge 1$ the weights clip to 1: the on-policy return. As the ratio falls,
-# $\rho_t$ shrinks each correction and $c_t$ the trace. `vs` slides toward the critic's $V_t$,
-# which it reaches at ratio 0.
-
-# %%
-T1 = 60
-r1 = torch.ones(1, T1, device=DEVICE)
-true_v = (1 - 0.95 ** torch.arange(T1, 0, -1, device=DEVICE, dtype=torch.float32)) / (1 - 0.95)
-v1 = 0.5 * true_v[None] + torch.randn(1, T1, device=DEVICE)  # a critic that underestimates
-fig, ax = plt.subplots(figsize=(9, 3))
-curves = {}
-for ratio in (2.0, 1.0, 0.9, 0.6, 0.0):
-    log_rho = torch.full((1, T1), float(np.log(ratio)) if ratio > 0 else -30.0, device=DEVICE)
-    curves[ratio] = rl.vtrace(log_rho, r1, v1, gamma=0.95, backend=KERNEL).vs
-    ax.plot(to_numpy(curves[ratio])[0], label=f"π/μ = {ratio}", ls="--" if ratio == 2.0 else "-")
-ax.plot(to_numpy(v1)[0], "k.", ms=3, label="critic $V_t$")
-ax.plot(to_numpy(true_v), "k:", label="true value")
-ax.set_xlabel("t")
-ax.set_ylabel("vs")
-ax.legend(ncol=3, fontsize=8)
-plt.show()
-torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio above 1 is clipped
-torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
-
-# %% [markdown]
-# The backward kernel against autograd of the PyTorch path, with a loss on both outputs:
-
-# %%
-r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
-lr64 = 0.5 * torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
-w1, w2 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE) for _ in range(2))
-t2 = torch.rand(2, 30, device=DEVICE) < 0.1
-tr2 = (torch.rand(2, 30, device=DEVICE) < 0.1) & ~t2
-grads = {}
-for be in ("triton", "torch"):
-    o = rl.vtrace(lr64, r64, v64, lambda_=0.9, terminated=t2, truncated=tr2, next_values=nv64, backend=be)
-    grads[be] = torch.autograd.grad((o.vs * w1 + o.pg_advantages * w2).sum(), (r64, v64, nv64))
-for gk, gt in zip(grads["triton"], grads["torch"]):
-    torch.testing.assert_close(gk, gt)
-print("gradients match")
 
 # %%
 assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
@@ -818,3 +745,103 @@ assert reference.gae(np.ones(4), np.full(4, 2.0), gamma=0.5, lambda_=0.5, termin
 assert reference.td_lambda([0.0] * 3, [10.0, 20.0, 30.0], gamma=1.0, lambda_=0.5)[2] == 30.0 == 2 * 15.0
 assert reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0] * 3, [1.0] * 3, gamma=0.5, bootstrap_value=2.0)[0][2] == 2.0
 assert want_q[3] == want_r[3] == 1 + 0.5 * 6 == 4.0
+
+# %% [markdown]
+# ## Appendix: V-trace against Retrace
+#
+# Optional. The last two rows of [section 2's table](#One-table-for-every-estimator) differ in one
+# index: V-trace's multiplier is $\gamma_t c_t$, Retrace's $\gamma c_{t+1}$
+# ([03's exercise](03_td_lambda.ipynb#Exercises)). Entry $t$ of `log_rhos` is step
+# $t$'s own ratio; Retrace's `next_log_ratio[t]` was step $t+1$'s. $V^\pi(s_t)$ averages over
+# $u_t$, so V-trace weighs step $t$'s TD error by $\rho_t$; $Q(s_t, u_t)$ is given $u_t$, so
+# Retrace weighs it by 1. Their TD errors (the introduction's $\delta_t$, Retrace's $\delta^Q_t$)
+# inside an episode:
+#
+# | | V-trace's $v_t$ | Retrace's $G_t$ |
+# | --- | --- | --- |
+# | step $t$'s TD error | $\rho_t$ | 1 |
+# | step $t+1$'s TD error | $\gamma\,c_t\,\rho_{t+1}$ | $\gamma\,c_{t+1}$ |
+# | the link from step $t+1$ back to step $t$ | $\gamma\,c_t$ | $\gamma\,c_{t+1}$ |
+
+# %% jupyter={"source_hidden": true}
+# Checks: the V-trace/Retrace table above, its TD-error rows, on two steps inside an episode (CI runs them;
+# skip when reading)
+g_u = torch.Generator().manual_seed(11)
+lr_u, r_u, v_u = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
+boot_u, gam_u = 0.7, 0.9
+rho_u = c_u = np.minimum(1.0, np.exp(lr_u))  # rho_bar = c_bar = 1, lambda = 1
+d_u = r_u + gam_u * np.array([v_u[1], boot_u]) - v_u  # V'_0 = V_1
+vs_u = reference.vtrace(lr_u, r_u, v_u, gamma=gam_u, bootstrap_value=boot_u)[0]
+np.testing.assert_allclose(vs_u[0], v_u[0] + rho_u[0] * d_u[0] + gam_u * c_u[0] * rho_u[1] * d_u[1], rtol=1e-12)  # c_t rho_{t+1}
+eq_u, q_u, c1_u = np.array([0.4, -1.2]), np.array([0.3, 1.1]), 0.6  # E_pi Q(s_{j+1}, .) and Q(s_j, u_j), j = 0, 1
+G1_u = r_u[1] + gam_u * eq_u[1]  # Retrace's last step: c = 0
+G0_u = r_u[0] + gam_u * (eq_u[0] + c1_u * (G1_u - q_u[1]))
+dq_u = r_u + gam_u * eq_u - q_u  # delta^Q_0, delta^Q_1
+np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol=1e-12)  # c_{t+1} alone
+
+# %% [markdown]
+# ## Appendix: gradients
+#
+# Optional. The importance weights are constants: `log_rhos` gets no gradient. IMPALA's
+# code goes further and stops gradients through the whole target, `vs` and the advantage
+# alike. The package does not: `vs` and `pg_advantages` get gradients with respect to the
+# rewards and the values. So **detach `vs` when you use it as a critic target**, as notebook 10
+# computes its GAE targets under `torch.no_grad()`.
+#
+# Check that `log_rhos` gets no gradient, and the rewards and the values do:
+
+# %%
+lr_grad = torch.zeros(2, 8, device=DEVICE, requires_grad=True)
+out = rl.vtrace(lr_grad, torch.randn(2, 8, device=DEVICE), torch.randn(2, 8, device=DEVICE), backend=KERNEL)
+assert not out.vs.requires_grad and not out.pg_advantages.requires_grad  # log_rhos gets no gradient
+r_grad, v_grad = (torch.randn(2, 8, device=DEVICE, requires_grad=True) for _ in range(2))
+out = rl.vtrace(lr_grad, r_grad, v_grad, lambda_=0.9, backend=KERNEL)  # (at λ = 1 and π = μ, vs is the return)
+d_lr, d_r, d_v = torch.autograd.grad(out.vs.sum(), (lr_grad, r_grad, v_grad), allow_unused=True)
+assert d_lr is None and d_r.abs().sum() > 0 and d_v.abs().sum() > 0  # vs depends on r and V: detach it as a target
+assert not out.vs.detach().requires_grad
+print("importance weights are constants; rewards and values get gradients")
+
+# %% [markdown]
+# The backward kernel against autograd of the PyTorch path, with a loss on both outputs:
+
+# %%
+r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
+lr64 = 0.5 * torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
+w1, w2 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE) for _ in range(2))
+t2 = torch.rand(2, 30, device=DEVICE) < 0.1
+tr2 = (torch.rand(2, 30, device=DEVICE) < 0.1) & ~t2
+grads = {}
+for be in ("triton", "torch"):
+    o = rl.vtrace(lr64, r64, v64, lambda_=0.9, terminated=t2, truncated=tr2, next_values=nv64, backend=be)
+    grads[be] = torch.autograd.grad((o.vs * w1 + o.pg_advantages * w2).sum(), (r64, v64, nv64))
+for gk, gt in zip(grads["triton"], grads["torch"]):
+    torch.testing.assert_close(gk, gt)
+print("gradients match")
+
+# %% [markdown]
+# ## Appendix: what the ratios do
+#
+# Optional. One row with a constant ratio $\pi/\mu$, rewards 1 and an imperfect
+# critic. At $\pi/\mu \ge 1$ the weights clip to 1: the on-policy return. As the ratio falls,
+# $\rho_t$ shrinks each correction and $c_t$ the trace. `vs` slides toward the critic's $V_t$,
+# which it reaches at ratio 0.
+
+# %%
+T1 = 60
+r1 = torch.ones(1, T1, device=DEVICE)
+true_v = (1 - 0.95 ** torch.arange(T1, 0, -1, device=DEVICE, dtype=torch.float32)) / (1 - 0.95)
+v1 = 0.5 * true_v[None] + torch.randn(1, T1, device=DEVICE)  # a critic that underestimates
+fig, ax = plt.subplots(figsize=(9, 3))
+curves = {}
+for ratio in (2.0, 1.0, 0.9, 0.6, 0.0):
+    log_rho = torch.full((1, T1), float(np.log(ratio)) if ratio > 0 else -30.0, device=DEVICE)
+    curves[ratio] = rl.vtrace(log_rho, r1, v1, gamma=0.95, backend=KERNEL).vs
+    ax.plot(to_numpy(curves[ratio])[0], label=f"π/μ = {ratio}", ls="--" if ratio == 2.0 else "-")
+ax.plot(to_numpy(v1)[0], "k.", ms=3, label="critic $V_t$")
+ax.plot(to_numpy(true_v), "k:", label="true value")
+ax.set_xlabel("t")
+ax.set_ylabel("vs")
+ax.legend(ncol=3, fontsize=8)
+plt.show()
+torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio above 1 is clipped
+torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic

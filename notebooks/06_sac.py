@@ -28,31 +28,29 @@
 #
 # Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy; $\alpha$ is
 # called the temperature. SAC learns from a *replay buffer* of transitions collected by earlier
-# versions of the policy. Its critic regresses on a *soft* target: the next state's value includes
-# the entropy bonus $-\alpha\log\pi(\tilde u|s')$, where $\tilde u \sim \pi$ is an action sampled
-# fresh at the next state $s'$ (the tilde sets it apart from the buffer's action $u_t$). The target
-# takes the minimum over two critics, to counter their overestimation ("clipped double Q").
+# versions of the policy. Its critic regresses on a one-step *soft* target, which CleanRL's
+# `sac_continuous_action.py` computes in one line (here in this notebook's names):
 #
-# The one-step target generalises to a soft λ-return, a backward recurrence like notebook 03's:
+# ```python
+# G = r + (1 - term) * gamma * (torch.min(q1, q2) - alpha * next_lp)
+# ```
 #
-# $$V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1}),$$
+# * `q1`, `q2` are two target critics, $\bar Q_1$ and $\bar Q_2$, at the next state $s_{t+1}$ and
+#   an action $\tilde u_{t+1} \sim \pi$ sampled fresh there (the tilde sets it apart from the
+#   buffer's action $u_{t+1}$). Their min counters overestimation ("clipped double Q").
+# * `next_lp` is $\log\pi(\tilde u_{t+1}|s_{t+1})$: $-\alpha$ times it is the entropy bonus.
+# * `term` is 1 where step $t$ ends its episode by a termination.
 #
-# $$G_t = r_t + \gamma_t[\lnot\text{term}_t]\Big[(1-\ell_t)V^{\text{soft}\prime}_t
-#   + \ell_t\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\Big].$$
+# In symbols, $G_t = r_t + \gamma(1-\text{term}_t)V'_t$, with the soft next value
+# $V'_t = \min_k \bar Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
 #
-# * $[\lnot\text{term}_t]$ is 0 where step $t$ ends its episode by a termination, and 1 elsewhere.
-# * $\text{done}_t$: step $t$ is terminated or truncated, or is the window's last step.
-# * $\ell_t$ is the step's λ: $\lambda_t$, but 0 at a done step. There the trace stops, and the
-#   bracket is $V^{\text{soft}\prime}_t$ alone.
+# **Add λ.** As TD(λ) does (notebook 03), the soft λ-return mixes that bootstrap with the next
+# step's target. That target follows the buffer's action $u_{t+1}$, which pays its entropy bonus:
 #
-# $V^{\text{soft}\prime}_t$ is evaluated at $s_{t+1}$, as `next_values` is, with the fresh
-# $\tilde u_{t+1}$.
+# $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\Big].$$
 #
-# With $\lambda = 0$ this is SAC's target, $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$.
-# With $\lambda > 0$ the target follows the buffer's actions, each paying its entropy bonus
-# $-\alpha\log\pi(u_{t+1}|s_{t+1})$. The inputs are `next_q` (one tensor per critic) and
-# `next_log_probs`, both at the sampled $\tilde u_{t+1}$; `log_probs`, the current policy's
-# log-probabilities of the stored actions; and the flags of notebooks 01–03.
+# At λ = 0 it is CleanRL's line. The trace stops where an episode ends and at the window's last
+# step: [section 2's table](#Where-the-trace-stops) says what such a step computes.
 #
 # <details><summary>Details (optional): the papers, the inputs, the target critics and the bias</summary>
 #
@@ -100,6 +98,19 @@ rng = np.random.default_rng(6)
 n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 
 # %% [markdown]
+# At λ = 0 the package's `rl.sac_targets(r, (q1, q2), next_lp, ...)` gives CleanRL's line. For
+# λ > 0 it also takes `log_probs`, the current policy's log-probabilities of the buffer's actions.
+
+# %%
+torch.manual_seed(5)
+r, q1, q2, next_lp = (torch.randn(4, 50).to(DEVICE) for _ in range(4))
+term = torch.rand(4, 50).to(DEVICE) < 0.1
+cleanrl = r + (1 - term.float()) * 0.99 * (torch.min(q1, q2) - 0.2 * next_lp)  # safe: Q is finite after terminations
+G0 = rl.sac_targets(r, (q1, q2), next_lp, gamma=0.99, alpha=0.2, terminated=term, backend=KERNEL)
+torch.testing.assert_close(G0, cleanrl)
+print("λ = 0: r + γ(1 − term)(min Q̄ − α log π')")
+
+# %% [markdown]
 # ## 1. The loop
 #
 # The ground truth is a float64 loop. Its variable `carry` holds $G_{t+1} - \alpha\log\pi_{t+1}$,
@@ -111,8 +122,7 @@ print(inspect.getsource(reference.sac_targets))
 # %% [markdown]
 # A case by hand: three steps, $\gamma = 0.5$, $\alpha = 0.5$, rewards 1, two critics, and the
 # episode terminates after step 1. The comments compute the soft next values first, then the
-# targets for $\lambda = 0$, $0.5$ and $1$. The last two also need the log-probabilities of the
-# actions taken.
+# targets for $\lambda = 0$, $0.5$ and $1$.
 
 # %%
 r = [1.0, 1.0, 1.0]
@@ -121,8 +131,8 @@ next_lp, lp, term = [-2.0, 0.0, -2.0], [-1.0, -2.0, -2.0], [0, 1, 0]
 G = {lam: reference.sac_targets(r, next_q, next_lp, gamma=0.5, alpha=0.5, lambda_=lam, log_probs=lp, terminated=term)
      for lam in (0.0, 0.5, 1.0)}
 print(G)
-# V^soft' = min(Q1, Q2) − 0.5·next_lp = [2 + 1, 3 − 0, 6 + 1] = [3, 3, 7].
-# λ=0: G = r + 0.5·(1−term)·V^soft' = [1 + 1.5, 1 (terminal), 1 + 3.5] = [2.5, 1, 4.5].
+# V' = min(Q1, Q2) − 0.5·next_lp = [2 + 1, 3 − 0, 6 + 1] = [3, 3, 7].
+# λ=0, CleanRL's line: G = r + 0.5·(1−term)·V' = [1 + 1.5, 1 (terminal), 1 + 3.5] = [2.5, 1, 4.5].
 # λ>0: G_2 = 4.5 (window end: bootstrap), G_1 = 1 (terminal); the carry into t=0 is G_1 − 0.5·lp_1 = 1 + 1 = 2.
 #   λ=0.5: G_0 = 1 + 0.5·(0.5·3 + 0.5·2) = 2.25.    λ=1: G_0 = 1 + 0.5·2 = 2.
 np.testing.assert_allclose(G[0.0], [2.5, 1.0, 4.5])
@@ -134,35 +144,39 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 #
 # A reverse scan computes $y_t = b_t + a_t\,y_{t+1}$, from the last step back to the first
 # (notebook 00). This section writes $G_t$ in that form; the exercise builds this very scan.
-# Write $V'_t$ for $V^{\text{soft}\prime}_t$, and $\log\pi_{t+1}$ for $\log\pi(u_{t+1}|s_{t+1})$,
-# of the buffer's next action (not of the fresh $\tilde u_{t+1}$ inside $V'_t$). The flags
-# $\text{term}_t$, $\text{done}_t$ and the step's λ, $\ell_t$, are the introduction's. In these
-# names, its formula reads:
+# Write $\log\pi_{t+1}$ for $\log\pi(u_{t+1}|s_{t+1})$, of the buffer's next action (`log_probs` at
+# step $t + 1$), and let γ and λ vary per step.
 #
-# $$G_t = r_t + \gamma_t[\lnot\text{term}_t]\Big[(1-\ell_t)V'_t + \ell_t\big(G_{t+1} - \alpha\log\pi_{t+1}\big)\Big].$$
+# ### Where the trace stops
 #
-# Multiply out the bracket and sort its terms. One term multiplies $G_{t+1}$: its factor is
-# $a_t$. The rest is $b_t$:
+# A step is *done* where it terminates, is truncated, or is the window's last step: it takes
+# nothing from step $t + 1$. Write $\ell_t$ for the step's λ: $\lambda_t$, but 0 at a done step.
+# Multiply out the introduction's bracket with $\ell_t$ for λ, and sort its terms. The factor of
+# $G_{t+1}$ is $a_t$; the rest is $b_t$:
 #
 # $$a_t = \gamma_t\ell_t, \qquad
 #   b_t = r_t + [\lnot\text{term}_t]\,\gamma_t\big[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}\big].$$
 #
-# **The reset.** The prologue gives the scan a third value per step, the flag
-# $\text{reset}_t = \text{done}_t$. Where it is set, the scan selects $y_t = b_t$ in place of
-# $b_t + a_t\,y_{t+1}$.
+# Here $[\lnot\text{term}_t]$ is 0 at a termination and 1 elsewhere. At a done step the prologue
+# also sets $\text{reset}_t$, and the scan selects $y_t = b_t$ in place of $b_t + a_t\,y_{t+1}$:
 #
-# <details><summary>Details (optional): the formulas at done steps</summary>
+# | step $t$ | $\ell_t$ | $\text{reset}_t$ | $b_t$ |
+# | --- | --- | --- | --- |
+# | ordinary | $\lambda_t$ | no | $r_t + \gamma_t\big[(1-\lambda_t)V'_t - \lambda_t\alpha\log\pi_{t+1}\big]$ |
+# | termination | 0 | yes | $r_t$ (no bootstrap) |
+# | truncation | 0 | yes | $r_t + \gamma_t V'_t$ |
+# | the window's last step | 0 | yes | $r_t + \gamma_t V'_t$ ($r_t$ if it terminates) |
 #
-# * **A truncated step is done but not terminated,** so it still bootstraps from $V'_t$.
-# * **$a_t$ needs no $[\lnot\text{term}_t]$.** A terminated step is done, so $\ell_t = 0$ there.
-# * **$-\ell_t\alpha\log\pi_{t+1}$ belongs to $b_t$.** It sits beside $G_{t+1}$ but does not
-#   multiply it. It is a number to load: `log_probs` at step $t + 1$.
-# * **At a termination, $b_t = r_t$.** $\ell_t = 0$ alone would still leave $\gamma_t V'_t$. The
-#   factor $[\lnot\text{term}_t]$ removes the whole bracket. In Triton it is a `tl.where`, which
-#   also removes a NaN that $V'_t$ may hold behind a termination.
-# * **At a done step, the reset is what stops the trace, not $a_t = 0$.** The reset selects
-#   $y_t = b_t$ and drops the value carried in from step $t + 1$. That value may be NaN or
-#   infinite, and $0 \cdot \text{NaN}$ is NaN, so $a_t = 0$ alone would not keep it out.
+# <details><summary>Details (optional): $a_t$ at a done step, and the two guards that matter</summary>
+#
+# **$a_t$ at a done step does not matter.** The reset selects $y_t = b_t$ and never reads $a_t$.
+# So $\gamma_t\ell_t = 0$ and the plain $\gamma_t\lambda_t$ of notebook 03's prologue give the same
+# targets. Two guards do matter:
+#
+# * **The reset.** It drops the value carried in from step $t + 1$, whatever that holds. Without
+#   it, $a_t = 0$ drops a finite value but not a NaN: $0 \cdot \text{NaN}$ is NaN.
+# * **$[\lnot\text{term}_t]$, a `tl.where` in Triton.** At a termination, $\ell_t = 0$ alone would
+#   leave $\gamma_t V'_t$ in $b_t$. The select removes it, and any NaN $V'_t$ holds there.
 #
 # </details>
 #
@@ -384,17 +398,6 @@ G_tm = rl.sac_targets(tm(r), [tm(q) for q in qs], tm(next_lp), gamma=tm(gamma), 
                       terminated=tm(term), truncated=tm(trunc), mask=tm(mask), time_dim=0, backend=KERNEL, **kw)
 np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
 print("kernel == loop: critics, episodes, truncations, padding, per-step γ, time-major")
-
-# %% [markdown]
-# **λ = 0 is CleanRL's target**, written the way CleanRL writes it:
-
-# %%
-q1, q2 = qs[:2]
-G0 = rl.sac_targets(r, (q1, q2), next_lp, gamma=0.99, alpha=0.2, terminated=term, backend=KERNEL)
-# CleanRL's multiply-by-(1 - term) is safe only because these Q-values are finite after terminations too
-cleanrl = r + 0.99 * (1 - term.float()) * (torch.minimum(q1, q2) - 0.2 * next_lp)
-torch.testing.assert_close(G0, cleanrl)
-print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 
 # %% [markdown]
 # **λ > 0 follows the buffer's actions, not π's.** A one-state problem (as in notebook 04b,
@@ -622,8 +625,8 @@ assert "H100" in _head and "H200" not in _head  # "(H100, measured)", "on an H10
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write section 2's prologue for
 # `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` (copied below) does for TD(λ). The task
-# has one γ, one λ, two critics and no truncations. With section 1's soft next value, here
-# $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the target is
+# has one γ, one λ, two critics and no truncations. With the introduction's soft next value $V'_t$,
+# the target is
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\big].$$
 #
@@ -652,11 +655,10 @@ assert "H100" in _head and "H200" not in _head  # "(H100, measured)", "on an H10
 # <details><summary>Details (optional): the "past the window" cases, and other forms the checker accepts</summary>
 #
 # * **Past the window.** The cases marked "past the window" start the scan from $y_T = 100$, a
-#   stand-in for whatever follows the window. A reset at the last step keeps it out. So does
-#   $a_t = 0$ there, because $0 \cdot 100 = 0$ (it would not keep out a NaN: $0 \cdot \text{NaN}$
-#   is NaN).
-# * **Other forms the checker accepts:** the copied prologue's plain $a_t = \gamma\lambda$ (a reset
-#   never reads $a_t$), and a last step that stops the trace with $a_t = 0$ alone.
+#   stand-in for whatever follows the window. A reset at the last step keeps it out.
+# * **Other forms the checker accepts:** the copied prologue's plain $a_t = \gamma\lambda$, and a
+#   last step that stops the trace with $a_t = 0$ alone ($0 \cdot 100 = 0$). Why both pass:
+#   [$a_t$ at a done step](#Where-the-trace-stops), section 2.
 #
 # </details>
 
@@ -813,7 +815,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # %% [markdown]
 # ## What you now know
 #
-# * SAC's soft next value is $V'_t = \min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
+# * SAC's soft next value is $V'_t = \min_k \bar Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
 #   At λ = 0 the target is CleanRL's, $r_t + \gamma(1-\text{term}_t)\,V'_t$.
 # * The soft λ-return is one reverse scan of $G_t$, with $a_t = \gamma_t\ell_t$ and a reset at each
 #   done step.
@@ -935,10 +937,9 @@ for _G in G_refs.values():  # the loop gives the same G with or without the bad 
 #
 # ### The multiplier at a reset, and the exercise
 #
-# Section 2's $a_t = \gamma_t\ell_t$ and the plain $\gamma_t\lambda_t$ give the same targets: they
-# differ only at done steps, and there the reset selects $y_t = b_t$ without reading $a_t$. The
-# package's prologue writes the plain $\gamma_t\lambda_t$, as notebook 03's does. The epilogue does
-# not read $a_t$ at a reset either.
+# The package's prologue writes the plain $\gamma_t\lambda_t$, as notebook 03's does, and the
+# epilogue does not read $a_t$ at a reset either: [section 2](#Where-the-trace-stops) says why
+# that is safe.
 #
 # The exercise's harness has no padding inside a row, and its checker runs your prologue alone,
 # with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
@@ -972,7 +973,7 @@ for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the p
 _src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
 assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − ℓ_t; the plain γλ
 assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
-assert ((_ell != 0.8) <= _done).all()  # "ℓ_t differs from λ_t only at done steps"
+assert ((_ell != 0.8) <= _done).all()  # section 2: ℓ_t is λ_t, but 0 at a done step
 
 # %% [markdown]
 # ### The three hooks

@@ -178,9 +178,9 @@ plt.show()
 # ## 2. The credit assignment: the critic's target is a (degenerate) scan
 #
 # The critic learns $Q(s_t, u_t)$ by TD towards
-# $G_t = r_t + \gamma(1-\text{term}_t)\,\mathbb{E}_{u'\sim\pi} Q'(s_{t+1}, u')$, with the expectation
-# estimated from $K$ actions sampled at the next state. $Q'$ is a target network, a slowly
-# updated copy of the critic.
+# $G_t = r_t + \gamma(1-\text{term}_t)\,\mathbb{E}_{u'\sim\pi} \bar Q(s_{t+1}, u')$, with the
+# expectation estimated from $K$ actions sampled at the next state. $\bar Q$ is a target network
+# ([glossary](GLOSSARY.md#symbols)), a slowly updated copy of the critic.
 #
 # That is `td_lambda` with $\lambda = 0$ (notebook 03): the scan's $a_t = \gamma\lambda$ is 0, so
 # every step is its own one-step target. The dataset is stored as trajectories (rows B × steps T),
@@ -193,7 +193,7 @@ rewards = torch.randn(B, T).to(DEVICE)
 term = torch.rand(B, T).to(DEVICE) < 0.05
 mask = torch.ones(B, T, dtype=torch.bool, device=DEVICE)
 mask[1, -7:] = False  # a shorter trajectory, right-padded
-next_q_samples = torch.randn(B, T, K).to(DEVICE)   # Q'(s_{t+1}, u'_j), u'_j ~ π(·|s_{t+1})
+next_q_samples = torch.randn(B, T, K).to(DEVICE)   # Q̄(s_{t+1}, u'_j), u'_j ~ π(·|s_{t+1})
 next_values = next_q_samples.mean(-1)
 
 target = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.0, terminated=term, mask=mask, backend=KERNEL)
@@ -201,7 +201,7 @@ expected = reference.td_lambda(n(rewards), n(next_values), gamma=0.99, lambda_=0
 np.testing.assert_allclose(n(target), expected, rtol=1e-5, atol=1e-5)
 one_step = torch.where(mask, rewards + 0.99 * torch.where(term, 0.0, next_values), 0.0)
 torch.testing.assert_close(target, one_step)
-print("td_lambda(λ=0) == reference == r + γ(1-term)·E Q'(s', u')")
+print("td_lambda(λ=0) == reference == r + γ(1-term)·E Q̄(s', u')")
 
 # %% [markdown]
 # The critic's loss regresses on that target.
@@ -583,16 +583,16 @@ exercises.attempt("awac_weights", awac_weights)
 # 2. Off-policy multi-step targets, in three parts (one answer cell); (b) and (c) are stretch goals.
 #    * (a) Use the $\lambda = 0.5$ target of section 2 on an offline dataset whose actions come
 #      from a behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate? Why is
-#      the one-step target unbiased for $Q^\pi$ (given $Q'$), while the multi-step one is not?
+#      the one-step target unbiased for $Q^\pi$ (given $\bar Q$), while the multi-step one is not?
 #    * (b) Retrace(λ) corrects a multi-step *Q* target: it cuts the trace with the truncated
 #      importance weights $c_s = \lambda\min\big(1, \pi(u_s|s_s)/\mu(u_s|s_s)\big)$, as a reverse
 #      scan (notebook 03's exercise `retrace`). On a small example with noisy rewards and an exact
-#      $Q' = Q^\pi$, check that its mean is $Q^\pi$ although $\mu \ne \pi$, while the uncorrected
+#      $\bar Q = Q^\pi$, check that its mean is $Q^\pi$ although $\mu \ne \pi$, while the uncorrected
 #      λ = 0.5 target's mean is not.
 #    * (c) Set $c_s = \lambda$, with no importance weight: Harutyunyan et al.'s $Q^\pi(\lambda)$.
 #      Each of its steps adds
-#      $\gamma\lambda\big(\mathbb{E}_{u'\sim\pi} Q'(s_{t+1}, u') - Q'(s_{t+1}, u_{t+1})\big)$
-#      to the step of section 2's λ-return. Is the mean still $Q^\pi$? Then add a bias to $Q'$:
+#      $\gamma\lambda\big(\mathbb{E}_{u'\sim\pi} \bar Q(s_{t+1}, u') - \bar Q(s_{t+1}, u_{t+1})\big)$
+#      to the step of section 2's λ-return. Is the mean still $Q^\pi$? Then add a bias to $\bar Q$:
 #      what do the weights buy?
 # 3. With i.i.d. critic values, CRR-binary with a max baseline over $K$ samples keeps a fraction
 #    $1/(K+1)$ of the dataset's actions (section 5 checks it at $K = 5$). Derive why. Then measure

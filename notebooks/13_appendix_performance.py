@@ -319,8 +319,9 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
-# **The question:** how many programs does a launch need? **The answer:** at least twice as many
-# as the GPU has SMs, so a launch of a few long rows must cut them in time.
+# **The question:** how many programs does a launch need? **The answer:** enough to give each SM
+# the 3 to 5 resident programs of 0.2. A launch of a few long rows has far fewer, so the planner cuts
+# its rows in time, into about 8 programs per SM.
 #
 # A launch of P programs keeps at most P SMs busy. One program per row gives 16384 programs at
 # 16384 rows (the planner puts 2 rows in a program: 8192), but 8 at 8 rows of 131,072 steps: 8 of
@@ -332,6 +333,24 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # layout, splits only when both hold:
 #
 # > **split when programs < 2 × SMs and ceil(T / 1024) ≥ 32.**
+#
+# The rule's 2 × SMs (264 on an H200) is only the split's **trigger**: it decides whether to split,
+# not how finely. A split cuts the rows into segments for four times as many programs,
+# 4 × 264 = 1056, 8 per SM. Each has 0.2's 4.6 KB in flight (one row of 256 steps), so the 8
+# cover the 3 to 5 that 0.2 asks for.
+#
+# <details><summary>Where the 2 and the 4 come from</summary>
+#
+# * **The trigger, 2 per SM,** is the package's default (`Config.min_programs`). `docs/DESIGN.md`
+#   states it without a measurement of its own. What it measured is the split's gain: GAE at
+#   8×131072 took 1.86 ms unsplit, 0.033 ms split.
+# * **The segment size** was swept from 132 to 1056 programs: the default, 4 × 264, came within 6 %
+#   of the best time at every long-row shape (`docs/DESIGN.md`, "The time split").
+# * **Just above the trigger,** a launch is not split. 264 rows of 32,768 steps run 264 one-warp
+#   programs, 2 per SM: 9.2 KB in flight per SM by 0.2's count, a little under its 10.3 KB (with the
+#   assumed 600 ns).
+#
+# </details>
 #
 # Why 32? The threshold was chosen by wall time per call, what a training loop pays, since a split
 # call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide chunks ran
@@ -394,11 +413,28 @@ assert "Both chosen by wall time per call, what a training loop pays" in design 
 assert "32 wide chunks now split faster than they walk (GAE 64×32768: 43.3 µs against 54.5" in design
 assert "while 16 still walk faster (64×16384: 49.2 against 70.0" in design
 assert H200_SMS - by_shape["64×16384"]["programs before any split"] == 68  # "leave 68 of the 132 SMs idle"
+# the trigger and the split's size: "four times as many programs, 4 × 264 = 1056, 8 per SM"
+assert "want = 2 * _sm_count(" in inspect.getsource(plan._plan) and "4 * want" in inspect.getsource(plan._plan)
+assert "segments for four times that many programs" in " ".join(plan._plan.__doc__.split())
+assert "time is cut into segments for four times that many programs" in design and 4 * 264 == 1056
+assert 1056 / H200_SMS == 8 and round(1024 / H200_SMS, 1) == 7.8  # "1056, 8 per SM"; "1024 programs, 7.8 per SM"
+for B_, T_ in [(8, 131072), (32, 32768), (1, 1 << 20)]:  # a split launches 1024 programs here, under the 1056 aimed at
+    p_ = tile_plan(B_, T_)
+    assert p_["segments"] > 1 and p_["row_programs"] * p_["segments"] == 1024 <= 4 * ON_H200.min_programs
+    # "each has 0.2's 4.6 KB in flight (one row of 256 steps)"
+    assert (p_["rows"], p_["block"], p_["stages"]) == (1, 256, 2) and 1 * 256 * GAE_READ * 2 == package_program
+assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7 or 8 per SM "cover the 3 to 5"
+# the fold: the 2 without a measurement of its own; the sweep behind the 4; just above the trigger
+assert "Segment size**: swept over 132–1056 programs" in design and "within 6 % of the best at every long-row shape" in design
+_above = tile_plan(264, 32768)  # 264 rows: not split, one-warp programs of one row of 256 steps
+assert (_above["segments"], _above["row_programs"], _above["warps"], _above["rows"], _above["block"]) == (1, 264, 1, 1, 256)
+assert _above["row_programs"] // H200_SMS == 2 and round(2 * package_program / 1e3, 1) == 9.2 < round(per_sm / 1e3, 1)
+assert tile_plan(263, 32768)["segments"] > 1  # one row fewer is split
 
 # %% [markdown]
 # Unsplit, 8×131072 would run 8 programs, each walking its row's 128 wide chunks of 1024 steps in
 # series. Split, the planner cuts each row into 128 segments of 4 chunks of 256 steps: 1024
-# programs, at the price of a second pass and a second launch.
+# programs, 7.8 per SM, at the price of a second pass and a second launch.
 
 # %% [markdown]
 # ### 0.4 The package's kernel in one page
@@ -419,7 +455,10 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   as in 0.1's coalesced load. `vector` is the steps of one lane's piece, 16 bytes (4 float32 or 8
 #   bfloat16). Each piece is one aligned load only where Triton can prove it: where the row
 #   stride, T steps, is a multiple of 16. Otherwise it compiles scalar loads for all rows, the
-#   first included. `values[t+1]` is the loaded tile shifted by one step, not a second load.
+#   first included. This second 16 counts steps, not bytes: Triton marks an integer argument only
+#   as divisible by 16 or not, so T = 1000 gets scalar loads although its float32 rows, 4,000
+#   bytes, are 16-byte aligned. `values[t+1]` is the loaded tile shifted by one step, not a second
+#   load.
 # * **Rule 2, bytes in flight: 16-byte loads, one warp, the next chunk loaded ahead.** A 16-byte
 #   load puts four floats in flight where a plain load puts one (0.2's "more bytes per warp"). With
 #   `stages` = 2 the next chunk's loads are issued before this chunk is scanned. With `warps` = 1
@@ -428,10 +467,12 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   arrive.
 # * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
 #   a second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033
-#   ms after. At 64×16384 the planner does not split: a row has 16 wide chunks, under its
-#   32 (0.3). So each of the 64 programs walks 16 chunks of 1024 steps in series, and the package
-#   stays slow: 13 % of the floor. A chunk that wide gets 4 warps, one per 256 steps, not Rule 2's
-#   one: between loads they wait for each other at barriers
+#   ms after. At 64×16384 the planner does not split: a row has 16 wide chunks, under its 32 (0.3).
+#   So each of the 64 programs walks 16 chunks of 1024 steps in series, and the package stays
+#   slow: 12.9 % of the floor by GPU time, where the peer `rl_triton` reaches 19.9 % (per call, the
+#   package's 52 µs beats its 68). The serial chain of chunks limits it. Which link of the chain
+#   costs most (the loads, the scan on 4 warps that meet at barriers, or the carry handed on) was
+#   not profiled
 #   ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
@@ -447,9 +488,10 @@ assert tile_plan(16384, 1024, itemsize=2)["vector"] == 8  # 8 bfloat16 steps in 
 # 0.2's program: 2 rows × 128 steps, the next chunk's loads issued ahead (2 stages)
 assert big_tile["rows"] * big_tile["block"] * GAE_READ * big_tile["stages"] == package_program
 assert "Chunks are aligned to the row start with ascending addresses" in design
-# Rule 1: Triton marks an integer argument (the row stride, T) as a multiple of 16 or as nothing; 1032 × 4 bytes
-# is a multiple of 16, yet T = 1032 is not
-assert 1032 * 4 % 16 == 0 and 1032 % 16 != 0 and 1024 % 16 == 0  # rows of 4,128 bytes, yet T = 1032 is no multiple of 16
+# Rule 1: Triton marks an integer argument (the row stride, T) as a multiple of 16 or as nothing; 1000 × 4 bytes
+# is a multiple of 16, yet T = 1000 is not
+assert 1000 * 4 == 4000 == 16 * 250 and 1000 % 16 != 0 and 1024 % 16 == 0  # "T = 1000 ... 4,000 bytes, 16-byte aligned"
+assert 1000 % 16 != 0 and 1024 % 16 == 0  # Triton marks an integer argument divisible by 16 (1024), not 1000
 assert "A load at t ± 1 is misaligned and becomes scalar" in design  # what a misaligned load compiles to
 assert "values[t+1] is the aligned values tile shifted by one step" in design
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
@@ -460,6 +502,9 @@ assert wide["warps"] == wide["block"] // 256 == 4  # "4 warps, one per 256 steps
 assert "a warp per 256" in " ".join(plan._tile.__doc__.split())
 slow = committed("gae", 64, 16384)
 assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of the floor"
+peer = committed("gae", 64, 16384, impl="rl_triton")  # Rule 3's peer, by GPU time and per call
+assert [round(100 * r["floor_ms"] / r["kernel_ms"], 1) for r in (slow, peer)] == [12.9, 19.9]  # "12.9 % ... 19.9 %"
+assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # "per call, the package's 52 µs beats its 68"
 
 
 # %% [markdown]
@@ -475,6 +520,7 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 # | load latency | 600 ns | **assumed**, not measured |
 # | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
 # | SMs of an H200 | 132 | the H200's specification; `docs/DESIGN.md`'s 264 programs, two per SM |
+# | programs a split aims at | 4 × 264 = 1056, 8 per SM | the planner (`plan._plan`); the segment size swept in `docs/DESIGN.md` |
 # | resident programs per SM | at most 32 | the H100's and H200's limit |
 # | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and the programs needed double (0.2's 2.2 to 4.5) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
@@ -675,7 +721,8 @@ exercises.attempt("tiled_scan", tiled_scan)
 # * **Sectors:** a warp's load costs the 32-byte sectors it touches.
 # * **Little's law:** bytes in flight = bandwidth × latency; the naive-kernel anchor, one step at a
 #   time, gets under 5 % of the floor.
-# * **Enough programs:** the time split cuts a few long rows into segments.
+# * **Enough programs:** a launch of fewer than 2 programs per SM, on rows of at least 32 wide
+#   chunks, is split in time into about 8 programs per SM.
 # * **The package's kernel:** 16-byte loads and the next chunk loaded ahead, on a tile the planner
 #   picks per shape: 2 rows × 128 steps on one warp at 16384×1024, and chunks of 1024 steps on 4
 #   warps for a few long rows that are not split (64×16384).

@@ -199,8 +199,10 @@ assert round(263 / 53) == 5  # "about a fifth of the shuffles"
 # starts at a 16-byte boundary, and no input is loaded a second time at an offset.
 #
 # Triton must prove that boundary when it compiles. It can only where the row stride, T steps, is
-# a multiple of 16: of an integer argument, that is all it knows. Otherwise it compiles V scalar
-# loads per vector for all rows, the first included, where an aligned vector is one 16-byte load.
+# a multiple of 16. Otherwise it compiles V scalar loads per vector for all rows, the first
+# included, where an aligned vector is one 16-byte load. This 16 counts steps, not bytes: Triton
+# marks an integer argument only as divisible by 16 or not, so T = 1000 gets scalar loads although
+# its float32 rows, 4,000 bytes, are 16-byte aligned.
 #
 # A vector of 4 float32 steps is one load only if it is aligned (notebook 13, section 0.1), so
 # chunks start at the row's start, with ascending addresses. GAE also needs $V(s_{t+1})$, that is
@@ -216,9 +218,10 @@ assert round(263 / 53) == 5  # "about a fifth of the shuffles"
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 3's "a multiple of 16", and rltriton_lite/tile.py's words (CI runs them; skip when reading)
-# Triton marks an integer argument (the row stride, T) as a multiple of 16 or as nothing: T = 1032 is 4128 bytes,
+# Triton marks an integer argument (the row stride, T) as a multiple of 16 or as nothing: T = 1000 is 4000 bytes,
 # a multiple of 16, and still not proven aligned
-assert 1032 * 4 % 16 == 0 and 1032 % 16 != 0 and 1024 % 16 == 0  # rows of 4,128 bytes, yet T = 1032 is no multiple of 16
+assert 1000 * 4 == 4000 == 16 * 250 and 1000 % 16 != 0 and 1024 % 16 == 0  # "T = 1000 ... 4,000 bytes, 16-byte aligned"
+assert 1000 % 16 != 0 and 1024 % 16 == 0  # Triton marks an integer argument divisible by 16 (1024), not 1000
 with open(os.path.join(ROOT, "rltriton_lite", "tile.py"), encoding="utf-8") as f:
     assert "V scalar loads per vector where an aligned vector is one 16-byte load" in " ".join(f.read().split())
 
@@ -536,8 +539,9 @@ with using(Config(tile=(4, 256, 4, 1))):
 # * "The time split": the wide chunks' 59.5 → 35.4 µs of wall time at 64×16384; the split threshold
 #   chosen by wall time per call; the split's 11.5 µs of GPU time under CUDA-graph replay.
 # * The bfloat16 exception: a one-row tile of a 2-byte dtype spilled registers when pipelined.
-# * The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) were measured, not derived
-#   from a model.
+# * The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) come from the package's
+#   defaults and measurements, not from a model. The 264, two programs per SM, is a default that
+#   `docs/DESIGN.md` states without a measurement of its own (notebook 13, section 0.3).
 #
 # </details>
 

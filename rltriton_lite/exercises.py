@@ -1389,13 +1389,12 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole) and "NaN" not in (own or ""):
         at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
         if at_end and _resets_selected(ex):  # the scan selects at a reset: the NaN is in the step's own terms
-            hints.append("A NaN or inf where the answer is finite, at an episode end. Where the step resets ("
-                         + ("a = 0 in linear_scan" if SCAN_RULES.strip() in ex.task else "your reset flag set")
-                         + "), the scan selects, so nothing behind the step reaches it: the NaN comes from what that "
-                         "step computes itself, its b or an epilogue's terms there (or the reset is missing there). "
-                         "Most likely a NaN-able input there (a next value behind a termination) was multiplied by "
-                         "zero (0 * NaN = NaN) or added without a select. Select it away (tl.where, torch.where); "
-                         "do not multiply it by zero." + _fix(ex.select_fix or _SELECT_FIX))
+            hints.append("A NaN or inf where the answer is finite, at an episode end. The scan selects where the "
+                         "step resets (" + ("a = 0 in linear_scan" if SCAN_RULES.strip() in ex.task else
+                                            "your reset flag set") + "), so the NaN comes from what that step "
+                         "computes itself (or its reset is missing): most likely a next value behind a termination "
+                         "was multiplied by zero (0 * NaN = NaN) or added without a select. Select it away; do not "
+                         "multiply it by zero." + _fix(ex.select_fix or _SELECT_FIX))
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a term that may be NaN there must be selected "
