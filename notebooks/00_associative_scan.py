@@ -21,7 +21,7 @@
 # * **Time:** 1.5–2 h for the reading and the three checked exercises; 3–4 h with the open
 #   questions.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** sections 1–6 and their checked exercises. Section 8 can wait until notebook
+# * **Minimum path:** sections 1–7 and their checked exercises. Section 8 can wait until notebook
 #   01.
 #
 # Every return and advantage in this course, from GAE to V-trace, is a loop that runs **backwards
@@ -43,7 +43,7 @@
 # | --- | --- |
 # | $y_t$ | the scan's output at step $t$: $y_t = b_t + a_t\,y_{t+1}$ |
 # | $a_t$, $b_t$ | step $t$'s affine map $y \mapsto b_t + a_t\,y$: $a_t$ scales the value after, $b_t$ is what step $t$ adds |
-# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)), never steps 1 and 2 |
+# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)) in §2–7 and the appendix; in §8, steps 1 and 2 |
 # | $\kappa_t$ (`k` in code) | step $t$'s reset flag. Where it is set, the step ignores the value after it (section 4) |
 # | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end, and its reset flag (section 6) |
 # | $\hat A_t$ | an advantage (from 00c on), not the scan's composed $A_t$ |

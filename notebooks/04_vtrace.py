@@ -508,8 +508,11 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 # A 0 at $t = 2$ is `y_in` read at the window's end. 1.5 at $t = 0$ on the first line (1.0 on the
 # second) is a ratio left unclipped.
-# 0.25 at $t = 1$ in the first line is $\rho_t(v_t - V_t)$: section 4's `pg0 == vs0 - v` holds only
-# where no weight is clipped, and here $\rho_1 = c_1 = 0.5$. The advantage reads $v_{t+1}$, not $v_t$.
+# 0.25 at $t = 1$ in the first line is $\rho_t(v_t - V_t)$: it counts $\rho_t$ twice, since
+# $v_t - V_t$ already holds $\rho_t\delta_t$. The advantage reads $v_{t+1}$, not $v_t$.
+# This case cannot catch `y - v` alone: with $\bar c = \bar\rho = 1$ here, $c_t = \rho_t$ at every
+# step, and then $v_t - V_t$ is the advantage, clipped or not (section 4's `pg0 == vs0 - v`). The
+# checker's cases have $\bar c \ne \bar\rho$.
 #
 # </details>
 #

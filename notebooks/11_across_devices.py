@@ -422,6 +422,15 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 # `transposed_scan`). With $dy_t$ the upstream gradient, the gradient $g_t = \partial L/\partial b_t$
 # is $g_t = dy_t + a_{t-1}\,g_{t-1}$. It runs *forwards* in time.
 #
+# **Three names.** As in section 2, $c_r$ is the carry that enters rank $r$. It is rank $r + 1$'s
+# first output, so rank $r$'s first output is $c_{r-1}$ (for $r \ge 1$).
+#
+# * $\sigma_r$ is the gradient that rank $r$'s own steps send into its carry $c_r$. Rank $r$
+#   computes it alone.
+# * $x_r = \partial L/\partial c_{r-1}$, through ranks $< r$: the gradient that enters rank $r$ at
+#   its first output, counting only the loss on the steps of the ranks before it. Nothing enters
+#   rank 0, so $x_0 = 0$.
+#
 # **By hand: two ranks of two steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0 holds
 # steps 0 and 1, rank 1 steps 2 and 3.
 #
@@ -429,25 +438,22 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 # 2. **Rank 1 alone** gets $1,\ 1.5$: too small. It misses what comes from rank 0's steps.
 # 3. **Why:** rank 1's first output, $y_2$, is rank 0's carry $c_0$. Rank 0 reads it, through
 #    $y_1 = b_1 + a_1\,y_2$.
-# 4. **Rank 0 computes the missing part alone:** the gradient that its own steps send into $c_0$,
-#    $a_1\,g_1 = 0.5 \cdot 1.5 = 0.75$. It sends this one number to rank 1.
-# 5. **Rank 1 adds it to $dy_2$:** $1 + 0.75 = 1.75$, then $1 + 0.5 \cdot 1.75 = 1.875$. These are
-#    the one-process gradients.
+# 4. **Rank 0 computes the missing part alone:** $\sigma_0$, the gradient that its own steps send
+#    into $c_0$: $a_1\,g_1 = 0.5 \cdot 1.5 = 0.75$. It sends this one number to rank 1.
+# 5. **Rank 1 adds it to $dy_2$:** $x_1 = \sigma_0 = 0.75$, so $g_2 = 1 + 0.75 = 1.75$, then
+#    $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$. These are the one-process gradients.
 #
 # **The picture, with a third rank** (steps 4 and 5). Each carry crosses a boundary backwards in
-# time; its gradient crosses it forwards:
+# time; its gradient crosses it forwards. The arrow $x_r$ lands on rank $r$'s first step, whose
+# output is $c_{r-1}$:
 #
 # ```text
 #              rank 0: steps 0 1          rank 1: steps 2 3          rank 2: steps 4 5
 # forward:               ◀── c_0 = y_2 ───          ◀── c_1 = y_4 ───
 # backward:    g_0 → g_1 ───── x_1 ─────▶ g_2 → g_3 ───── x_2 ─────▶ g_4 → g_5
 #
-# x_1 = ∂L/∂c_0 through rank 0;   x_2 = ∂L/∂c_1 through ranks ≤ 1
+# x_r = ∂L/∂c_{r−1}, through ranks < r:   x_1 = ∂L/∂c_0 (rank 0),   x_2 = ∂L/∂c_1 (ranks 0 and 1)
 # ```
-#
-# **The name for what enters a rank.** Call $x_r$ the gradient on the arrow into rank $r$: the
-# gradient of the loss, through ranks $0$ to $r - 1$ only, with respect to rank $r$'s first output.
-# Here $x_1 = 0.75$. Nothing enters rank 0, so $x_0 = 0$.
 
 # %%
 a6, dy6 = torch.full((1, 6), 0.5, dtype=torch.float64), torch.ones(1, 6, dtype=torch.float64)  # a_t = 0.5, dy_t = 1
@@ -464,7 +470,7 @@ def rank_backward(lo, hi, x_in):
 
 b4 = torch.zeros(1, 4, dtype=torch.float64, requires_grad=True)
 (rl.linear_scan(a6[:, :4], b4) * dy6[:, :4]).sum().backward()  # one process, steps 0 to 3: g
-g_rank0, sent_0 = rank_backward(0, 2, 0.0)  # rank 0 alone: its g, and the gradient it sends into c_0
+g_rank0, sent_0 = rank_backward(0, 2, 0.0)  # rank 0 alone: its g, and σ_0 (what its steps send into c_0)
 alone_rank1, _ = rank_backward(2, 4, 0.0)  # rank 1 alone: too small
 g_rank1, _ = rank_backward(2, 4, sent_0)  # rank 1 with x_1 = 0.75 added at its first step
 print("one process:  ", b4.grad[0].tolist())
@@ -473,12 +479,12 @@ print("rank 0, rank 1 with x_1 added:", g_rank0[0].tolist(), g_rank1[0].tolist()
 assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b4.grad)
 
 # %% [markdown]
-# **The rule, for any number of ranks.** What rank $r$ passes on, $x_{r+1}$, has two parts:
+# **The rule, for any number of ranks.** What rank $r$ passes on, $x_{r+1} = \partial L/\partial c_r$
+# through ranks $\le r$, has two parts:
 #
-# * $\sigma_r$, from rank $r$'s own $dy_t$: the gradient its steps send into its carry $c_r$, which
-#   it computes alone, as rank 0 did above ($\sigma_0 = 0.75$).
+# * $\sigma_r$, from rank $r$'s own $dy_t$, as rank 0 computed above ($\sigma_0 = 0.75$).
 # * $A_r\,x_r$, from the ranks before it: $x_r$ lands on rank $r$'s first output,
-#   $B_r + A_r\,c_r$ (section 1's map), so it reaches $c_r$ times $A_r$.
+#   $c_{r-1} = B_r + A_r\,c_r$ (section 1's map), so it reaches $c_r$ times $A_r$.
 #
 # So $x_{r+1} = \sigma_r + A_r\,x_r$. With two ranks, $x_1 = \sigma_0 = 0.75$, since $x_0 = 0$.
 #
@@ -535,13 +541,13 @@ _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
 _y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
 assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
 assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
-# x_r, "the gradient through ranks 0 to r - 1 only, with respect to rank r's first output" (the drawing's
-# "∂L/∂c_1 through ranks ≤ 1"): d(sum of y_0..y_3)/d c_1 = x_2, rank 2's own dy_4 left out
+# "x_r = ∂L/∂c_{r−1}, through ranks < r" (the drawing's "x_2 = ∂L/∂c_1 (ranks 0 and 1)"):
+# d(sum of y_0..y_3)/d c_1 = x_2, rank 2's own dy_4 left out
 _c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 _y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
 _y_r0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_y_r1[:, 0])
 assert torch.autograd.grad(_y_r0.sum() + _y_r1.sum(), [_c1])[0].item() == x[2].item() == 0.9375
-_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L/∂c_0 through rank 0"
+_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L/∂c_0 (rank 0)"
 _y_c0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_c0)
 assert torch.autograd.grad(_y_c0.sum(), [_c0])[0].item() == x[1].item() == 0.75
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
@@ -582,6 +588,17 @@ print(f"gather + one call, no wire:   wall x {joined_wall / one_wall:.1f}, GPU x
 # | split (`time_group=`), no wire | 17 | 5.5 |
 # | gather + one call, no wire | 1.5 | 2.5 |
 #
+# **Why the split is slower.** Its GPU time is under a tenth of its wall time: most of its time is
+# the host's. The split path is not optimised for small calls. Where exactly the time goes was not
+# profiled, but two costs stand out:
+#
+# * **Many small launches.** Python builds each exchange's table from many small tensor
+#   operations, each a launch of its own. Across the file's shapes and calls, the split's GPU time
+#   alone is 59.2 to 145.1 µs, against under 30 µs for a plain call.
+# * **Host syncs.** The host reads exchanged numbers several times per call: the header, each
+#   rank's error flag. Each read is a synchronisation: the host stops until the GPU has finished
+#   all the work queued before it, so the host's work and the GPU's no longer overlap.
+#
 # **Break-even (derived, not measured):** with the wire counted (each other rank's 9 MB), the
 # gather stays faster than the split on any link above about 7.9 GB/s with 2 ranks, and 78 GB/s
 # with 8.
@@ -590,7 +607,7 @@ print(f"gather + one call, no wire:   wall x {joined_wall / one_wall:.1f}, GPU x
 # gather, or many ranks on a slower link.
 #
 # [The appendix](#Appendix:-section-7-in-full) has the rest: what crosses the wire, the file's
-# columns, where the split's time goes, and the estimate worked.
+# columns, the split's time line by line, and the estimate worked.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
@@ -600,6 +617,12 @@ assert re.split(r"\s{2,}", cost_lines[1].strip()) == ["shape call", "one device"
 assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # the table's wall time: "1.5", "17"
 assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # the table's GPU time: "2.5", "5.5"
 assert joined_wall < local_wall and joined_gpu < local_gpu  # "faster by both clocks" (the introduction, section 7)
+assert local_gpu < 0.1 * local_wall  # "why the split is slower": its GPU time "under a tenth of its wall time"
+split_gpus = [row_[1][1] for row_ in cost.values()]  # the split's GPU time, no wire, on the file's eight lines
+assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2 to 145.1 µs" of GPU time, split
+assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs for a plain call"
+# the host reads exchanged numbers (syncs): the header, then each rank's error flag
+assert "heads = gather(head).cpu()" in _fwd and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in _fwd
 # the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
 _other = 1_048_576
 assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "each other rank's 9 MB"
@@ -912,15 +935,8 @@ print("\n".join(cost_lines))
 # **Where the split's time goes.** On all eight lines of the file, a call with `time_group=` takes
 # 0.86–4.5 ms of wall time, against 25–620 µs on one device. Most of that is the host's, since the
 # GPU time stays under a tenth of the wall time. It is not the wire: with the `all_gather`
-# replaced by a local copy, the wall time is still 0.86 ms or more. Where exactly it goes was not
-# profiled, but the split path is not optimised for small calls:
-#
-# * it is Python that builds each exchange's table from many small tensor operations, each a
-#   launch of its own (the split's GPU time alone is 59.2 to 145.1 µs, against under 30 µs for a
-#   plain call);
-# * it reads exchanged numbers on the host several times per call (the header, each rank's error
-#   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
-#   queued before it, so the host's work and the GPU's no longer overlap.
+# replaced by a local copy, the wall time is still 0.86 ms or more. Section 7 names the two likely
+# costs: many small launches, and host syncs.
 #
 # **Which to use, in detail.** GAE's inputs are small (the introduction's figures), so they almost
 # always fit on one GPU. With W ranks instead of 2, the gathered call reads W times a rank's steps,
@@ -1000,11 +1016,6 @@ assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # "25–
 assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of the wall time"
 assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "most of that is the host's" (the long row's extra time)
 assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # the split, no wire: "0.86 ms or more"
-split_gpus = [row_[1][1] for row_ in cost.values()]  # the split's GPU time, no wire
-assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2 to 145.1 µs" of GPU time, split
-assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
-# the host reads exchanged numbers (syncs): the header, then each rank's error flag
-assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
 # "a batch too large to gather": 9 bytes read and 8 written per token (GAE's 17 in float32); 1,024 rows of 2**20 tokens
 assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20 * 17 / 1e9) == 18  # "about 18 GB"
 # the estimate, worked

@@ -452,12 +452,14 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 
 # %% [markdown]
 # * **Rule 1, sectors: adjacent, aligned loads.** Adjacent lanes read adjacent pieces of a row,
-#   as in 0.1's coalesced load. `vector` is the steps of one lane's piece, 16 bytes (4 float32 or 8
-#   bfloat16). Each piece is one aligned load only where Triton can prove it: where the row
-#   stride, T steps, is a multiple of 16. Otherwise it compiles scalar loads for all rows, the
-#   first included. This second 16 counts steps, not bytes: Triton marks an integer argument only
-#   as divisible by 16 or not, so T = 1000 gets scalar loads although its float32 rows, 4,000
-#   bytes, are 16-byte aligned. `values[t+1]` is the loaded tile shifted by one step, not a second
+#   as in 0.1's coalesced load. `vector` is the steps of one lane's piece. A vector is 16 bytes
+#   (4 float32 or 8 bfloat16).
+#
+#   Each piece is one aligned load only where Triton can prove it aligned. Triton proves it only
+#   when the row stride, T, is a multiple of 16 steps (not T = 1000). Otherwise it compiles scalar
+#   loads for all rows, the first included. T = 1000 gets scalar loads although its float32 rows,
+#   4,000 bytes, are 16-byte aligned: Triton marks an integer argument as divisible by 16 (or equal
+#   to 1), and 1000 is neither. `values[t+1]` is the loaded tile shifted by one step, not a second
 #   load.
 # * **Rule 2, bytes in flight: 16-byte loads, one warp, the next chunk loaded ahead.** A 16-byte
 #   load puts four floats in flight where a plain load puts one (0.2's "more bytes per warp"). With
@@ -488,10 +490,10 @@ assert tile_plan(16384, 1024, itemsize=2)["vector"] == 8  # 8 bfloat16 steps in 
 # 0.2's program: 2 rows × 128 steps, the next chunk's loads issued ahead (2 stages)
 assert big_tile["rows"] * big_tile["block"] * GAE_READ * big_tile["stages"] == package_program
 assert "Chunks are aligned to the row start with ascending addresses" in design
-# Rule 1: Triton marks an integer argument (the row stride, T) as a multiple of 16 or as nothing; 1000 × 4 bytes
-# is a multiple of 16, yet T = 1000 is not
+# Rule 1: Triton marks an integer argument (the row stride, T) as a multiple of 16 (or as equal to 1); 1000 × 4
+# bytes is a multiple of 16, yet T = 1000 is neither
 assert 1000 * 4 == 4000 == 16 * 250 and 1000 % 16 != 0 and 1024 % 16 == 0  # "T = 1000 ... 4,000 bytes, 16-byte aligned"
-assert 1000 % 16 != 0 and 1024 % 16 == 0  # Triton marks an integer argument divisible by 16 (1024), not 1000
+assert 1000 % 16 != 0 and 1024 % 16 == 0  # "a multiple of 16 steps (not T = 1000)": 1024 is, 1000 is not
 assert "A load at t ± 1 is misaligned and becomes scalar" in design  # what a misaligned load compiles to
 assert "values[t+1] is the aligned values tile shifted by one step" in design
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design

@@ -198,11 +198,11 @@ assert round(263 / 53) == 5  # "about a fifth of the shuffles"
 # **The question:** how does a kernel keep every load a vector load? **The answer:** every chunk
 # starts at a 16-byte boundary, and no input is loaded a second time at an offset.
 #
-# Triton must prove that boundary when it compiles. It can only where the row stride, T steps, is
-# a multiple of 16. Otherwise it compiles V scalar loads per vector for all rows, the first
-# included, where an aligned vector is one 16-byte load. This 16 counts steps, not bytes: Triton
-# marks an integer argument only as divisible by 16 or not, so T = 1000 gets scalar loads although
-# its float32 rows, 4,000 bytes, are 16-byte aligned.
+# Triton must prove that boundary when it compiles. It can only when the row stride, T, is a
+# multiple of 16 steps (not T = 1000). Otherwise it compiles V scalar loads per vector for all
+# rows, the first included, where an aligned vector is one 16-byte load. T = 1000 gets scalar loads
+# although its float32 rows, 4,000 bytes, are 16-byte aligned: Triton marks an integer argument as
+# divisible by 16 (or equal to 1), and 1000 is neither.
 #
 # A vector of 4 float32 steps is one load only if it is aligned (notebook 13, section 0.1), so
 # chunks start at the row's start, with ascending addresses. GAE also needs $V(s_{t+1})$, that is
@@ -218,10 +218,10 @@ assert round(263 / 53) == 5  # "about a fifth of the shuffles"
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 3's "a multiple of 16", and rltriton_lite/tile.py's words (CI runs them; skip when reading)
-# Triton marks an integer argument (the row stride, T) as a multiple of 16 or as nothing: T = 1000 is 4000 bytes,
-# a multiple of 16, and still not proven aligned
+# Triton marks an integer argument (the row stride, T) as a multiple of 16 (or as equal to 1): T = 1000 is 4000
+# bytes, a multiple of 16, and still not proven aligned
 assert 1000 * 4 == 4000 == 16 * 250 and 1000 % 16 != 0 and 1024 % 16 == 0  # "T = 1000 ... 4,000 bytes, 16-byte aligned"
-assert 1000 % 16 != 0 and 1024 % 16 == 0  # Triton marks an integer argument divisible by 16 (1024), not 1000
+assert 1000 % 16 != 0 and 1024 % 16 == 0  # "a multiple of 16 steps (not T = 1000)": 1024 is, 1000 is not
 with open(os.path.join(ROOT, "rltriton_lite", "tile.py"), encoding="utf-8") as f:
     assert "V scalar loads per vector where an aligned vector is one 16-byte load" in " ".join(f.read().split())
 
@@ -1007,7 +1007,9 @@ assert "the chunk's composed map (a, b, reset)" in chunk_src  # c_a, c_b, c_r, a
 #
 # This section is for maintainers of `distributed.py`, whose `_TimeSharded` does both. It needs
 # notebook 11, sections 1–5, and reuses their example: 4 rows of 24 steps on three ranks. Each
-# rank's segment has its forward map $(A_r, B_r)$, and $c_r$ is the carry that enters it.
+# rank's segment has its forward map $(A_r, B_r)$, and $c_r$ is the carry that enters it. So rank
+# $r$'s first output, $B_r + A_r\,c_r$, is $c_{r-1}$ (for $r \ge 1$). The names are notebook 11's,
+# section 6.
 
 # %%
 gen = torch.Generator().manual_seed(0)
@@ -1035,9 +1037,10 @@ print("three ranks' forward maps and carries, as in notebook 11, section 2")
 # gradient flows forwards in time, so notebook 11's split carries over with the arrows reversed:
 #
 # * Each rank's stretch of this gradient scan is one map. Call it $(P_r, Q_r)$, to keep it apart
-#   from the forward map $(A_r, B_r)$: the gradient at the rank's last step is $Q_r + P_r\,x$, for
-#   $x$ the gradient that enters it.
-# * The gradient entering a rank is composed from the ranks *before* it. Nothing enters rank 0.
+#   from the forward map $(A_r, B_r)$: the gradient at the rank's last step is
+#   $Q_r + P_r\,g_{\text{in}}$, for $g_{\text{in}}$ the gradient $g$ at the previous rank's last
+#   step (`grad_in` below).
+# * A rank's $g_{\text{in}}$ is composed from the ranks *before* it. Rank 0's is 0.
 #
 # The cell checks this against autograd.
 
@@ -1073,19 +1076,21 @@ print("the gradient scan split over three ranks = autograd's, max difference",
 # The package's backward, `_TimeSharded.backward`, takes two passes through each segment and two
 # exchanges:
 #
-# 1. **Pass 1.** Each rank computes $s_r$, the gradient its own outputs send into its carry $c_r$,
-#    with nothing entering from the ranks before. **Exchange 1** gathers every rank's $s_r$: one
-#    number per row.
-# 2. **Compose.** Let $x_r$ be the gradient that enters rank $r$'s first output from the ranks
-#    before it: $x_0 = 0$ and $x_{r+1} = s_r + A_r\,x_r$ (a reset selects $s_r$ alone, as in
-#    notebook 11, section 3). This is the *forward* map's $A_r$, all of rank $r$'s own $a$: rank
-#    $r$'s first output is $B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
+# 1. **Pass 1.** Each rank computes $\sigma_r$, the gradient its own outputs send into its carry
+#    $c_r$, with nothing entering from the ranks before. **Exchange 1** gathers every rank's
+#    $\sigma_r$: one number per row.
+# 2. **Compose.** Let $x_r = \partial L/\partial c_{r-1}$, through ranks $< r$: the gradient that
+#    enters rank $r$ at its first output, from the loss on the ranks before it. Then $x_0 = 0$ and
+#    $x_{r+1} = \sigma_r + A_r\,x_r$ (a reset selects $\sigma_r$ alone, as in notebook 11,
+#    section 3). This is the *forward* map's $A_r$, all of rank $r$'s own $a$: rank $r$'s first
+#    output is $c_{r-1} = B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
 # 3. **Pass 2.** Each rank runs its segment's backward again, with $x_r$ added to the upstream
 #    gradient at its first output.
 # 4. **For GAE.** The gradient of each boundary value $V(s_{t+1})$ is computed on the rank that
 #    read it. **Exchange 2** gathers these, and each rank adds those of the values it owns.
 #
-# The two ways agree: $x_r = a_{t-1}\,g_{t-1}$, for $t$ rank $r$'s first step.
+# The two ways agree: $x_r = a_{t-1}\,g_{t-1}$, for $t$ rank $r$'s first step. Here $g_{t-1}$ is the
+# first way's $g_{\text{in}}$.
 #
 # **By hand: two ranks of two steps**, $a_t = 0.5$ and $dy_t = 1$ at every step; rank 0 holds
 # steps 0 and 1, rank 1 steps 2 and 3.
@@ -1093,10 +1098,10 @@ print("the gradient scan split over three ranks = autograd's, max difference",
 # * One process: $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$, $g_2 = 1 + 0.5 \cdot 1.5 = 1.75$,
 #   $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$.
 # * Pass 1 on rank 0: its carry $c_0 = y_2$ reaches it through $y_1 = b_1 + a_1 c_0$, so
-#   $s_0 = a_1 g_1 = 0.5 \cdot 1.5 = 0.75$.
-# * Compose: $x_1 = s_0 + A_0 x_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$).
+#   $\sigma_0 = a_1 g_1 = 0.5 \cdot 1.5 = 0.75$.
+# * Compose: $x_1 = \sigma_0 + A_0 x_0 = 0.75$, since nothing enters rank 0 ($x_0 = 0$).
 # * Pass 2 on rank 1: $dy_2 + x_1 = 1.75 = g_2$, then $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$. The
-#   same gradients, and only $s_0$ crossed the wire.
+#   same gradients, and only $\sigma_0$ crossed the wire.
 
 # %%
 a4, b4, dy4 = (torch.full((1, 4), 0.5, dtype=torch.float64), torch.zeros(1, 4, dtype=torch.float64, requires_grad=True),
@@ -1104,12 +1109,12 @@ a4, b4, dy4 = (torch.full((1, 4), 0.5, dtype=torch.float64), torch.zeros(1, 4, d
 (rl.linear_scan(a4, b4) * dy4).sum().backward()
 print("g, by autograd on one process:", b4.grad.tolist())
 assert b4.grad.tolist() == [[1.0, 1.5, 1.75, 1.875]]  # the list above: g_0..g_3
-s0 = a4[0, 1] * b4.grad[0, 1]  # pass 1 on rank 0: s_0 = a_1 g_1
-assert s0 == 0.75 and dy4[0, 2] + s0 == b4.grad[0, 2]  # x_1 = s_0; rank 1's first gradient, dy_2 + x_1 = g_2
+sigma_0 = a4[0, 1] * b4.grad[0, 1]  # pass 1 on rank 0: σ_0 = a_1 g_1
+assert sigma_0 == 0.75 and dy4[0, 2] + sigma_0 == b4.grad[0, 2]  # x_1 = σ_0; rank 1's first gradient, dy_2 + x_1 = g_2
 
 # %% [markdown]
-# The same on the three ranks, the package's way: pass 1 gives each rank's $s_r$ from autograd on
-# its own segment, the composition uses the forward maps' $A_r$, and pass 2 adds $x_r$ at the
+# The same on the three ranks, the package's way: pass 1 gives each rank's $\sigma_r$ from autograd
+# on its own segment, the composition uses the forward maps' $A_r$, and pass 2 adds $x_r$ at the
 # segment's first output.
 
 # %%
@@ -1117,11 +1122,11 @@ local = []  # per rank: its b and carry as leaves, its outputs from the forward'
 for (lo, hi), (a_seg, b_seg), cr in zip(spans, segments, carries):
     b_r, c_r = b_seg.clone().requires_grad_(), cr.clone().requires_grad_()
     local.append((b_r, c_r, rl.linear_scan(a_seg, b_r, initial=c_r), dy[:, lo:hi]))
-sent = [torch.autograd.grad(y_r, c_r, dy_r, retain_graph=True)[0] for b_r, c_r, y_r, dy_r in local]  # pass 1
+sent = [torch.autograd.grad(y_r, c_r, dy_r, retain_graph=True)[0] for b_r, c_r, y_r, dy_r in local]  # pass 1: σ_r
 xs, x = [], torch.zeros(rows, dtype=torch.float64)
 for r, (A, _) in enumerate(maps):  # exchange 1, then the composition with the forward maps' A
     xs.append(x)
-    x = sent[r] + A * x
+    x = sent[r] + A * x  # x_{r+1} = σ_r + A_r x_r
 grads = []
 for (b_r, c_r, y_r, dy_r), x_r in zip(local, xs):  # pass 2: x_r added at the segment's first output
     dy_in = dy_r.clone()

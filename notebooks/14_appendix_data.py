@@ -102,6 +102,7 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # | `checks/H100-2026-12-07-env.txt` | the loss probe's machine: its card, torch and Triton, the tree it ran, and `torch.cuda.get_device_properties(0)`'s L2 size, 52428800 bytes (50 MiB) | the L2's size (the introduction) |
 # | `checks/H100-2026-12-07-backward-profile.txt` | PPO's loss at 16×128, forward and with its backward, beside the minimal `autograd.Function`, the eager formula and `torch.mul`; then where the backward's host time goes, by Python function (cProfile) and by op (torch.profiler), **on an H100** | 09, sections 3 and 4; section 9 here |
 # | `checks/H100-2026-12-07-time-group-cost.txt` | what `time_group=` costs a rank, beside the plain call and the row gathered for one plain call, the wire left out, **on an H100** | 11, section 7 |
+# | `checks/H100-2026-12-07-overlap-probe.txt` | GAE, PPO, CRR and SAC at 16384×1024 and 4096×128: host, wall and GPU time of one call (CUDA events, a graph), the kernels each launches and the GPU's idle time between them, **on an H100** | 08, section 3's open question |
 # | `checks/H200-2026-12-01f-time-group-cost.txt` | the same on the H200, older code, without the gathered row | not read now: the H100 file replaced it |
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens | 12, section 7 |
 # | `docs/DESIGN.md`, "Decisions" | the probe behind each design choice, each on its own day's code | 13's and 13c's figures marked `DESIGN.md` |
@@ -141,7 +142,10 @@ assert h100_files == [f"H100-{RES['date']}-lab.txt"]  # "the lab's file is from 
 _next_day = sorted(os.path.basename(f) for f in glob.glob(os.path.join(RESULTS, "checks", "H100-2026-12-07-*")))
 assert _next_day == ["H100-2026-12-07-backward-profile.txt",  # the table's backward profile (09 reads it)
                      "H100-2026-12-07-env.txt", "H100-2026-12-07-loss-wall.txt",  # "the loss probe's ... the day after"
+                     "H100-2026-12-07-overlap-probe.txt",  # the table's overlap probe (08 reads it)
                      "H100-2026-12-07-time-group-cost.txt"]  # and the table's time_group= file (11 reads it)
+_ov_head = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-overlap-probe.txt"), encoding="utf-8").readline()
+assert _ov_head.startswith("# overlap_probe: NVIDIA H100")  # "on an H100"
 _bwd_head = open(os.path.join(RESULTS, "checks", _next_day[0]), encoding="utf-8").readline()
 assert _bwd_head.startswith("# backward_profile: NVIDIA H100") and "16x128" in _bwd_head  # "PPO's loss at 16×128 ... on an H100"
 _tg = {c: open(os.path.join(RESULTS, "checks", f"{c}-time-group-cost.txt"), encoding="utf-8").read()
@@ -742,7 +746,7 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 # ## 9. Where notebooks 08 and 09 get their figures
 #
 # **Each printout in notebooks 08 and 09 starts with a tag that names its file. Compare µs only
-# within one file: ratios travel better.**
+# within one session on one card: ratios travel better.**
 #
 # <details><summary>The data map: each file's tag, card, what it times, and where 08 and 09 read it</summary>
 #
@@ -762,7 +766,8 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 # A figure with no file's tag is from the H200 run; `[this machine]` marks what is counted or timed
 # where the notebook runs (08, section 5).
 #
-# **Compare µs only within one file.** One call timed in three files gives three figures: GAE's
+# **Compare µs only within one session on one card.** The run and its two probes are one session on
+# the H200, and still one call timed in three files gives three figures: GAE's
 # forward at 4096×128 takes 28.4 µs of wall time in 08's section 1 (the wall probe), 28.1 µs in its
 # section 3 (the run) and 25.9 µs in its section 4 (the replay probe).
 #
@@ -784,8 +789,8 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 # **Why 08's model reads host time from the wall probe** (its sections 1 and 4). The run timed each
 # call once, and a single timing drifts (section 3). The run's lightest forward call at 16×128 and
 # 4096×128, the return's at 4096×128, took 22.5 µs. That is a lower bound on a call's host cost, not
-# each call's cost. The probe's medians of 15 rounds are steadier. 08's section 3 compares within the
-# run, so there the model takes the run's own wall time at 16×128.
+# each call's cost. The probe's medians of 15 rounds are steadier. The probe ran in the run's session,
+# on its card, so 08's sections 1, 3 and 4 all take host time from it.
 #
 # **Drift, the noise rule and the rounding** are sections 3, 6 and 7. Section 7 also shows why
 # GAE's loop at 4096×128 is written 432× alone, the only way 08 and 09 write it.
@@ -803,7 +808,7 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 #   run for about 3.5 µs on the GPU. The autograd anchor takes 37.1 µs forward and 314.1 µs with its
 #   backward.
 # * This profile is a separate run from the loss probe's, whose backward adds more at this shape:
-#   compare figures only within one file.
+#   compare figures only within one session.
 # * **By op** (torch.profiler, 50 calls): the backward node's own host time is 6.17 ms of 12.28 ms,
 #   about half: the profiled total (17.55 ms) less the profiler's own start, "Activity Buffer
 #   Request" (5.27 ms). The forward node's is 2.64 ms, about a fifth; the rest is mostly the

@@ -5118,17 +5118,24 @@ def _pg_from_vs_t(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected):
 
 
 def _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, y="vs_t", fix="", y_is=""):
-    """Where ``got`` is rho_t (vs_t - V_t), section 4's on-policy identity (pg0 == vs0 - v) taken for the
-    advantage: the hint that says so, else None."""
+    """Where ``got`` is rho_t (vs_t - V_t) or vs_t - V_t, section 4's identity (pg0 == vs0 - v, which needs
+    c_t = rho_t) taken for the advantage: the hint that says so, else None."""
     with np.errstate(all="ignore"):
         vs = _vtrace_reference(lr, r, v, nv, term, gamma, rho_bar, c_bar)[0]
-        slip = np.minimum(rho_bar, np.exp(lr)) * (vs - v)
-    if not _is_slip(np.asarray(got), slip, expected):
+        rho = np.minimum(rho_bar, np.exp(lr))
+    why = (f"{y} - V_t = rho_t delta_t + gamma c_t ({y}_{{t+1}} - V'_t) is the advantage only where c_t = rho_t at "
+           "every step (lambda = 1 and c_bar = rho_bar, as in section 4's pg0 == vs0 - v), clipped or not; here "
+           f"c_bar = {_num(c_bar)} and rho_bar = {_num(rho_bar)}. The advantage bootstraps from the value after the "
+           "step: rho_t (r_t + gamma v_{t+1} - V_t).")
+    twice, once = (_is_slip(np.asarray(got), slip, expected) for slip in (rho * (vs - v), vs - v))
+    if twice == once:  # neither, or both (rho_t is 1 wherever they are wrong): say the one the values show
+        yours = f"{y} - V_t{y_is} (or rho_t times it: rho_t is 1 at every wrong step)" if once else None
+    else:
+        yours = (f"rho_t ({y} - V_t){y_is}: rho_t counted twice, since {y} - V_t already holds rho_t delta_t"
+                 if twice else f"{y} - V_t{y_is}")
+    if yours is None:
         return None
-    return _Whole(f"These are the policy-gradient advantages with a slip: your pg is rho_t ({y} - V_t){y_is}. That is "
-                  "the advantage only where no clip bites (rho_t = c_t = 1, on-policy: section 4's pg0 == vs0 - v), "
-                  "since vs_t - V_t = rho_t delta_t + gamma c_t (vs_{t+1} - V'_t); off-policy it is not. The "
-                  "advantage bootstraps from the value after the step: rho_t (r_t + gamma v_{t+1} - V_t)." + _fix(fix))
+    return _Whole(f"These are the policy-gradient advantages with a slip: your pg is {yours}. {why}" + _fix(fix))
 
 
 def _pg_termination_ignored(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected):
@@ -5529,7 +5536,8 @@ def _full_blocks_only(x, got):
     n = x.size
     for block in (2 ** k for k in range(4, 14)):
         if n % block and np.isclose(float(got), x[:n // block * block].sum() / n, rtol=1e-5, atol=1e-7):
-            return ("That is the sum of the full blocks only, over n (0 where n < BLOCK): the last, partial "
+            return ("That is the sum of the full blocks only, over n (0 where n < BLOCK, or whatever an "
+                    "unwritten partial held): the last, partial "
                     "block had no program. n // BLOCK rounds down; the first grid needs a program for a partial "
                     "block too." + _fix(" The first launch's grid: (triton.cdiv(n, BLOCK),)."))
     return None

@@ -802,7 +802,9 @@ def wrong_answers(name: str):
                       ("(1 - term) multiplied, not selected: 0 * NaN at a terminal last step (a later review's case)",
                        _pg_times_not_terminated),
                       ("rho (y - V): section 4's on-policy pg0 == vs0 - v taken for the advantage (a cold review's "
-                       "case)", _pg_vs_minus_v)],
+                       "case)", _pg_vs_minus_v),
+                      ("y - V: vs - V taken for the advantage, right only where c_t = rho_t (a round-67 review's "
+                       "case: passes Hint 3's c_bar = rho_bar)", _pg_y_minus_v)],
         "vtrace_fixed_point": [("V^pi: the clip ignored", lambda P, R, pi, mu, g, rb: _bellman(pi, P, R, g)),
                                ("the weights min(rho_bar mu, pi) not normalised",
                                 lambda P, R, pi, mu, g, rb: _bellman(np.minimum(rb * mu, pi), P, R, g)),
@@ -1043,8 +1045,12 @@ W_SAYS = {
         ("These are verl's advantages with a slip: the scan of the values reads the masked tokens' values",
          "Zero the values at the masked tokens before that scan, torch.where(mask, values, 0.0)."),
     ("vtrace_pg", "rho (y - V): section 4's on-policy pg0 == vs0 - v taken for the advantage (a cold review's case)"):
-        ("Hint: These are the policy-gradient advantages with a slip: your pg is rho_t (y - V_t), y being the scan's "
-         "vs_t. That is the advantage only where no clip bites", "Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v)"),
+        ("Hint: These are the policy-gradient advantages with a slip: your pg is y - V_t, y being the scan's vs_t (or "
+         "rho_t times it: rho_t is 1 at every wrong step)", "Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v)"),
+    ("vtrace_pg", "y - V: vs - V taken for the advantage, right only where c_t = rho_t (a round-67 review's case: "
+     "passes Hint 3's c_bar = rho_bar)"):
+        ("y - V_t = rho_t delta_t + gamma c_t (y_{t+1} - V'_t) is the advantage only where c_t = rho_t at every step "
+         "(lambda = 1 and c_bar = rho_bar", "Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v)"),
     ("dual_clip", "a floor of -c, not c A (a later review's case: no hint then)"):
         ("your objective's floor is -c, a constant: the dual clip's floor is c A", "c * A), with A the loaded advantage"),
     ("soft_lambda_targets", "no select on term: gamma V' added at a termination (a later review's case)"):
@@ -1257,7 +1263,7 @@ W_SAYS = {
          "block?", "The first launch's grid: (triton.cdiv(n, BLOCK),)."),
     ("two_stage_mean", "a first grid of n // BLOCK programs (a later review's case)"):
         ("n=1: expected 0.534193, your function returned 0\nHint: That is the sum of the full blocks only, over n "
-         "(0 where n < BLOCK): the last, partial block had no program.",
+         "(0 where n < BLOCK, or whatever an unwritten partial held): the last, partial block had no program.",
          "The first launch's grid: (triton.cdiv(n, BLOCK),)."),
     ("vtrace_floor_bytes", "counted in bits (a later review's case)"):
         "your function returned 200, not the count expected\nHint: that is the count in bits: the task asks for bytes",
@@ -2167,6 +2173,11 @@ def _pg_no_window_end(X, P, offs, t, m, T, y, y_in):
 def _pg_vs_minus_v(X, P, offs, t, m, T, y, y_in):  # rho (vs_t - V_t): section 4's on-policy identity
     rho = tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0)), P[1])
     return rho * (y - tl.load(X[2] + offs, mask=m, other=0.0))
+
+
+@triton.jit
+def _pg_y_minus_v(X, P, offs, t, m, T, y, y_in):  # vs_t - V_t: the advantage only where c_t = rho_t
+    return y - tl.load(X[2] + offs, mask=m, other=0.0)
 
 
 @triton.jit
@@ -5704,7 +5715,7 @@ def test_vtrace_kernel_names_rho_times_vs_minus_v(tmp_path):
     with pytest.raises(AssertionError) as e:
         exercises.check("vtrace_kernel", with_edits("vtrace_kernel", vs_minus_v, tmp_path))
     assert "result 1 (pg_advantages)" in str(e.value) and "Hint: These are the policy-gradient advantages with a " \
-        "slip: your pg is rho_t (vs_t - V_t). That is the advantage only where no clip bites" in str(e.value), e.value
+        "slip: your pg is vs_t - V_t (or rho_t times it: rho_t is 1 at every wrong step)" in str(e.value), e.value
     assert e.value.fix.startswith("In the second kernel, pg = rho * (r + gamma * v_next - V)"), e.value.fix
 
 
