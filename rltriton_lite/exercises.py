@@ -1433,8 +1433,7 @@ def _swapped_results(got, expected, rtol, atol):
     """(i, j) where results i and j are each other's and right so (every other one already right), else None."""
     def same(g, e):
         try:
-            g = g.detach().cpu().double().numpy() if isinstance(g, torch.Tensor) else np.asarray(g, dtype=np.float64)
-            e = np.asarray(e, dtype=np.float64)
+            g, e = np.asarray(_as_numpy(g), dtype=np.float64), np.asarray(e, dtype=np.float64)
             return g.shape == e.shape and np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
         except (TypeError, ValueError):
             return False
@@ -3736,8 +3735,7 @@ def _one_chunk_order_hint(args, resets, got, expected, tiled=False):
     if _combine_seen_swapped():
         return _swapped_hint(resets)
     return _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
-        _carry_at_end_hint(r, done, gamma, chunk, got, expected, tiled) or \
-        _carry_at_other_step_hint(r, done, gamma, chunk, got, expected) or \
+        _carry_at_wrong_step_hint(r, done, gamma, chunk, got, expected, tiled) or \
         _carry_unscaled_hint(r, done, gamma, chunk, got, expected) or \
         _carry_from_b_hint(r, done, gamma, chunk, got, expected)
 
@@ -3792,28 +3790,21 @@ def _carry_unscaled_hint(r, done, gamma, chunk, got, expected):
     return None
 
 
-def _carry_at_end_hint(r, done, gamma, chunk, got, expected, tiled=False):
-    """The carry handed on taken at the chunk's last step (00b's chunked cumsum's carry, copied into the
-    reverse scan) instead of its first."""
-    slip = _chunk_walk(r, chunk, lambda steps, carry: reference.discounted_returns(  # from the carry handed in
-        r[..., steps], gamma=gamma, terminated=done[..., steps], bootstrap_value=carry),
-        lambda c: (c + 1) * chunk - 1)  # where the cumsum's carry is: the chunk's last step
-    if not _is_slip(got, slip, expected):
-        return None
-    return _Whole("Your carry is G at the chunk's last step, as the chunked cumsum's is. In a reverse scan the "
-                  "value that enters the chunk before is G at this chunk's first step in time, t = c * CHUNK: the "
-                  "step right after the chunk before ends." + _fix(
-                      " Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed" + (
-                          " along the steps: t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."
-                          if tiled else ".")))
-
-
-def _carry_at_other_step_hint(r, done, gamma, chunk, got, expected):
-    """The carry handed on taken at another step of the chunk than its first (or last: _carry_at_end_hint)."""
-    for k in range(1, chunk - 1):
-        slip = _chunk_walk(r, chunk, lambda steps, carry: reference.discounted_returns(
+def _carry_at_wrong_step_hint(r, done, gamma, chunk, got, expected, tiled=False):
+    """The carry handed on taken at another step of the chunk than its first: its last first (00b's chunked
+    cumsum's carry, copied into the reverse scan), then every step between."""
+    def walk(k):  # from the carry handed in; the carry handed on is G at step c * chunk + k
+        return _chunk_walk(r, chunk, lambda steps, carry: reference.discounted_returns(
             r[..., steps], gamma=gamma, terminated=done[..., steps], bootstrap_value=carry), lambda c: c * chunk + k)
-        if _is_slip(got, slip, expected):
+    if _is_slip(got, walk(chunk - 1), expected):
+        return _Whole("Your carry is G at the chunk's last step, as the chunked cumsum's is. In a reverse scan the "
+                      "value that enters the chunk before is G at this chunk's first step in time, t = c * CHUNK: the "
+                      "step right after the chunk before ends." + _fix(
+                          " Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed" + (
+                              " along the steps: t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."
+                              if tiled else ".")))
+    for k in range(1, chunk - 1):
+        if _is_slip(got, walk(k), expected):
             return _Whole(f"Your carry is G at step c * CHUNK + {k} of the chunk, not at its first step in time: the "
                           "value that enters the chunk before is G at t = c * CHUNK, the step right after that chunk "
                           "ends." + _fix(" Compare t with c * CHUNK itself when you pick the carry."))
