@@ -369,6 +369,45 @@ assert np.isnan(y0_product)  # 3 + 0 * NaN is NaN
 # The select drops the later run, NaN included, so $y_0 = 3$; the product gives NaN. The combine is
 # still associative, because a triple is still a map: $y \mapsto b$ if $\kappa$ is set, else
 # $y \mapsto a y + b$.
+#
+# <details><summary>Details: a triple is still a map, the three cases (optional)</summary>
+#
+# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$, as `tl.where` does.
+# Write $x_i$ for the triple $(a_i, b_i, \kappa_i)$. The first operand $x_1$ combined with the
+# second, $x_2$, gives $\kappa = \kappa_1 \lor \kappa_2$, $a = \mathrm{sel}(\kappa_2, a_2, a_2 a_1)$
+# and $b = \mathrm{sel}(\kappa_2, b_2, b_2 + a_2 b_1)$. The $\kappa$ part is an OR, which is
+# associative. For $a$ and $b$, take three triples $x_1$, $x_2$, $x_3$, applied in that order. There
+# are three cases. In each, both groupings, $(x_1 \oplus x_2) \oplus x_3$ and
+# $x_1 \oplus (x_2 \oplus x_3)$, give the pair in the table:
+#
+# | case | $a$ | $b$ |
+# | --- | --- | --- |
+# | $\kappa_3$ set | $a_3$ | $b_3$ |
+# | $\kappa_3$ clear, $\kappa_2$ set | $a_3 a_2$ | $b_3 + a_3 b_2$ |
+# | neither set ($\kappa_1$ does not matter) | $a_3 a_2 a_1$ | $b_3 + a_3 b_2 + a_3 a_2 b_1$ |
+#
+# The reset applied last wins. The last row, without a reset, is section 2's affine combine. So
+# both groupings give the same triple, not only the same map. The checkers test this stronger
+# property.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the three cases above (CI runs them; skip when reading)
+# the table of three cases, both groupings giving the row's (a, b) whatever the other flags
+table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0] * q[1]) if q[2]  # noqa: E731
+                             else (w[0] * q[0] * p[0], w[1] + w[0] * q[1] + w[0] * q[0] * p[1]))
+for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
+    p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
+    assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
+# the combine with resets is associative (its own generator: the reading's rng stream is left as it was)
+rng_k = np.random.default_rng(4)
+triples = [(a_, b_, bool(k_)) for a_, b_, k_ in
+           zip(rng_k.normal(size=600), rng_k.normal(size=600), rng_k.random(600) < 0.3)]
+for s1, s2, s3 in zip(triples[0::3], triples[1::3], triples[2::3]):
+    np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
+                               rtol=1e-12)
+    assert combine_np(combine_np(s1, s2), s3)[2] == combine_np(s1, combine_np(s2, s3))[2]
 
 # %% [markdown]
 # ### Exercise: `combine_arrays`
@@ -912,23 +951,8 @@ np.testing.assert_allclose([a_s * 0.7 + b_s for a_s, b_s in blelloch], reference
 # left and is never read. So `combine_arrays`'s checker compares `a` only where the combined flag is
 # clear.
 #
-# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$, as `tl.where` does.
-# Write $x_i$ for the triple $(a_i, b_i, \kappa_i)$. The first operand $x_1$ combined with the
-# second, $x_2$, gives $\kappa = \kappa_1 \lor \kappa_2$, $a = \mathrm{sel}(\kappa_2, a_2, a_2 a_1)$
-# and $b = \mathrm{sel}(\kappa_2, b_2, b_2 + a_2 b_1)$. The $\kappa$ part is an OR, which is
-# associative. For $a$ and $b$, take three triples $x_1$, $x_2$, $x_3$, applied in that order. There
-# are three cases. In each, both groupings, $(x_1 \oplus x_2) \oplus x_3$ and
-# $x_1 \oplus (x_2 \oplus x_3)$, give the pair in the table:
-#
-# | case | $a$ | $b$ |
-# | --- | --- | --- |
-# | $\kappa_3$ set | $a_3$ | $b_3$ |
-# | $\kappa_3$ clear, $\kappa_2$ set | $a_3 a_2$ | $b_3 + a_3 b_2$ |
-# | neither set ($\kappa_1$ does not matter) | $a_3 a_2 a_1$ | $b_3 + a_3 b_2 + a_3 a_2 b_1$ |
-#
-# The reset applied last wins. The last row, without a reset, is section 2's affine combine. So
-# both groupings give the same triple, not only the same map. The checkers test this stronger
-# property.
+# The three-case table that shows the combine associative on whole triples is in
+# [section 4](#4.-Episode-ends-are-resets)'s fold "a triple is still a map".
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 4's claims (CI runs them; skip when reading)
@@ -939,21 +963,9 @@ for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
         r = (a_run, second[1], second[2])
         assert combine_np(r, other)[1:] == combine_np(second, other)[1:]  # the run as first operand
         assert combine_np(other, r)[1:] == combine_np(other, second)[1:]  # the run as second operand
-# the combine with resets is associative
-steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
-for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
-    np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
-                               rtol=1e-12)
-    assert combine_np(combine_np(s1, s2), s3)[2] == combine_np(s1, combine_np(s2, s3))[2]
 # the direction card's forward column (section 6): combine(steps 0-3, steps 4-7), and a reset in the second operand wins
 fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
 assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
-# the table of three cases, both groupings giving the row's (a, b) whatever the other flags
-table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0] * q[1]) if q[2]  # noqa: E731
-                             else (w[0] * q[0] * p[0], w[1] + w[0] * q[1] + w[0] * q[0] * p[1]))
-for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
-    p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
-    assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
 # the combine_arrays note above: where the flag is set, a reaches no output (y_t = B_t, selected), so any value passes
 row3 = [(0.5, 1.0, False), (0.5, 2.0, True), (0.5, 3.0, False)]  # t = 0, 1, 2: step 1 resets
 row3_nan_a = [row3[0], (np.nan, 2.0, True), row3[2]]  # the same row, step 1's a a NaN

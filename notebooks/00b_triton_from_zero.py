@@ -90,7 +90,8 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # one. Element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
 #
 # **Masks.** With 100 elements, program 1 owns indices 64–127, but only 64–99 exist. A *lane* is
-# one position of a block. A **mask** is a bool block that says which lanes hold real elements,
+# one position of a block. (In CUDA a lane is one thread of a warp; in this course it always means
+# one element of a block.) A **mask** is a bool block that says which lanes hold real elements,
 # here `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off,
 # and a masked store writes nothing there. Without a mask, the kernel reads and writes memory that
 # is not yours.

@@ -571,6 +571,7 @@ print("rl.gae == the loop on 2 x 600")
 # **Try it.** CleanRL and SB3 store a rollout time-major, as `(T, B)`, and `load` reads it in
 # place. Call `rl.gae` with `time_dim=0` on the transposed views `as_t(r_).T`, and so on, of shape
 # `(600, 2)`. Set `adv_tm` to its advantages, and the cell checks them against the loop.
+# Hint: copy the call in the cell above, add `.T` to each of its four tensors, and add `time_dim=0`.
 
 # %%
 adv_tm = None  # your call: rl.gae(..., time_dim=0, backend=KERNEL).advantages

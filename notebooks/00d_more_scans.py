@@ -162,6 +162,9 @@ exercises.attempt("strided_scan", strided_scan)
 # * in the combine, where $c_1$ is the identity's $c$, the composed $c$ is $c_2$;
 # * after the scan, where the carry is the identity's $c$, $h_t$ is the scanned map's $c$.
 #
+# The checker enforces the guards only under the interpreter: on a GPU a kernel without them
+# passes (GPU note 3, below). Write them anyway.
+#
 # <details><summary>The two guards, with the identity's value (open once you have found the identity)</summary>
 #
 # The identity's $c$ is $-\infty$, and $0 \cdot (-\infty)$ is NaN in any arithmetic. So the

@@ -314,7 +314,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **Contract** (with the conventions above).
 #
-# * **Multiplier:** $\gamma$ at every step, reset or not.
+# * **Multiplier:** $\gamma$ at every step, reset or not. So, unlike `transposed_scan`'s multiplier
+#   of 0, a terminated step's $\gamma$ does not stop $g$: the backward needs the flag of the step before.
 # * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, cut as in [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 # * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$.

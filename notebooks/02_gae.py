@@ -352,7 +352,8 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # At 16×128 the host, not the kernel, sets the wall time. In the committed H200 run, a naive GAE
 # kernel launched bare (no checks, no autograd) is compared with our call. The naive kernel's GPU
 # time is over 4× ours, yet both calls are host-bound: our wall time reads 1.7× the naive kernel's, a
-# gap within the noise of these single timings. The table, its chart and what they show are in
+# gap within the noise of these single timings (09's noise rule: single timings within 2.3× are not
+# told apart). The table, its chart and what they show are in
 # [notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours).
 
 # %% jupyter={"source_hidden": true}
@@ -366,7 +367,7 @@ if h200:
     assert round(_ours16["wall_us"] / _bare16["wall_us"], 1) == 1.7  # "our wall time reads 1.7× the naive kernel's"
     assert all(r["wall_us"] > 2 * r["gpu_us"] for r in (_ours16, _bare16))  # "both calls are host-bound" (08's 2×)
     _probe = profile.wall_probe_us()
-    assert profile.noise_verdict(  # "within the noise": notebook 09's rule, our two timings against the anchor's one
+    assert profile.noise_verdict(  # "within the noise", "within 2.3×": notebook 09's rule, our two timings against the anchor's one
         profile.wall_range(RES, _probe, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "gae", (16, 128), "fwd"),
         profile.wall_range(RES, _probe, {}, "bare_triton_launch", "gae", (16, 128), "fwd"), 2.3) == "within the noise"
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"

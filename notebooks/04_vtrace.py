@@ -58,15 +58,14 @@
 #
 # The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With
 # $\lambda = \bar c = 1$, that is wherever $\pi$ is less likely than $\mu$ to take the action
-# taken. With $\bar c < 1$, it is every step. The trace is cut (nothing later reaches step $t$) in
-# only five places:
+# taken. With $\bar c < 1$, it is every step. The trace is cut (nothing later reaches step $t$) at
+# four kinds of step, or at every step if $\bar c = 0$:
 #
 # * where the [reset flag](GLOSSARY.md#reset) is set: an episode end or the window's last step, as in
 #   [notebook 01's table](01_discounted_return.ipynb#The-episode-end-table), whatever $c_t$ is;
 # * where $\pi(u_t \mid s_t) = 0$, so $c_t = 0$;
 # * where $\lambda_t = 0$, so $c_t = 0$;
-# * where $\gamma_t = 0$, so $a_t = 0$ although $c_t$ is not;
-# * everywhere, if $\bar c = 0$.
+# * where $\gamma_t = 0$, so $a_t = 0$ although $c_t$ is not.
 #
 # </details>
 #

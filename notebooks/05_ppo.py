@@ -279,7 +279,7 @@ assert len(orders) > 1
 # The kernel's order depends only on the shape, never on timing. So on one device its loss, its
 # statistics and its gradient are bitwise identical from call to call. On a CPU the next cell
 # proves nothing, though: the interpreter runs the programs one after another, so `tl.atomic_add`
-# would pass it too. The NumPy cell above is the evidence.
+# would pass it too.
 
 # %%
 lp = log_probs.clone().requires_grad_()
@@ -291,6 +291,26 @@ for _ in range(3):
 for run in runs[1:]:
     assert all(torch.equal(a, b) for a, b in zip(run, runs[0]))
 print("bitwise identical across calls")
+
+# %% [markdown]
+# A GPU runs the programs at the same time. A run on an H100 (`tools/atomics_probe.py`) called
+# three sums 100 times each on the same float32 input and counted the different bit patterns.
+# The `tl.atomic_add` kernel gave 12; `torch.sum` and `rl.ppo_clip_loss` gave one each. So the
+# kernel's claim rests on a GPU run, and the NumPy cell above shows why the atomics vary.
+
+# %%
+ATOMICS_PROBE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-atomics-probe.txt")
+print(open(ATOMICS_PROBE, encoding="utf-8").read())
+
+# %% jupyter={"source_hidden": true}
+# Checks: the H100 run above (CI runs them; skip when reading)
+_probe = open(ATOMICS_PROBE, encoding="utf-8").read().splitlines()
+assert _probe[0].startswith("# atomics_probe: NVIDIA H100") and "H200" not in _probe[0]  # "on an H100"
+assert _probe[0].endswith("python tools/atomics_probe.py")  # the tool that wrote it
+assert _probe[1].startswith("# 100 calls each on the same float32 input")  # "100 times each on the same float32 input"
+_counts = {k: int(v) for k, v in (line.split(": distinct results ") for line in _probe[2:])}
+assert _counts == {"tl.atomic_add of 512 tile sums": 12, "torch.sum": 1,  # "12"; "one each"
+                   "rl.ppo_clip_loss (loss, clip_fraction, approx_kl, gradient)": 1}
 
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
@@ -853,9 +873,16 @@ assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
 #
 # **Why `"none"` takes one pass more.** Under `"mean"` and `"sum"`, the loss pass writes nothing per
 # element. It only adds to the sums, and step 3 divides the summed loss once. Under `"none"`, the
-# loss pass writes every element's loss to memory. Dividing those afterwards would take one more
-# pass over them. So the package finds $\sigma$ first, in a pass of its own. The loss pass then
-# divides each element as it computes it.
+# loss pass writes every element's loss to memory, and each one needs the division. That costs
+# one more pass, and there are two places to put it:
+#
+# * **$\sigma$ last:** the loss pass writes undivided losses. A write-back pass then reads every
+#   loss, divides it and writes it again.
+# * **$\sigma$ first, the package's choice:** a pass of its own sums the squares and finds
+#   $\sigma$. It writes nothing per element. The loss pass then divides each element as it
+#   computes it.
+#
+# So the package pays for the squares pass and saves the write-back pass.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the passes of each reduction, and σ divided out after the sum (CI runs them; skip when reading)

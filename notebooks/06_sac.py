@@ -29,10 +29,11 @@
 # Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy; $\alpha$ is
 # called the temperature. SAC learns from a *replay buffer* of transitions collected by earlier
 # versions of the policy. Its critic regresses on a one-step *soft* target, which CleanRL's
-# `sac_continuous_action.py` computes in one line (here in this notebook's names):
+# `sac_continuous_action.py` computes in two lines (here in this notebook's names):
 #
 # ```python
-# G = r + (1 - term) * gamma * (torch.min(q1, q2) - alpha * next_lp)
+# min_qf_next_target = torch.min(q1, q2) - alpha * next_lp
+# G = r + (1 - term) * gamma * min_qf_next_target  # CleanRL's next_q_value
 # ```
 #
 # * `q1`, `q2` are two target critics, $\bar Q_1$ and $\bar Q_2$, at the next state $s_{t+1}$ and
@@ -49,7 +50,7 @@
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\Big].$$
 #
-# At λ = 0 it is CleanRL's line. The trace stops where an episode ends and at the window's last
+# At λ = 0 it is CleanRL's target. The trace stops where an episode ends and at the window's last
 # step: [section 2's table](#Where-the-trace-stops) says what such a step computes.
 #
 # <details><summary>Details (optional): the papers, the inputs, the target critics and the bias</summary>
@@ -98,7 +99,7 @@ rng = np.random.default_rng(6)
 n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 
 # %% [markdown]
-# At λ = 0 the package's `rl.sac_targets(r, (q1, q2), next_lp, ...)` gives CleanRL's line. For
+# At λ = 0 the package's `rl.sac_targets(r, (q1, q2), next_lp, ...)` gives CleanRL's target. For
 # λ > 0 it also takes `log_probs`, the current policy's log-probabilities of the buffer's actions.
 
 # %%
@@ -132,7 +133,7 @@ G = {lam: reference.sac_targets(r, next_q, next_lp, gamma=0.5, alpha=0.5, lambda
      for lam in (0.0, 0.5, 1.0)}
 print(G)
 # V' = min(Q1, Q2) − 0.5·next_lp = [2 + 1, 3 − 0, 6 + 1] = [3, 3, 7].
-# λ=0, CleanRL's line: G = r + 0.5·(1−term)·V' = [1 + 1.5, 1 (terminal), 1 + 3.5] = [2.5, 1, 4.5].
+# λ=0, CleanRL's target: G = r + 0.5·(1−term)·V' = [1 + 1.5, 1 (terminal), 1 + 3.5] = [2.5, 1, 4.5].
 # λ>0: G_2 = 4.5 (window end: bootstrap), G_1 = 1 (terminal); the carry into t=0 is G_1 − 0.5·lp_1 = 1 + 1 = 2.
 #   λ=0.5: G_0 = 1 + 0.5·(0.5·3 + 0.5·2) = 2.25.    λ=1: G_0 = 1 + 0.5·2 = 2.
 np.testing.assert_allclose(G[0.0], [2.5, 1.0, 4.5])
@@ -173,10 +174,10 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # So $\gamma_t\ell_t = 0$ and the plain $\gamma_t\lambda_t$ of notebook 03's prologue give the same
 # targets. Two guards do matter:
 #
-# * **The reset.** It drops the value carried in from step $t + 1$, whatever that holds. Without
-#   it, $a_t = 0$ drops a finite value but not a NaN: $0 \cdot \text{NaN}$ is NaN.
-# * **$[\lnot\text{term}_t]$, a `tl.where` in Triton.** At a termination, $\ell_t = 0$ alone would
-#   leave $\gamma_t V'_t$ in $b_t$. The select removes it, and any NaN $V'_t$ holds there.
+# | guard | what it removes | what breaks without it |
+# | --- | --- | --- |
+# | the reset | the value carried in from step $t + 1$ | $a_t = 0$ drops a finite value but not a NaN: $0 \cdot \text{NaN}$ is NaN |
+# | $[\lnot\text{term}_t]$, a `tl.where` in Triton | $\gamma_t V'_t$ at a termination | $\ell_t = 0$ alone leaves $\gamma_t V'_t$ in $b_t$, and any NaN it holds |
 #
 # </details>
 #
@@ -279,8 +280,9 @@ for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the p
 # ## 3. The kernel
 #
 # `rl.sac_targets` runs section 2's scan as one Triton kernel, with one change: the package scans
-# $G_t - \alpha\log\pi_t$ instead of $G_t$, so that no step reads a padded neighbour's $\log\pi$.
-# The exercise scans $G_t$, as section 2 does. Why and how: [the appendix](#The-scan-of-H).
+# $G_t - \alpha\log\pi_t$ instead of $G_t$, so that each step reads only its own $\log\pi$, never a
+# next step that may be padding. The exercise scans $G_t$, as section 2 does. Why and how:
+# [the appendix](#The-scan-of-H).
 #
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic (on ties, the first one).
@@ -758,6 +760,8 @@ with tempfile.TemporaryDirectory() as _d:  # a renamed copy is found too
 #
 # </details>
 #
+# Hint 4 is the solution's skeleton: try Hints 1–3 first.
+#
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
@@ -832,30 +836,32 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 #
 # ### The scan of H
 #
-# Section 3's kernel scans $H_t = G_t - \alpha\log\pi_t$ instead of $G_t$. Let
-# $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V'_t$, the part of $G_t$ that does not
-# depend on the future. Subtract $\alpha\log\pi_t$ from both sides of section 2's formula for $G_t$:
-#
-# $$H_t = \big(b^G_t - \alpha\log\pi_t\big) + \gamma_t\ell_t\,H_{t+1}.$$
-#
-# So each step reads its own $\log\pi_t$, never the next step's. That matters in a padded batch,
-# where the next step may be padding. After the scan, an *epilogue* computes each target as
-# $G_t = b^G_t + a_t H_{t+1}$, or $b^G_t$ alone at a reset. (Why not $H_t + \alpha\log\pi_t$:
-# [Back from H to G](#Back-from-H-to-G), below.)
+# Section 3's kernel scans $H_t = G_t - \alpha\log\pi_t$ instead of $G_t$, because of padding.
 #
 # **The padding example.** Take real steps 0 and 2, padding at step 1, $\gamma = 0.5$,
 # $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$ and $\log\pi_2 = 2$.
 # A padded step passes the carried value through unchanged.
 #
-# * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$, so $H_2 = G_2 - \alpha\log\pi_2 = 1$.
-# * The scan of $H$ carries $H_2 = 1$ through the padding to step 0. The epilogue gives
-#   $G_0 = b^G_0 + a_0 H_1 = (1 + 0.5 \cdot 0.5 \cdot 4) + 0.25 \cdot 1 = 2.25$ ($H_1 = H_2$: the
-#   padded step passes it through).
-# * A scan of $G$ would read $\log\pi$ at step 1, the padding's. A masked load gives 0 there, so
-#   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$: a wrong target.
+# * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$.
+# * Section 2's $b_0$ reads $\log\pi_1$, one step ahead. So a scan of $G$ reads $\log\pi$ at
+#   step 1, the padding's. A masked load gives 0 there, so
+#   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$: a wrong target. The right one reads
+#   $\log\pi_2$ and gives 2.25.
 #
-# The scan of $H$ gets $G_0$ right without looking ahead. $H_2$ already holds $\log\pi_2$, and the
-# padded step hands $H_2$ on to step 0 unchanged. The next cell runs the kernel on the example.
+# **The scan of $H$.** Let $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V'_t$, the part of
+# $G_t$ that does not depend on the future. Subtract $\alpha\log\pi_t$ from both sides of
+# section 2's formula for $G_t$:
+#
+# $$H_t = \big(b^G_t - \alpha\log\pi_t\big) + \gamma_t\ell_t\,H_{t+1}.$$
+#
+# So each step reads its own $\log\pi_t$, never the next step's, and no step reads the padding's.
+# After the scan, an *epilogue* computes each target as $G_t = b^G_t + a_t H_{t+1}$, or $b^G_t$
+# alone at a reset. (Why not $H_t + \alpha\log\pi_t$: [Back from H to G](#Back-from-H-to-G), below.)
+#
+# **On the example.** $H_2 = G_2 - \alpha\log\pi_2 = 1$: it already holds $\log\pi_2$. The padded
+# step hands it on unchanged, so $H_1 = H_2 = 1$. The epilogue gives
+# $G_0 = b^G_0 + a_0 H_1 = (1 + 0.5 \cdot 0.5 \cdot 4) + 0.25 \cdot 1 = 2.25$, without looking
+# ahead. The next cell runs the kernel on the example.
 #
 # <details><summary>Details (optional): the look-ahead a scan of G would need</summary>
 #
@@ -884,7 +890,7 @@ assert "is itself a scan" in _look and "tl.associative_scan" in _look  # "findin
 assert "v_next, found, v_seen, f_seen = _look_ahead(" in _walk  # ... its state runs on from chunk to chunk
 _G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
                                log_probs=np.array([[9.0, 2.0]]), gamma=0.5, alpha=1.0, lambda_=0.5)
-assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding between them
+assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding: "the right one ... 2.25"
 assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * 0.5 * 4 + 0.25 * 1 == 2.25  # "H_2 = 1"; the epilogue's G_0
 assert 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # the G-scan's wrong 2.75
 

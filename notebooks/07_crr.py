@@ -460,6 +460,8 @@ assert "H100" in _head and "H200" not in _head  # "on an H100": named in the fil
 #
 # </details>
 #
+# Hint 4 is the solution's skeleton: try Hints 1–3 first.
+#
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
@@ -548,6 +550,8 @@ exercises.attempt("awr_weights", awr_weights)
 # ```
 #
 # </details>
+#
+# Hint 4 is the solution's skeleton: try Hints 1–3 first.
 #
 # <details><summary>Hint 4: the key lines</summary>
 #

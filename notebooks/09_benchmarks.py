@@ -148,6 +148,8 @@ assert round(_drift, 2) == 2.24 and up(_drift) == NOISE_X  # "up to 2.3×", 2.24
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
+# *Reads `[H200 run]`, the one file with the GPU time, and so the % floor, of every call at every shape.*
+#
 # **In one line: a kernel nears its floor on large batches; on small ones its fixed cost dominates.**
 #
 # **Question: does each kernel reach its floor at every shape, and with its backward?** The chart
@@ -264,6 +266,9 @@ assert all(math.isclose(r["floor_ms"], 1e3 * r["bytes"] / res["copy_bandwidth_Bp
 
 # %% [markdown]
 # ## 2. How much faster than each peer?
+#
+# *Reads `[H200 run]`, the one file that times every peer; `[H200 wall probe]`, our calls timed
+# again, gives the noise rule and 2.2's medians.*
 #
 # **In one line: ours beats the Python loops it replaces by over 80× per forward call at T = 128;
 # the compiled scans and the losses' own formulas, eager or compiled, take 0.69–9.8× our wall time
@@ -686,6 +691,9 @@ if vtrace_rows:
 # %% [markdown]
 # ## 3. Wall versus GPU time
 #
+# *Reads `[H200 run]` for the chart, the one file with both clocks of every call; from the box on,
+# the losses' backward from `[H100 loss probe]` (paired rounds) and `[H100 backward profile]`.*
+#
 # **In one line: a backward adds mostly host time, not GPU time, to every call.**
 #
 # **"With the backward"** (`fwd+bwd`) times one call of `torch.autograd.grad(fwd(), leaves, weights,
@@ -734,6 +742,9 @@ anchors = profile.anchor_rows(res, DTYPE)
 # * At both shapes, 4096×128 and 64×16384, every call is host-bound except four scans' forwards at
 #   64×16384 (discounted return, GAE, TD(λ) and the linear scan), whose chain of chunks makes their
 #   GPU time long.
+# * Those labels rest on the run's single timings. Notebook 08's per-call file
+#   ([section 3](08_profiling.ipynb#One-session,-one-card)), every forward call timed in one session
+#   on an H100, finds the same calls host-bound among the seven it times (all but the linear scan).
 # * The naive-kernel anchor at 64×16384 takes 17× our wall time: its 64 programs each walk 16384
 #   dependent steps, so GPU time is nearly all of its wall time.
 #
@@ -781,6 +792,15 @@ not_host = {k for k, x in ratio.items() if x <= 2}  # wall time at most twice th
 assert {a for a, s, p in not_host} == {"discounted_return", "gae", "td_lambda", "linear_scan"}  # "four scans"
 assert {s for a, s, p in wall_gpu} == set(profile.RL_SHAPES) == {(4096, 128), (64, 16384)}  # "at both shapes"
 assert all(a in SCANS and s == (64, 16384) and p == "fwd" for a, s, p in not_host)  # "... forwards on a few long rows"
+# the pointer to notebook 08's per-call file (one session on an H100): the same forward calls host-bound, of its seven
+_pc_text = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-per-call.txt"), encoding="utf-8").read()
+assert _pc_text.startswith("# overlap_probe: NVIDIA H100") and "overlap_probe.py --all" in _pc_text.splitlines()[0]
+_pc = {(m[0], (int(m[1]), int(m[2]))): float(m[3]) / float(m[4]) for m in re.findall(  # wall ÷ GPU (graph)
+    r"^(\w+)\s+(\d+)x(\d+): host\s+[\d.]+\s+wall\s+([\d.]+)\s+events\s+[\d.]+\s+graph\s+([\d.]+)", _pc_text, re.M)}
+assert {a for a, s in _pc} == set(profile.ops()) == {a for a, s, p in ratio} - {"linear_scan"}  # "all but the linear scan"
+assert all((a, s) in _pc for a in profile.ops() for s in profile.RL_SHAPES)  # "every forward call", at both shapes
+assert {(a, s) for (a, s), x in _pc.items() if s in profile.RL_SHAPES and x > 2} \
+    == {(a, s) for (a, s, p), x in ratio.items() if p == "fwd" and a in profile.ops() and x > 2}  # "the same calls host-bound"
 assert all(wall_gpu[a, s, "fwd+bwd"][0] - w > 10 * (wall_gpu[a, s, "fwd+bwd"][1] - g)
            for (a, s, p), (w, g) in wall_gpu.items() if p == "fwd")  # "each adds over 10× more wall time than GPU time"
 # the naive-kernel anchor at 64×16384: one program per row, walking the row step by step (bench.bare_gae)
@@ -838,6 +858,9 @@ assert round(prof["_FunctionBackward"][0] / host_us, 1) == 0.5  # "about half of
 
 # %% [markdown]
 # ## 4. Fused losses against their eager formulas
+#
+# *Reads `[H100 loss probe]`, the one file with both clocks of each loss and its eager formula, in
+# paired rounds.*
 #
 # **In one line: fusing a loss pays on the GPU at every shape. On the wall clock it wins forward for
 # all three losses, and with the backward for PPO and SAC; CRR's short eager formula wins with its

@@ -563,8 +563,18 @@ assert "routed = gather(zeros if d_boundary is None else" in bwd_src  # exchange
 # **The verdict: gather the rows and make one local call.** On an H100 that was faster than the
 # split (`time_group=`) by both clocks, wall time and GPU time, the wire left out of both.
 #
-# The cell below reads the timings from a committed file: GAE forwards on a row of 1,048,576 steps
-# per rank, two ranks.
+# <details><summary>Sources: the one timing file, and what is derived from it</summary>
+#
+# | source | what it gives | card | read in |
+# |---|---|---|---|
+# | `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by `tools/time_group_cost.py` | wall and GPU time per call of `gae` and `linear_scan`, forwards and with the backward, at 1×1048576 and 4096×128: the plain call, the split (no wire, and through NCCL in a group of one rank), the gather + one call | one H100, 2026-12-07, torch 2.11; no link crossed | the introduction, section 7, the appendix |
+# | arithmetic on that file's times | the break-even link speeds, the 18 GB batch | derived, not measured | section 7, the appendix |
+#
+# Notebooks 08 and 09 quote an H200: compare this file's figures with each other only.
+#
+# </details>
+#
+# The cell below reads the file: GAE forwards on a row of 1,048,576 steps per rank, two ranks.
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
@@ -599,9 +609,8 @@ print(f"gather + one call, no wire:   wall x {joined_wall / one_wall:.1f}, GPU x
 #   rank's error flag. Each read is a synchronisation: the host stops until the GPU has finished
 #   all the work queued before it, so the host's work and the GPU's no longer overlap.
 #
-# **Break-even (derived, not measured):** with the wire counted (each other rank's 9 MB), the
-# gather stays faster than the split on any link above about 7.9 GB/s with 2 ranks, and 78 GB/s
-# with 8.
+# **Break-even:** with the wire counted (each other rank's 9 MB), the gather stays faster than the
+# split on any link above about 7.9 GB/s with 2 ranks, and 78 GB/s with 8.
 #
 # So use `time_group=` for gradients through the advantages (section 6), a batch too large to
 # gather, or many ranks on a slower link.
@@ -612,6 +621,12 @@ print(f"gather + one call, no wire:   wall x {joined_wall / one_wall:.1f}, GPU x
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
 assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
+# the Sources table: one H100, torch 2.11, 2026-12-07; gae and linear_scan, forwards and with the backward, two shapes
+assert "torch 2.11" in cost_lines[0] and "2026-12-07" in os.path.basename(COST_FILE)
+assert set(cost) == {(s_, f"{c_} {p_}") for s_ in ("1 x 1048576", "4096 x 128") for c_ in ("gae", "linear_scan")
+                     for p_ in ("forwards", "forwards + backwards")}
+assert "time_group_cost.txt" in open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools",
+                                                  "time_group_cost.py"), encoding="utf-8").read()  # "written by"
 assert re.split(r"\s{2,}", cost_lines[1].strip()) == ["shape call", "one device", "2 ranks, local gather", "NCCL, 1 rank",
                                                          "gather, one call"]  # the file's four columns, in the parse's order
 assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # the table's wall time: "1.5", "17"
@@ -897,11 +912,10 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 # Backwards, two exchanges of one number per row per rank (section 6). Notebook 13c, section 7,
 # counts each table's numbers.
 #
-# **The timing file.** `tools/time_group_cost.py` timed it on an H100 on 2026-12-07. Notebooks 08
-# and 09 quote an H200, so compare this file's figures with each other only. The cell below prints
-# the file. Each line is one call at one shape, in µs, as *wall time* (calls back to back, host
-# included) and *GPU time* (the kernels alone). Each rank holds the steps of one shape: 1,048,576
-# on the long row, so two ranks hold 2,097,152.
+# **The timing file** (section 7's Sources). The cell below prints it. Each line is one call at one
+# shape, in µs, as *wall time* (calls back to back, host included) and *GPU time* (the kernels
+# alone). Each rank holds the steps of one shape: 1,048,576 on the long row, so two ranks hold
+# 2,097,152.
 
 # %%
 print("\n".join(cost_lines))
@@ -951,7 +965,7 @@ print("\n".join(cost_lines))
 #     gradient row.
 #   * **A batch too large to gather.** The one call reads 9 bytes and writes 8 for every token of
 #     the whole batch, on every rank. 1,024 rows of 1,048,576 tokens come to about 18 GB on every
-#     rank (derived), beside the model.
+#     rank, beside the model.
 #   * **Many ranks on a slow link,** perhaps: the gather's wire grows with W − 1, the split's does
 #     not. The estimate below says where.
 #
@@ -961,7 +975,7 @@ print("\n".join(cost_lines))
 # 8? Compare the gather, wire included, with the split. At which B are they equal? Below it, the
 # split wins. This repository measured no link: take your GPUs' NVLink or PCIe figure.
 #
-# <details><summary>The estimate, worked (derived: arithmetic on the measured times, not a measurement)</summary>
+# <details><summary>The estimate, worked</summary>
 #
 # Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
 # bytes per second, they take about 9.4/B ms. With W ranks, the gather costs its call plus
@@ -969,10 +983,10 @@ print("\n".join(cost_lines))
 # no wire, or 1.64 ms through NCCL in a group of one rank (NCCL's own cost, still no link).
 #
 # * **2 ranks:** each rank receives 9 MB. The gather costs its measured 0.11 ms plus 9.4/B ms.
-#   That equals the split's 1.31 ms at B ≈ 7.9 GB/s, and its 1.64 ms at B ≈ 6.2 GB/s (derived).
+#   That equals the split's 1.31 ms at B ≈ 7.9 GB/s, and its 1.64 ms at B ≈ 6.2 GB/s.
 # * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
-#   with the steps it reads: 4 times 0.11 ms, about 0.46 ms (derived). They are equal at
-#   B ≈ 78 GB/s against 1.31 ms, and B ≈ 56 GB/s against 1.64 ms (derived).
+#   with the steps it reads: 4 times 0.11 ms, about 0.46 ms. They are equal at
+#   B ≈ 78 GB/s against 1.31 ms, and B ≈ 56 GB/s against 1.64 ms.
 #
 # The estimate leaves out the split's own small exchanges: its three `all_gather`s of a few numbers
 # per row.

@@ -33,8 +33,9 @@
 # **The question of this notebook:** can one masked scan replace that loop, with the same numbers,
 # and what does it save? **The answer:** yes. verl's function runs its loop at every $\gamma$ and
 # $\lambda$, its default $\gamma = \lambda = 1$ included. One masked scan gives the same numbers
-# (section 4). On an H200, at every shape timed, it was over 4,000× faster than a line-for-line
-# copy of verl's loop (section 7).
+# (section 4). On an H200, at every shape timed, it was 1.3 to 16 times faster than the fair
+# yardstick, a cumulative sum that computes only $\gamma = \lambda = 1$. Against a line-for-line
+# copy of verl's loop, it was over 4,000 times faster (section 7).
 #
 # Sections 1–2 set up the MDP and its masks, 3–4 put verl's loop beside the scan, 5 compares
 # OpenRLHF's semantics, 6 the $\gamma = \lambda = 1$ shortcut, and 7 reads the H200 timings.
@@ -572,12 +573,14 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# **In one line: on an H200, at every shape timed, the scan (at γ = 0.99, λ = 0.95) beat the
-# per-token loop by over 4,000× (the loop timed is section 3's line-for-line copy of verl's loop;
-# verl's own function was not timed), and even the γ = λ = 1 cumulative sum by 1.3–16×. verl runs
-# that loop at every γ and λ; the cumulative sum, which computes only γ = λ = 1, is a yardstick.
-# These speed-ups are `rl.gae`'s: the verl drop-in, with its whitening, is slower than the sum at 4
-# of the 5 shapes.**
+# **In short,** on an H200, at every shape timed:
+#
+# * **The fair yardstick:** the scan, `rl.gae(mask=)` at γ = 0.99, λ = 0.95, was 1.3 to 16 times
+#   faster than the cumulative sum, which computes only γ = λ = 1.
+# * **The drop-in's cost:** `integrations.verl`, with its whitening, was slower than the cumulative
+#   sum at 4 of the 5 shapes.
+# * **Against a Python loop** over the tokens, section 3's copy of verl's, the scan was over 4,000
+#   times faster. verl runs that loop at every γ and λ.
 #
 # Four implementations were timed, from 256 responses of 1,024 tokens to 4 of a million, with
 # inputs like section 3's:
@@ -589,8 +592,17 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 # | **rl.gae(mask=)** | section 4's one call |
 # | **integrations.verl** | the drop-in, with its second scan and the whitening |
 #
-# The times come from a committed H200 file, not measured here ([notebook 14, section
-# 1](14_appendix_data.ipynb), says how it was timed).
+# <details><summary>Sources: the one timing file</summary>
+#
+# | file | what it measured | card | read in |
+# |---|---|---|---|
+# | `benchmarks/results/tokens/H200-2026-12-03.json` | the four implementations above at five shapes, float32, γ = 0.99, λ = 0.95: wall time per call, and GPU time by CUDA-graph replay (none for the loop, nor for the drop-in, whose host sync cannot be captured) | one H200, 2026-12-03, torch 2.11, Triton 3.6 | the introduction, sections 6 and 7, "What you now know" |
+#
+# Not timed: verl's own function, and a loop captured in a CUDA graph or fused into one kernel.
+# The drop-in's extra time was not profiled. [Notebook 14, section 1](14_appendix_data.ipynb) says
+# how the file was timed.
+#
+# </details>
 
 # %%
 TOKENS_FILE = os.path.join(profile.results_folder(), "tokens", "H200-2026-12-03.json")  # read by its name
@@ -663,14 +675,13 @@ assert 256 * 4096 == 8 * 131072 == 1 << 20  # "... a million tokens each" (1M on
 assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point per T, so its lines never go vertical
 
 # %% [markdown]
-# * **Against the cumulative sum,** the honest yardstick: 1.3 times faster at 256×4096, about 16
+# * **Against the cumulative sum,** the fair yardstick: 1.3 times faster at 256×4096, about 16
 #   times at 4×1048576. The sum computes only $\gamma = \lambda = 1$.
-# * **Against the loop:** over 4,000× faster at every shape. The loop pays about 130 to 180 µs per
-#   step of T, whatever the batch; the scan pays mostly per call (16× the tokens, about 3× the time).
 # * **The drop-in** (`integrations.verl`), what a verl user installs, takes 380 to 764 µs per
 #   call. That is slower than the cumulative sum at 4 of the 5 shapes, where the sum takes 40 to
-#   186 µs, though still hundreds of times faster than the loop. Its extra time was not profiled
-#   (the second fold below).
+#   186 µs, though still hundreds of times faster than the loop. The second fold below prices it.
+# * **Against the loop:** over 4,000× faster at every shape. The loop pays about 130 to 180 µs per
+#   step of T, whatever the batch; the scan pays mostly per call (16× the tokens, about 3× the time).
 #
 # <details><summary>Details: why the loop is so slow, the scan's time, and the shortcut</summary>
 #
@@ -678,8 +689,7 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 # launch), not by arithmetic. One iteration handles one position of every response and launches
 # about a dozen small kernels (question 3 counts them). At these sizes an operation's host
 # overhead is the same whatever the batch, so the loop's time follows $T$, its number of
-# iterations. A response of a million tokens takes minutes. A loop that launched less, captured in
-# a CUDA graph or fused into one kernel, was not timed.
+# iterations. A response of a million tokens takes minutes.
 #
 # The scan's wall time goes from 28 µs at 256×1024 (a quarter of a million tokens) to 89 µs at
 # 4×1048576 (four million). At the smaller shapes it is mostly host time: its GPU time is a
@@ -711,14 +721,14 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 #   the larger of the two. With a sync in every call, the two no longer overlap, so a call pays
 #   both.
 #
-# How the drop-in's extra wall time splits between the second scan, the reductions and the lost
-# overlap is unknown: it was not profiled, and the committed rows give only the total.
+# The committed rows give only the total, not how it splits between the second scan, the
+# reductions and the lost overlap.
 #
 # The cell below computes the price from the table, per shape: the drop-in takes 8.6 to 13.6
 # times the wall time of `rl.gae` alone, 0.34 to 0.68 ms more per call, and the loop still takes
 # at least 350 times as long. verl calls the function once per training step, on the whole batch, so a
 # step pays a fraction of a millisecond more: small beside the model's forward and backward passes
-# over the same batch. verl's own function was not timed here.
+# over the same batch.
 #
 # </details>
 
@@ -733,7 +743,12 @@ for s in shapes:
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed figures (CI runs them; skip when reading)
 assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)  # the four implementations of the table
-assert (res["gamma"], res["lam"]) == (0.99, 0.95)  # the one line's "the scan (at γ = 0.99, λ = 0.95)"
+# the Sources table: one H200, 2026-12-03, torch 2.11, Triton 3.6, five shapes, float32; no GPU time for the drop-in
+assert (res["gpu"], res["date"]) == ("NVIDIA H200", "2026-12-03") and res["date"] in os.path.basename(TOKENS_FILE)
+assert res["versions"]["torch"].startswith("2.11") and res["versions"]["triton"].startswith("3.6") and len(shapes) == 5
+assert all(r["gpu_us"] is None for r in rows if r["impl"] in (LOOP, DROP_IN))
+assert bench.token_inputs(2, 8, "cpu")[0].dtype == torch.float32  # the harness's inputs
+assert (res["gamma"], res["lam"]) == (0.99, 0.95)  # "In short": "`rl.gae(mask=)` at γ = 0.99, λ = 0.95"
 assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
 assert max(per_token) < 2 * min(per_token)  # the loop's time per token of length, whatever the batch
@@ -762,7 +777,7 @@ assert min(vs_sum.values()) > 1  # "faster than the cumulative sum at every shap
 assert round(min(vs_sum.values()), 1) == 1.3 and about(vs_sum[256, 4096]) == "1.3×"  # "1.3 times at 256×4096"
 assert min(vs_sum, key=vs_sum.get) == (256, 4096) and max(vs_sum, key=vs_sum.get) == (4, 1048576)  # where each is
 assert round(vs_sum[4, 1048576]) == 16 and about(vs_sum[4, 1048576]) == "16×"  # "about 16 times"
-assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # the one line's (and section 6's) "1.3–16×"
+assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # "In short", the opening, section 6: "1.3 to 16"
 
 # %% jupyter={"source_hidden": true}
 # Checks: the drop-in's price, from the committed figures above (CI runs them; skip when reading)
@@ -774,7 +789,7 @@ _drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second sca
 assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
 assert _whiten.count(".item()") == 1 and "count = n.item()  # the host reads the count once (verl's reads it twice)" in _whiten
 assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... at least 350 times as long"
-# the drop-in against the yardstick (section 7's bullet, its one line and "What you now know")
+# the drop-in against the yardstick (section 7's bullet, its "In short" and "What you now know")
 assert [round(f(wall[(*s, DROP_IN)] for s in shapes)) for f in (min, max)] == [380, 764]  # "380 to 764 µs"
 _slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
 assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # "slower than the sum at 4 of the 5"
@@ -924,5 +939,4 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #   batch. The scan pays mostly per call. It is 1.3 to 16 times faster than the γ = λ = 1
 #   cumulative sum, and over 4,000× faster than the loop, bound by per-op host overhead, at every
 #   shape. Those are `rl.gae`'s figures: the verl drop-in, 380 to 764 µs per call with its
-#   whitening, is slower than the cumulative sum at 4 of the 5 shapes (its extra time was not
-#   profiled).
+#   whitening, is slower than the cumulative sum at 4 of the 5 shapes.

@@ -19,7 +19,7 @@
 # * **You will learn:** three rules that make a memory-bound kernel fast, and how the package's
 #   kernel follows them.
 #
-# * **Time:** 2–3 h for the reading and the two checked exercises, `warp_sectors` and
+# * **Time:** 2.5–3.5 h for the reading and the two checked exercises, `warp_sectors` and
 #   `tiled_scan` (a first 2-D Triton tile kernel).
 #
 # * **Needs:** notebooks 00c, 00d (its `strided_scan`, in section 0.1) and 08. No GPU.
@@ -40,13 +40,17 @@
 # tests a model built from these rules against three measured cases. New words are in
 # [`GLOSSARY.md`](GLOSSARY.md).
 #
-# <details><summary>Sources</summary>
+# <details><summary>Sources: where the GPU figures come from</summary>
 #
-# The GPU figures were measured on an H200 (torch 2.11, Triton 3.6): most in the committed run,
-# `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`), the rest in
-# `docs/DESIGN.md`. Section 0.4 ends with a table of the numbers of sections 0.2 to 0.4: each one's
-# kind (*measured* on an H200, *assumed*, or *derived* from those) and where it comes from. The
-# text tags a number only where it could be taken for a measurement.
+# | source | what it measured | card | read in |
+# |---|---|---|---|
+# | `benchmarks/results/H200-2026-12-06.json`, the committed run (`profile.COMMITTED_RUN`) | the copy bandwidth; GPU time, time per call and % of the floor of the scans at 16384×1024, of the naive-kernel anchor, and of GAE at 64×16384 (the package and the peer `rl_triton`) | an H200, 2026-12-06, torch 2.11, Triton 3.6 | the introduction, 0.2, 0.4 |
+# | `docs/DESIGN.md` | the time split's gain (GAE at 8×131072); split against walked (GAE at 64×32768 and 64×16384); the sweep of the segment size; two tiles at 16384×1024 | an H200, on older code (2026-11-29 to 12-01): compare the two figures of a pair only | 0.3, 0.4 |
+#
+# Two numbers are assumed, not measured: the load latency, 600 ns, and 2 chunks in flight per
+# program. The H200's 132 SMs and the 32 resident programs an SM can hold are the hardware's
+# specification. The rest is derived from these. The table at the end of section 0.4 gives each
+# number's kind.
 #
 # </details>
 
@@ -72,6 +76,7 @@ RUN, RES = profile.committed_results()  # the committed run (profile.COMMITTED_R
 # %% jupyter={"source_hidden": true}
 # Checks: the introduction's figures and versions, on the committed run (CI runs them; skip when reading)
 assert RES["versions"]["torch"].startswith("2.11") and RES["versions"]["triton"].startswith("3.6")  # as the text says
+assert "H200" in RES["gpu"] and RES["date"] == "2026-12-06" and RUN == profile.COMMITTED_RUN  # the Sources table
 # the introduction's figures: % of the floor by GPU time, ours, 16384×1024, float32, forward
 BIG_PCT = {r["algorithm"]: 100 * r["floor_ms"] / r["kernel_ms"] for r in RES["rows"]
            if (r["impl"], r["B"], r["T"], r["dtype"], r["pass"]) == ("rltriton_lite", 16384, 1024, "float32", "fwd")}
@@ -86,6 +91,10 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 ROOT = os.path.dirname(os.path.dirname(RESULTS))  # the checkout: benchmarks/results/ is two levels down
 with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
     design = " ".join(f.read().split())  # one line: the figures as the design document states them, checked below
+# the Sources table's docs/DESIGN.md: an H200's probes, dated before the committed run ("older code")
+assert all(f"H200-{d}" in design for d in ("2026-11-29-v4-tiles.log", "2026-11-29-first.json",
+                                             "2026-11-30-segments.json", "2026-12-01g-token-probe.txt"))
+assert max("2026-11-29", "2026-11-30", "2026-12-01") < RES["date"]
 
 # %% [markdown]
 # ## 0. A primer: what makes a memory-bound kernel fast
@@ -93,8 +102,7 @@ with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
 # Three rules make a memory-bound kernel fast: every load uses the bytes it fetches (0.1), enough
 # bytes are on their way at every moment (0.2), and enough programs keep every processor busy (0.3).
 #
-# * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132 (its
-#   specification).
+# * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132.
 # * Each program of a launch runs on one SM, as one or more **warps**. A warp is 32 threads, its
 #   **lanes**, that run each instruction together.
 # * When a warp runs a load instruction, each lane asks for a few bytes at its own address.
@@ -173,7 +181,7 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 #
 # **The question:** how many bytes must be on their way to keep the memory busy? **The answer:**
 # the bandwidth × the latency: for GAE on an H200, about 10 KB of loads per SM, if a load takes
-# 600 ns (an assumed latency, not a measured one).
+# 600 ns.
 #
 # A load takes a long time to come back: its **latency**. Bytes asked for and not yet delivered are
 # **in flight**, and the memory delivers its full bandwidth only if enough are in flight at every
@@ -347,8 +355,7 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # * **The segment size** was swept from 132 to 1056 programs: the default, 4 × 264, came within 6 %
 #   of the best time at every long-row shape (`docs/DESIGN.md`, "The time split").
 # * **Just above the trigger,** a launch is not split. 264 rows of 32,768 steps run 264 one-warp
-#   programs, 2 per SM: 9.2 KB in flight per SM by 0.2's count, a little under its 10.3 KB (with the
-#   assumed 600 ns).
+#   programs, 2 per SM: 9.2 KB in flight per SM by 0.2's count, a little under its 10.3 KB.
 #
 # </details>
 #
@@ -527,9 +534,9 @@ assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # "per call
 # | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and the programs needed double (0.2's 2.2 to 4.5) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
 # | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |
-# | GAE split / walked (0.3): at 64×32768, at 64×16384 | 43.3 / 54.5 and 70.0 / 49.2 µs | measured, but in [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) on older code than the committed run: compare the two figures of a pair only |
-# | GAE at 16384×1024 on an earlier tile (4 rows, 4 warps, 1 stage) and on 0.4's | 123 / 81 µs | the same (`docs/DESIGN.md`, "The scan's tile"); the change moved rows, warps and stages at once, so it does not single out the warp |
-# | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | the same (`docs/DESIGN.md`, "The time split") |
+# | GAE split / walked (0.3): at 64×32768, at 64×16384 | 43.3 / 54.5 and 70.0 / 49.2 µs | measured: [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) (older code: see Sources) |
+# | GAE at 16384×1024 on an earlier tile (4 rows, 4 warps, 1 stage) and on 0.4's | 123 / 81 µs | measured: `docs/DESIGN.md`, "The scan's tile"; the change moved rows, warps and stages at once, so it does not single out the warp |
+# | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | measured: `docs/DESIGN.md`, "The time split" |
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table's values, each from where it says (CI runs them; skip when reading)

@@ -79,12 +79,12 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # The notebooks read the files by name (`profile.COMMITTED_RUN` and its siblings), so another GPU's
 # file in the folder changes nothing; to plot yours, pass its name to `profile.committed_results`.
 #
-# **Two cards.** Every figure of notebooks 08 and 09 is from the H200, except the paired loss
-# probe's (08, section 3; 09, sections 3 and 4; also 07, section 6) and the backward profile's (09,
-# sections 3 and 4). That probe ran on an H100 and
-# gives those sections both clocks of the losses, wall time and GPU time, so each verdict there
-# rests on one card. Notebook 13b's lab and notebook 11's cost of `time_group=` ran on an H100
-# too. In notebooks 08 and 09, no figure of one card enters a calculation with a figure of the
+# **Two cards.** Every figure of notebooks 08 and 09 is from the H200, except three H100 files': the
+# paired loss probe's (08, section 3; 09, sections 3 and 4; also 07, section 6), the backward
+# profile's (09, sections 3 and 4) and the per-call probe's (08, section 3; 09, section 3, a fold).
+# The loss probe gives those sections both clocks of the losses, wall time and GPU time, and the
+# per-call probe all three clocks of each call, so each verdict there rests on one card. Notebook
+# 13b's lab and notebook 11's cost of `time_group=` ran on an H100 too. In notebooks 08 and 09, no figure of one card enters a calculation with a figure of the
 # other, and where two files timed the same call, a notebook quotes one, except to show that
 # files differ. Notebook 13b, section 3,
 # is the one exception: it applies the H100's target, a share of the package's % floor (50/90.3),
@@ -102,7 +102,9 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # | `checks/H100-2026-12-07-env.txt` | the loss probe's machine: its card, torch and Triton, the tree it ran, and `torch.cuda.get_device_properties(0)`'s L2 size, 52428800 bytes (50 MiB) | the L2's size (the introduction) |
 # | `checks/H100-2026-12-07-backward-profile.txt` | PPO's loss at 16×128, forward and with its backward, beside the minimal `autograd.Function`, the eager formula and `torch.mul`; then where the backward's host time goes, by Python function (cProfile) and by op (torch.profiler), **on an H100** | 09, sections 3 and 4; section 9 here |
 # | `checks/H100-2026-12-07-time-group-cost.txt` | what `time_group=` costs a rank, beside the plain call and the row gathered for one plain call, the wire left out, **on an H100** | 11, section 7 |
-# | `checks/H100-2026-12-07-overlap-probe.txt` | GAE, PPO, CRR and SAC at 16384×1024 and 4096×128: host, wall and GPU time of one call (CUDA events, a graph), the kernels each launches and the GPU's idle time between them, **on an H100** | 08, section 3's open question |
+# | `checks/H100-2026-12-07-overlap-probe.txt` | GAE, PPO, CRR and SAC at 16384×1024 and 4096×128: host, wall and GPU time of one call (CUDA events, a graph), the kernels each launches and the GPU's idle time between them, **on an H100** | not read now: the per-call probe replaced it |
+# | `checks/H100-2026-12-07-per-call.txt` | the same for our seven forward calls at 4096×128, 64×16384 and 16384×1024, in one session (`tools/overlap_probe.py --all`), **on an H100** | 08, section 3 ("One session, one card"); 09, section 3 (a fold) |
+# | `checks/H100-2026-12-07-atomics-probe.txt` | 100 calls each on one float32 input of 4096×128: how many different bit patterns a `tl.atomic_add` sum, `torch.sum` and `rl.ppo_clip_loss` give, **on an H100** | 05, section 3 |
 # | `checks/H200-2026-12-01f-time-group-cost.txt` | the same on the H200, older code, without the gathered row | not read now: the H100 file replaced it |
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens | 12, section 7 |
 # | `docs/DESIGN.md`, "Decisions" | the probe behind each design choice, each on its own day's code | 13's and 13c's figures marked `DESIGN.md` |
@@ -140,13 +142,27 @@ with open(os.path.join(RESULTS, profile.COMMITTED_WALL), encoding="utf-8") as f:
 h100_files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(RESULTS, "checks", f"H100-{RES['date']}-*")))
 assert h100_files == [f"H100-{RES['date']}-lab.txt"]  # "the lab's file is from an H100 of the same day"
 _next_day = sorted(os.path.basename(f) for f in glob.glob(os.path.join(RESULTS, "checks", "H100-2026-12-07-*")))
-assert _next_day == ["H100-2026-12-07-backward-profile.txt",  # the table's backward profile (09 reads it)
+assert _next_day == ["H100-2026-12-07-atomics-probe.txt",  # the table's atomics probe (05 reads it)
+                     "H100-2026-12-07-backward-profile.txt",  # the table's backward profile (09 reads it)
                      "H100-2026-12-07-env.txt", "H100-2026-12-07-loss-wall.txt",  # "the loss probe's ... the day after"
-                     "H100-2026-12-07-overlap-probe.txt",  # the table's overlap probe (08 reads it)
+                     "H100-2026-12-07-overlap-probe.txt",  # the table's overlap probe (not read now)
+                     "H100-2026-12-07-per-call.txt",  # the table's per-call probe (08 and 09 read it)
                      "H100-2026-12-07-time-group-cost.txt"]  # and the table's time_group= file (11 reads it)
 _ov_head = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-overlap-probe.txt"), encoding="utf-8").readline()
 assert _ov_head.startswith("# overlap_probe: NVIDIA H100")  # "on an H100"
-_bwd_head = open(os.path.join(RESULTS, "checks", _next_day[0]), encoding="utf-8").readline()
+_pc_text = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-per-call.txt"), encoding="utf-8").read()
+assert _pc_text.startswith("# overlap_probe: NVIDIA H100") and _pc_text.splitlines()[0].endswith("overlap_probe.py --all")
+_pc_calls = re.findall(r"^(\w+)\s+(\d+x\d+): host\s+[\d.]+\s+wall\s+[\d.]+\s+events\s+[\d.]+\s+graph", _pc_text, re.M)
+assert {a for a, _ in _pc_calls} == set(profile.ops()) and len(_pc_calls) == 7 * 3  # "our seven forward calls"
+assert {s for _, s in _pc_calls} == {"4096x128", "64x16384", "16384x1024"}  # "at 4096×128, 64×16384 and 16384×1024"
+_nbs = {n: open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", f"{n}.ipynb"), encoding="utf-8").read()
+        for n in ("08_profiling", "09_benchmarks")}
+assert all("H100-2026-12-07-per-call.txt" in t for t in _nbs.values())  # "08 ...; 09 ..." read the per-call probe
+assert not any("H100-2026-12-07-overlap-probe.txt" in t for t in _nbs.values())  # the overlap probe: "not read now"
+_at = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-atomics-probe.txt"), encoding="utf-8").read()
+assert _at.startswith("# atomics_probe: NVIDIA H100") and "100 calls each on the same float32 input of 4096x128" in _at
+assert all(f"{k}" in _at for k in ("tl.atomic_add", "torch.sum", "rl.ppo_clip_loss"))  # "a tl.atomic_add sum, torch.sum and ..."
+_bwd_head = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-backward-profile.txt"), encoding="utf-8").readline()
 assert _bwd_head.startswith("# backward_profile: NVIDIA H100") and "16x128" in _bwd_head  # "PPO's loss at 16×128 ... on an H100"
 _tg = {c: open(os.path.join(RESULTS, "checks", f"{c}-time-group-cost.txt"), encoding="utf-8").read()
        for c in ("H100-2026-12-07", "H200-2026-12-01f")}
@@ -750,7 +766,7 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 #
 # <details><summary>The data map: each file's tag, card, what it times, and where 08 and 09 read it</summary>
 #
-# Figures of 08 and 09 come from seven files on two cards. Section 1's table gives each file's name
+# Figures of 08 and 09 come from eight files on two cards. Section 1's table gives each file's name
 # and date.
 #
 # | file (tag) | card | what it times | 08's sections | 09's sections |
@@ -762,6 +778,7 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 # | H200 sweep (`profile.COMMITTED_SWEEP`) | H200 | an earlier run, bfloat16 too; wall and GPU time; each call timed once | question 2 only | — |
 # | H100 env file | H100 | no timing: the card and its L2 cache size | 1 (a fold) | 1 (a fold) |
 # | H100 backward profile (from `tools/backward_profile.py`) | H100 | PPO's loss at 16×128, forward and with the backward; wall time, the median of 9 rounds; then the backward's host time by Python function and by op | — | 3, 4 |
+# | H100 per-call probe (from `tools/overlap_probe.py --all`) | H100 | our seven forward calls at three shapes, one session; host, wall and GPU time of each call | 3 (one session, one card) | 3 (a fold: the labels) |
 #
 # A figure with no file's tag is from the H200 run; `[this machine]` marks what is counted or timed
 # where the notebook runs (08, section 5).
@@ -856,7 +873,8 @@ assert round(loop_x) == 432  # section 7: "432× alone"
 # the data map (moved here from notebook 08): the files 08 and 09 read, by their tags, each with its card and method
 FILES = {"run": f"{profile.COMMITTED_RUN}.json", "wall": profile.COMMITTED_WALL, "loss": profile.COMMITTED_LOSS_WALL,
          "replay": profile.COMMITTED_REPLAY, "sweep": f"{profile.COMMITTED_SWEEP}.json",
-         "env": "checks/H100-2026-12-07-env.txt", "backward": "checks/H100-2026-12-07-backward-profile.txt"}
+         "env": "checks/H100-2026-12-07-env.txt", "backward": "checks/H100-2026-12-07-backward-profile.txt",
+         "percall": "checks/H100-2026-12-07-per-call.txt"}
 _nb08 = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", "08_profiling.py"), encoding="utf-8").read()
 assert eval(re.search(r"^FILES = (\{.*?\})\n", _nb08, re.M | re.S)[1], {"profile": profile}) == FILES  # 08's own files
 _path = {n: os.path.join(RESULTS, f) for n, f in FILES.items()}
@@ -869,12 +887,13 @@ DATA_MAP = {"run": ("H200", {"fwd", "fwd+bwd"}, "wall and GPU time, each call ti
             "replay": ("H200", {"fwd"}, "wall time, the median of 9 interleaved rounds"),
             "sweep": ("H200", {"fwd", "fwd+bwd"}, "wall and GPU time, each call timed once"),
             "env": ("H100", set(), "no timing: the card and its L2 cache size"),
-            "backward": ("H100", {"fwd", "fwd+bwd"}, "wall time, the median of 9 rounds; host time by function and by op")}
+            "backward": ("H100", {"fwd", "fwd+bwd"}, "wall time, the median of 9 rounds; host time by function and by op"),
+            "percall": ("H100", {"fwd"}, "host, wall and GPU time of each call, one session")}
 assert list(DATA_MAP) == list(FILES) and all(os.path.isfile(p) for p in _path.values())  # a row per file read, in order
-assert len(FILES) == 7 and {DATA_MAP[n][0] for n in FILES} == {"H200", "H100"}  # "seven files on two cards"
+assert len(FILES) == 8 and {DATA_MAP[n][0] for n in FILES} == {"H200", "H100"}  # "eight files on two cards"
 assert [re.search(r"H\d00", RES["gpu"])[0], re.search(r"H\d00", FULL["gpu"])[0]] + [_card[n] for n in (
-    "wall", "loss", "replay", "env", "backward")] == [DATA_MAP[n][0] for n in ("run", "sweep", "wall", "loss", "replay",
-                                                                             "env", "backward")]  # the card column
+    "wall", "loss", "replay", "env", "backward", "percall")] == [DATA_MAP[n][0] for n in (
+        "run", "sweep", "wall", "loss", "replay", "env", "backward", "percall")]  # the card column
 for _res, _name in ((RES, "run"), (FULL, "sweep")):  # the two runs: both passes, each call once, wall and GPU time
     _keys = [(r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"]) for r in _res["rows"]]
     assert len(set(_keys)) == len(_keys) and {r["pass"] for r in _res["rows"]} == DATA_MAP[_name][1]
@@ -897,6 +916,11 @@ _bwd_passes = {ln.split()[2].rstrip(",") for ln in _text["backward"].splitlines(
 assert "16x128" in _text["backward"].splitlines()[0] and "median of 9 rounds" in _text["backward"].splitlines()[0]
 assert _bwd_passes == DATA_MAP["backward"][1]  # "forward and with the backward"
 assert "## cProfile" in _text["backward"] and "## torch.profiler" in _text["backward"]  # "by function and by op"
+# the per-call probe (08 and 09 read it): our seven calls, forward only (op.run, no gradient), one run of the tool
+_pc_src = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "tools", "overlap_probe.py"), encoding="utf-8").read()
+assert "fn = lambda: op.run(x, " in _pc_src and "grad" not in _pc_src and DATA_MAP["percall"][1] == {"fwd"}  # forward only
+assert _text["percall"].splitlines()[0].endswith("overlap_probe.py --all")  # "one session": one run
+assert all(k in _text["percall"].splitlines()[1] for k in ("host", "wall", "graph (CUDA-graph replay)"))  # its three clocks
 # "One call, three figures": GAE's forward at 4096×128 in the wall probe, the run and the replay probe
 assert [probe_us[4096, 128]["fwd", "gae"], round(row(RES, "gae", 4096, 128)["full_call_us"], 1), _replay_eager] \
     == [28.4, 28.1, 25.9]

@@ -589,6 +589,7 @@ def _lang_state():
 
 _LANG_AT_IMPORT = _lang_state()
 _FRONTEND_SEEN: dict = {}  # (what Triton compiles: _frontend_jit's key) -> None, or (the error, its hint)
+_LANGUAGE_JIT: dict = {}  # triton.language's own functions as JITFunctions: made once (each reads its source)
 
 
 def _sm90_driver():
@@ -666,9 +667,10 @@ def _frontend_jit():
             return tuple(as_jit(x) for x in v)
         if not _is_jit(v) or isinstance(v, JITFunction):
             return v
-        if id(v) not in made:
-            made[id(v)] = (v, Frontend(v.fn))  # (v kept: its id stays its own)
-        return made[id(v)][1]
+        store = _LANGUAGE_JIT if v.fn.__module__.startswith("triton.") else made
+        if id(v) not in store:
+            store[id(v)] = (v, Frontend(v.fn))  # (v kept: its id stays its own)
+        return store[id(v)][1]
 
     def to_ir(src, target, options, **_):
         backend = make_backend(target)
@@ -679,11 +681,18 @@ def _frontend_jit():
         src.make_ir(target, opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context)
         return object()  # (nothing to launch)
 
+    class Scope(dict):  # a function's globals, each made a JITFunction when read (a module holds many)
+        def __getitem__(self, k):
+            return as_jit(dict.__getitem__(self, k))
+
+        def get(self, k, default=None):
+            return as_jit(dict.get(self, k, default))
+
     class Frontend(JITFunction):
         @property
         def __globals__(self):
             if self._scope is None:
-                self._scope = {k: as_jit(v) for k, v in self._raw.items()}
+                self._scope = Scope(self._raw)
             return self._scope
 
         @__globals__.setter
@@ -858,10 +867,21 @@ def _raised_by_theirs(ex, case, fn, e: Exception) -> Exception:
     shadowed = _kernel_shadowed(e, fn)
     if shadowed:
         e.add_note(shadowed)
-    if ex.name == "segment_carries" and isinstance(e, IndexError) and re.search(r"reset\[[^\]]*\+\s*1\s*\]", line):
-        e.add_note("(Your line reads reset[:, s + 1], the next segment's flag: at the last segment there is none. "
-                   "Segment s's map selects on its own flag, reset[:, s]: whether an episode ends inside segment s.)")
+    for name, kind, pattern, note in _RAISED_NOTES:
+        if ex.name == name and isinstance(e, kind) and re.search(pattern, f"{e} {line}"):
+            e.add_note(note)
     return e.with_traceback(None)
+
+
+# (exercise, the error's type, a pattern of its message or the student's line, what it means there)
+_RAISED_NOTES = [
+    ("segment_carries", IndexError, r"reset\[[^\]]*\+\s*1\s*\]",
+     "(Your line reads reset[:, s + 1], the next segment's flag: at the last segment there is none. "
+     "Segment s's map selects on its own flag, reset[:, s]: whether an episode ends inside segment s.)"),
+    ("host_bound", ValueError, r"max\(\).*empty|zero-size array to reduction operation maximum",
+     "(In this case no shape of the pass is host-bound: its wall time is at most twice its GPU time at every "
+     "shape. The task asks for 0 then: max(..., default=0) gives it.)"),
+]
 
 
 _LAUNCH = re.compile(r"([A-Za-z_]\w*)\s*\[[^\]]*\]\s*\(")  # name[grid](: a kernel's launch

@@ -1,8 +1,8 @@
 """The charts of the committed results (``rltriton_lite.profile``'s floor_chart, peers_chart and
-wall_gpu_chart, drawn in notebook 09), built from every results file in benchmarks/results/ at
-every dtype it holds, with matplotlib's Agg backend: each figure is at most 1,200 px wide, every
-panel names the dtype and the pass, labels its value axis with units and has a legend, and every
-data point is drawn. No GPU needed."""
+wall_gpu_chart, drawn in notebook 09), with matplotlib's Agg backend: the newest results file's
+figures, laid out, are at most 1,200 px wide, every panel names the dtype and the pass, labels its
+value axis with units and has a legend; every results file in benchmarks/results/ at every dtype it
+holds has every data point drawn. No GPU needed."""
 from __future__ import annotations
 
 import json
@@ -41,7 +41,8 @@ def test_there_are_committed_results():
 
 
 @pytest.mark.parametrize("chart", list(CHARTS))
-@pytest.mark.parametrize("path,dtype", CASES, ids=lambda c: c.stem if isinstance(c, Path) else c)
+@pytest.mark.parametrize("path,dtype", [c for c in CASES if c[0] == FILES[-1]],  # (the older files' bars: below)
+                         ids=lambda c: c.stem if isinstance(c, Path) else c)
 def test_chart_is_narrow_labelled_and_has_legends(path, dtype, chart, close_figures):
     res = _load(path)
     make, question, unit = CHARTS[chart]

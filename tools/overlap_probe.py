@@ -5,6 +5,9 @@ the GPU time of one call (CUDA events, and a CUDA graph's replay), the kernels o
 GPU's idle time between them; then torch.profiler's CUDA runtime calls by self CPU time:
 
     PYTHONPATH=$PWD python tools/overlap_probe.py > $OUT/overlap_probe.txt
+
+With ``--all``: every profiled algorithm at the RL shapes and 16384×1024, one session on one card, the
+summary lines only (notebooks 08 and 09 read host, wall and GPU time per call from that file).
 """
 import datetime
 import statistics
@@ -19,8 +22,12 @@ from rltriton_lite import bench
 from rltriton_lite import profile as rlprofile
 
 dev = "cuda"
-SHAPES = [(16384, 1024), (4096, 128)] if len(sys.argv) < 2 else [tuple(map(int, s.split("x"))) for s in sys.argv[1:]]
-NAMES = ("gae", "ppo", "crr", "sac")
+ALL = sys.argv[1:] == ["--all"]
+if ALL:
+    SHAPES, NAMES = [*rlprofile.RL_SHAPES, (16384, 1024)], tuple(rlprofile.ops())
+else:
+    SHAPES = [(16384, 1024), (4096, 128)] if len(sys.argv) < 2 else [tuple(map(int, s.split("x"))) for s in sys.argv[1:]]
+    NAMES = ("gae", "ppo", "crr", "sac")
 
 
 def host_us(fn, n=20):
@@ -66,7 +73,7 @@ def kernels_and_gaps(fn, calls=10):
 
 
 print(f"# overlap_probe: {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; "
-      f"{datetime.date.today().isoformat()}, PYTHONPATH=$PWD python tools/overlap_probe.py")
+      f"{datetime.date.today().isoformat()}, PYTHONPATH=$PWD python tools/overlap_probe.py {' '.join(sys.argv[1:])}")
 print("# µs per call: host (20 calls, no sync), wall (back to back, one sync; median of 5 loops of 200), "
       "events (one call between CUDA events, median of 50), graph (CUDA-graph replay), then from torch.profiler "
       "over 10 back-to-back calls: kernels per call, GPU busy and GPU idle µs per call")
@@ -88,6 +95,6 @@ for B, T in SHAPES:
               f"kernels {k:4.1f}  busy {busy:7.1f}  idle {idle:7.1f}  max(host, graph) {max(host, graph):7.1f}  "
               f"host + graph {host + graph:7.1f}")
         print(f"      kernels: {names}")
-        if (B, T) == SHAPES[0] and name in ("ppo", "gae"):
+        if (B, T) == SHAPES[0] and name in ("ppo", "gae") and not ALL:
             print(f"## torch.profiler, 10 calls of {name} {B}x{T}, by self CPU time")
             print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15))
