@@ -440,13 +440,13 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **`q_lambda`** (a Triton prologue). Watkins's Q(λ) learns the greedy policy's $Q$ from exploring
 # data. Its λ-return follows the rollout only while the rollout acts greedily:
 #
-# $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\ell_t)\max_u Q(s_{t+1}, u) + \ell_t G_{t+1}\Big],
-# \qquad \ell_t = \begin{cases} \lambda & u_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
+# $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\lambda^{\text{eff}}_t)\max_u Q(s_{t+1}, u) + \lambda^{\text{eff}}_t G_{t+1}\Big],
+# \qquad \lambda^{\text{eff}}_t = \begin{cases} \lambda & u_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
 #
 # Here $u$ is an action ($a_t$ stays the scan's multiplier), and $u_{t+1}$ the action taken at
 # $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's, so the
 # trace is cut and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
-# prologue on $\max_u Q$, with the per-step $\ell_t$ where it has `lam_t` (λ itself, `P[1]`, is one
+# prologue on $\max_u Q$, with the per-step $\lambda^{\text{eff}}_t$ where it has `lam_t` (λ itself, `P[1]`, is one
 # number); what is new is the max, and whether $u_{t+1}$ is greedy.
 #
 # <details><summary>Details: sources (optional)</summary>
@@ -463,7 +463,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # **Contract** (with the conventions above).
 #
-# * **Reset flag:** set wherever the trace is cut (where $\ell_t = 0$ cuts it, a reset or $a_t = \gamma\ell_t = 0$:
+# * **Reset flag:** set wherever the trace is cut (where $\lambda^{\text{eff}}_t = 0$ cuts it, a reset or $a_t = \gamma\lambda^{\text{eff}}_t = 0$:
 #   either passes).
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
@@ -475,7 +475,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # Start from the worked `td_lambda_prologue` above, TD(λ) with terminations, and expand the
 # bracket: the factor that multiplies $G_{t+1}$ is $a_t$, and the rest is $b_t$. Put
-# $M_t = \max_u Q(s_{t+1}, u)$ where it has $V(s_{t+1})$, and the per-step $\ell_t$ where it has
+# $M_t = \max_u Q(s_{t+1}, u)$ where it has $V(s_{t+1})$, and the per-step $\lambda^{\text{eff}}_t$ where it has
 # `lam_t`. The new work is two values per step, the max over the actions and whether $u_{t+1}$ is
 # greedy, and one loop over the actions gives both.
 #
@@ -491,16 +491,16 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #   | ordinary, $u_{t+1}$ greedy | ? | ? |
 #   | ordinary, $u_{t+1}$ not greedy (the trace is cut) | ? | ? |
 #   | termination | ? | ? |
-#   | the window's last step, not terminated ($\ell_t = 0$) | ? | ? |
+#   | the window's last step, not terminated ($\lambda^{\text{eff}}_t = 0$) | ? | ? |
 #
 # * The Q of action `k` at step `offs` is at `X[1] + offs * n_actions + k`. That is one strided
 #   load per action.
 # * In the loop, keep a running `max_q` with `tl.maximum`.
 # * Keep `q_taken` too: the Q of the action where `next_action == k`.
 # * After the loop, $u_{t+1}$ is greedy where `q_taken == max_q`. A tie then counts as greedy.
-# * The table's first, second and fourth rows are one formula, $b_t = r_t + \gamma(1-\ell_t)M_t$,
-#   with $\ell_t = \lambda$ where greedy and `t < T - 1`, else 0.
-# * The step resets wherever $\ell_t = 0$, and at a termination.
+# * The table's first, second and fourth rows are one formula, $b_t = r_t + \gamma(1-\lambda^{\text{eff}}_t)M_t$,
+#   with $\lambda^{\text{eff}}_t = \lambda$ where greedy and `t < T - 1`, else 0.
+# * The step resets wherever $\lambda^{\text{eff}}_t = 0$, and at a termination.
 #
 # </details>
 #
@@ -509,9 +509,9 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # Four steps, two actions, $\gamma = \lambda = 0.5$, rewards 1. `next_q` is $(2, 2)$ with next
 # action 1 (a tie: greedy); $(4, 0)$ with action 1 (not greedy); NaN (step 2 terminates); $(6, 2)$.
 #
-# * $G_3 = 1 + 0.5 \cdot 6 = 4$: $\ell_3 = 0$ at the window's end. $G_2 = 1$: terminal, the NaN unread.
-# * $G_1 = 1 + 0.5 \cdot 4 = 3$: not greedy, so $\ell_1 = 0$ and the trace is cut.
-# * $G_0 = 1 + 0.5\,(0.5 \cdot 2 + 0.5\,G_1) = 2.25$: the tie is greedy, so $\ell_0 = \lambda$.
+# * $G_3 = 1 + 0.5 \cdot 6 = 4$: $\lambda^{\text{eff}}_3 = 0$ at the window's end. $G_2 = 1$: terminal, the NaN unread.
+# * $G_1 = 1 + 0.5 \cdot 4 = 3$: not greedy, so $\lambda^{\text{eff}}_1 = 0$ and the trace is cut.
+# * $G_0 = 1 + 0.5\,(0.5 \cdot 2 + 0.5\,G_1) = 2.25$: the tie is greedy, so $\lambda^{\text{eff}}_0 = \lambda$.
 #
 # ```python
 # q4 = torch.tensor([[[2.0, 2.0], [4.0, 0.0], [float("nan")] * 2, [6.0, 2.0]]], device=DEVICE)
@@ -533,7 +533,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # | ordinary, $u_{t+1}$ greedy | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | no |
 # | ordinary, $u_{t+1}$ not greedy (the trace is cut) | $\gamma\lambda$ (unread) | $r_t + \gamma M_t$ | yes |
 # | termination | $\gamma\lambda$ (unread) | $r_t$ | yes |
-# | the window's last step, not terminated ($\ell_t = 0$) | $\gamma\lambda$ (unread) | $r_t + \gamma M_t$ | yes |
+# | the window's last step, not terminated ($\lambda^{\text{eff}}_t = 0$) | $\gamma\lambda$ (unread) | $r_t + \gamma M_t$ | yes |
 #
 # ```python
 # for k in range(1, n_actions):  # k: an action; action 0 is the template's max_q, q_taken's start
@@ -649,7 +649,7 @@ M_w, q_taken_w = q_w.max(1), q_w[np.arange(40), u_w]
 greedy_w = q_taken_w == M_w
 ratio_w = np.where(greedy_w, 1.0, 0.0) / mu_w  # a greedy π: π(u_{t+1}) is 1 or 0
 G_ql, G_re, want_ql, want_re = 0.0, 0.0, np.zeros(40), np.zeros(40)
-for t_w in reversed(range(40)):  # the two formulas above, with ℓ_t = c = 0 at the window's last step
+for t_w in reversed(range(40)):  # the two formulas above, with λ^eff_t = c = 0 at the window's last step
     ell, c = (lam_w * greedy_w[t_w], lam_w * min(1.0, ratio_w[t_w])) if t_w < 39 else (0.0, 0.0)
     G_ql = r_w[t_w] + (0.0 if term_w[t_w] else 0.9 * ((1 - ell) * M_w[t_w] + ell * G_ql))
     G_re = r_w[t_w] + (0.0 if term_w[t_w] else 0.9 * (M_w[t_w] + c * (G_re - q_taken_w[t_w])))

@@ -257,7 +257,7 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # | return | $\gamma_t$ | $r_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ | done$_t$ | [01, section 1](01_discounted_return.ipynb#1.-The-loop): $G_3 = 4 + 0.5 \cdot 6 = 7$ |
 # | GAE | $\gamma_t\lambda_t$ | $\delta_t = r_t + \gamma_t V'_t - V_t$ | 0: the critic expects no advantage | $\delta_t$, unchanged | done$_t$ | [02, section 1](02_gae.ipynb#1.-The-loop): $\hat A_3 = \delta_3 = 1 + 0.5 \cdot 10 - 2 = 4$ |
 # | TD(λ) | $\gamma_t\lambda_t$ | $r_t + \gamma_t(1-\lambda_t)V'_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ ($w_t = 1$) | done$_t$ | [03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue): $G_2 = 30$, not 15 |
-# | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\ell_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
+# | Q(λ) | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | $M_t$ | $r_t + \gamma M_t$ ($\lambda^{\text{eff}}_t = 0$) | term$_t$, $t = T-1$, or $u_{t+1}$ not greedy | [03, `q_lambda`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 # | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | above: $v_2 = 2$, not 1 |
 # | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [03, `retrace`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 #

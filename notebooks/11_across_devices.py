@@ -32,8 +32,9 @@
 #
 # **The conclusion first.** Gathering every rank's rows and making one local call is the default:
 # on an H100 it was faster than the split this notebook teaches (`time_group=`) by both clocks,
-# wall time and GPU time. The split is for three cases: gradients through the advantages, batches
-# too big to gather, and many ranks on a slow link. Section 7 has the measurement.
+# wall time and GPU time, with the wire left out of both. The split is for three cases: gradients
+# through the advantages, batches too big to gather, and many ranks on a slow link. Section 7's
+# table has the measurement.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
@@ -422,22 +423,24 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 # `transposed_scan`). With $dy_t$ the upstream gradient, the gradient $g_t = \partial L/\partial b_t$
 # is $g_t = dy_t + a_{t-1}\,g_{t-1}$. It runs *forwards* in time.
 #
-# **Three names.** As in section 2, $c_r$ is the carry that enters rank $r$. It is rank $r + 1$'s
-# first output, so rank $r$'s first output is $c_{r-1}$ (for $r \ge 1$).
+# **Four names.**
 #
+# * $c_r$ is the carry that enters rank $r$, as in section 2.
+# * $f_r$ is rank $r$'s first output. It is the carry of the rank before: $f_r = c_{r-1}$ (for
+#   $r \ge 1$).
 # * $\sigma_r$ is the gradient that rank $r$'s own steps send into its carry $c_r$. Rank $r$
 #   computes it alone.
-# * $x_r = \partial L/\partial c_{r-1}$, through ranks $< r$: the gradient that enters rank $r$ at
-#   its first output, counting only the loss on the steps of the ranks before it. Nothing enters
-#   rank 0, so $x_0 = 0$.
+# * $x_r = \partial L/\partial f_r$ $(= \partial L/\partial c_{r-1})$, through ranks $< r$: the
+#   gradient that enters rank $r$ at its first output, counting only the loss on the steps of the
+#   ranks before it. Nothing enters rank 0, so $x_0 = 0$.
 #
 # **By hand: two ranks of two steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0 holds
 # steps 0 and 1, rank 1 steps 2 and 3.
 #
 # 1. **One process** gives $g = 1,\ 1.5,\ 1.75,\ 1.875$.
 # 2. **Rank 1 alone** gets $1,\ 1.5$: too small. It misses what comes from rank 0's steps.
-# 3. **Why:** rank 1's first output, $y_2$, is rank 0's carry $c_0$. Rank 0 reads it, through
-#    $y_1 = b_1 + a_1\,y_2$.
+# 3. **Why:** rank 1's first output, $f_1 = y_2$, is rank 0's carry $c_0$. Rank 0 reads it,
+#    through $y_1 = b_1 + a_1\,y_2$.
 # 4. **Rank 0 computes the missing part alone:** $\sigma_0$, the gradient that its own steps send
 #    into $c_0$: $a_1\,g_1 = 0.5 \cdot 1.5 = 0.75$. It sends this one number to rank 1.
 # 5. **Rank 1 adds it to $dy_2$:** $x_1 = \sigma_0 = 0.75$, so $g_2 = 1 + 0.75 = 1.75$, then
@@ -445,14 +448,15 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 #
 # **The picture, with a third rank** (steps 4 and 5). Each carry crosses a boundary backwards in
 # time; its gradient crosses it forwards. The arrow $x_r$ lands on rank $r$'s first step, whose
-# output is $c_{r-1}$:
+# output is $f_r = c_{r-1}$:
 #
 # ```text
 #              rank 0: steps 0 1          rank 1: steps 2 3          rank 2: steps 4 5
 # forward:               ◀── c_0 = y_2 ───          ◀── c_1 = y_4 ───
 # backward:    g_0 → g_1 ───── x_1 ─────▶ g_2 → g_3 ───── x_2 ─────▶ g_4 → g_5
 #
-# x_r = ∂L/∂c_{r−1}, through ranks < r:   x_1 = ∂L/∂c_0 (rank 0),   x_2 = ∂L/∂c_1 (ranks 0 and 1)
+# x_r = ∂L/∂f_r = ∂L/∂c_{r−1}, through ranks < r:
+#              x_1 = ∂L/∂c_0 (rank 0),    x_2 = ∂L/∂c_1 (ranks 0 and 1)
 # ```
 
 # %%
@@ -479,14 +483,19 @@ print("rank 0, rank 1 with x_1 added:", g_rank0[0].tolist(), g_rank1[0].tolist()
 assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b4.grad)
 
 # %% [markdown]
-# **The rule, for any number of ranks.** What rank $r$ passes on, $x_{r+1} = \partial L/\partial c_r$
-# through ranks $\le r$, has two parts:
+# **The rule, for any number of ranks.** What rank $r$ passes on,
+# $x_{r+1} = \partial L/\partial f_{r+1} = \partial L/\partial c_r$ through ranks $\le r$, has two
+# parts:
 #
 # * $\sigma_r$, from rank $r$'s own $dy_t$, as rank 0 computed above ($\sigma_0 = 0.75$).
 # * $A_r\,x_r$, from the ranks before it: $x_r$ lands on rank $r$'s first output,
-#   $c_{r-1} = B_r + A_r\,c_r$ (section 1's map), so it reaches $c_r$ times $A_r$.
+#   $f_r = B_r + A_r\,c_r$ (section 1's map), so it reaches $c_r$ times $A_r$.
 #
 # So $x_{r+1} = \sigma_r + A_r\,x_r$. With two ranks, $x_1 = \sigma_0 = 0.75$, since $x_0 = 0$.
+#
+# After a reset in rank $r$, its first output ignores $c_r$ (section 3), so $x_r$ does not reach
+# $c_r$: $x_{r+1} = \sigma_r$ alone. The package selects it, as in section 3, and never multiplies
+# $x_r$ by $A_r = 0$.
 #
 # **Three ranks:** one process gives $g_4 = 1.9375$ and $g_5 = 1.96875$. Every rank alone gets
 # $1,\ 1.5$, so every $\sigma_r = 0.75$. Then
@@ -541,7 +550,7 @@ _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
 _y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
 assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
 assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
-# "x_r = ∂L/∂c_{r−1}, through ranks < r" (the drawing's "x_2 = ∂L/∂c_1 (ranks 0 and 1)"):
+# "x_r = ∂L/∂f_r = ∂L/∂c_{r−1}, through ranks < r" (the drawing's "x_2 = ∂L/∂c_1 (ranks 0 and 1)"):
 # d(sum of y_0..y_3)/d c_1 = x_2, rank 2's own dy_4 left out
 _c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 _y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
@@ -555,6 +564,8 @@ assert bwd_src.count(" = gather(") == 2  # two exchanges (13c, section 7, checks
 assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: one number per row, the carry's
 assert "torch.autograd.grad(list(outs) + [end], wanted + extra" in bwd_src  # pass 2
 assert "routed = gather(zeros if d_boundary is None else" in bwd_src  # exchange 2, zeros where no boundary value is read
+# "after a reset in rank r ... x_{r+1} = σ_r alone. The package selects it"
+assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] * x)" in bwd_src
 
 
 # %% [markdown]
@@ -567,14 +578,15 @@ assert "routed = gather(zeros if d_boundary is None else" in bwd_src  # exchange
 #
 # | source | what it gives | card | read in |
 # |---|---|---|---|
-# | `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by `tools/time_group_cost.py` | wall and GPU time per call of `gae` and `linear_scan`, forwards and with the backward, at 1×1048576 and 4096×128: the plain call, the split (no wire, and through NCCL in a group of one rank), the gather + one call | one H100, 2026-12-07, torch 2.11; no link crossed | the introduction, section 7, the appendix |
-# | arithmetic on that file's times | the break-even link speeds, the 18 GB batch | derived, not measured | section 7, the appendix |
+# | `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by `tools/time_group_cost.py` | wall and GPU time per call of `gae` and `linear_scan`, forwards and with the backward, at 1×1048576 and 4096×128: the plain call, the split (no wire, and through NCCL in a group of one rank), the gather + one call | one H100, 2026-12-07, torch 2.11; no link crossed | section 7's table; the appendix prints the file |
+# | arithmetic on that file's times | the break-even link speeds, the size of a batch too large to gather | derived, not measured | section 7, the appendix |
 #
 # Notebooks 08 and 09 quote an H200: compare this file's figures with each other only.
 #
 # </details>
 #
-# The cell below reads the file: GAE forwards on a row of 1,048,576 steps per rank, two ranks.
+# The cell below reads the file. [The appendix](#Appendix:-section-7-in-full) prints it and says
+# what each of its four columns times.
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
@@ -587,39 +599,42 @@ for line in cost_lines:
         numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
         cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
 (one_wall, one_gpu), (local_wall, local_gpu), _, (joined_wall, joined_gpu) = cost["1 x 1048576", "gae forwards"]
-print(f"split (time_group=), no wire: wall x {local_wall / one_wall:.0f}, GPU x {local_gpu / one_gpu:.1f}")
-print(f"gather + one call, no wire:   wall x {joined_wall / one_wall:.1f}, GPU x {joined_gpu / one_gpu:.1f}")
+print(f"{len(cost)} lines read from {os.path.basename(COST_FILE)} ({cost_lines[0]})")
 
 # %% [markdown]
-# Each time as a multiple of the plain call's (one device, no `time_group=`), rounded:
+# **The measured figures,** stated here only. Wall time per call, the GPU time in brackets. "The
+# long row" is GAE on 1,048,576 steps per rank, two ranks.
 #
-# | call | wall time ÷ plain call's | GPU time ÷ plain call's |
-# |---|---|---|
-# | split (`time_group=`), no wire | 17 | 5.5 |
-# | gather + one call, no wire | 1.5 | 2.5 |
+# | | plain call (one device) | split (`time_group=`), no wire | split through NCCL, 1 rank | gather + one call, no wire |
+# |---|---|---|---|---|
+# | GAE forwards, the long row | 77.5 µs (13.6 µs) | 1.31 ms (74.7 µs) | 1.64 ms | 114 µs (33.5 µs) |
+# | the same ÷ the plain call's | 1 | 17 (5.5) | | 1.5 (2.5) |
+# | GAE with the backward, the long row | 459 µs | 3.30 ms, 7.2 × plain | | 736 µs, 1.6 × plain |
+# | all 8 lines of the file: wall time | 25–620 µs | 0.86 ms or more | up to 4.5 ms, above the no-wire split's on every line | under a quarter of the no-wire split's |
+# | all 8 lines: GPU time | under 30 µs | 59.2–145.1 µs, under a tenth of its wall time | within 10 % of the no-wire split's: lower on 4 lines, higher on 4 | |
 #
-# **Why the split is slower.** Its GPU time is under a tenth of its wall time: most of its time is
-# the host's. The split path is not optimised for small calls. Where exactly the time goes was not
-# profiled, but two costs stand out:
+# **Break-even** (estimated: no link was measured; for 8 ranks the gathered call is assumed to take
+# 4 times as long, and the split its measured time). With the wire counted, each other rank's
+# 9 MB, the gather stays faster than the split on any link above about 7.9 GB/s with 2 ranks, and
+# 78 GB/s with 8. The appendix works the estimate.
+#
+# **Why the split is slower.** Its GPU time is a small part of its wall time (the table), so most of
+# its time is the host's. It is not the wire: the table's split crosses none. The split path is
+# not optimised for small calls. Where exactly the time goes was not profiled, but two costs stand
+# out:
 #
 # * **Many small launches.** Python builds each exchange's table from many small tensor
-#   operations, each a launch of its own. Across the file's shapes and calls, the split's GPU time
-#   alone is 59.2 to 145.1 µs, against under 30 µs for a plain call.
+#   operations, each a launch of its own. So the split's GPU time alone is above any plain call's
+#   (the table's last row).
 # * **Host syncs.** The host reads exchanged numbers several times per call: the header, each
 #   rank's error flag. Each read is a synchronisation: the host stops until the GPU has finished
 #   all the work queued before it, so the host's work and the GPU's no longer overlap.
 #
-# **Break-even:** with the wire counted (each other rank's 9 MB), the gather stays faster than the
-# split on any link above about 7.9 GB/s with 2 ranks, and 78 GB/s with 8.
-#
-# So use `time_group=` for gradients through the advantages (section 6), a batch too large to
-# gather, or many ranks on a slower link.
-#
-# [The appendix](#Appendix:-section-7-in-full) has the rest: what crosses the wire, the file's
-# columns, the split's time line by line, and the estimate worked.
+# [The appendix](#Appendix:-section-7-in-full) has the rest: what crosses the wire, the file and
+# its columns, and the estimate worked.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
+# Checks: section 7's table and text, from the committed file (CI runs them; skip when reading)
 assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
 # the Sources table: one H100, torch 2.11, 2026-12-07; gae and linear_scan, forwards and with the backward, two shapes
 assert "torch 2.11" in cost_lines[0] and "2026-12-07" in os.path.basename(COST_FILE)
@@ -629,13 +644,35 @@ assert "time_group_cost.txt" in open(os.path.join(os.path.dirname(os.path.dirnam
                                                   "time_group_cost.py"), encoding="utf-8").read()  # "written by"
 assert re.split(r"\s{2,}", cost_lines[1].strip()) == ["shape call", "one device", "2 ranks, local gather", "NCCL, 1 rank",
                                                          "gather, one call"]  # the file's four columns, in the parse's order
-assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # the table's wall time: "1.5", "17"
-assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # the table's GPU time: "2.5", "5.5"
+# the table's first row: GAE forwards on the long row, wall (GPU)
+assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
+assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)  # "(13.6 µs)", "(74.7 µs)", "(33.5 µs)"
+assert round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2) == 1.64  # the NCCL column: "1.64 ms"
+# the table's second row: each time ÷ the plain call's
+assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # wall time: "1.5", "17"
+assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # GPU time: "(2.5)", "(5.5)"
 assert joined_wall < local_wall and joined_gpu < local_gpu  # "faster by both clocks" (the introduction, section 7)
-assert local_gpu < 0.1 * local_wall  # "why the split is slower": its GPU time "under a tenth of its wall time"
+# the table's third row: GAE with the backward, on the long row; wall µs
+(_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
+assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs", "736 µs", "3.30 ms"
+assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "1.6 times", "7.2 times" the plain call's
+# the table's last two rows: all eight lines
+one_walls = [row_[0][0] for row_ in cost.values()]
+assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # the plain call: "25–620 µs"
+assert max(row_[0][1] for row_ in cost.values()) < 30  # its GPU time "under 30 µs"
+split_walls = [w for row_ in cost.values() for w, _ in row_[1:3]]  # both split columns
+assert (round(min(split_walls) / 1e3, 2), round(max(split_walls) / 1e3, 1)) == (0.86, 4.5)  # "0.86 ms or more", "up to 4.5 ms"
+assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # the no-wire split: "0.86 ms or more"
 split_gpus = [row_[1][1] for row_ in cost.values()]  # the split's GPU time, no wire, on the file's eight lines
-assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2 to 145.1 µs" of GPU time, split
-assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs for a plain call"
+assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2–145.1 µs"
+assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of its wall time" (both splits)
+assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "most of its time is the host's" (the long row's extra time)
+assert min(split_gpus) > max(row_[0][1] for row_ in cost.values())  # "the split's GPU time alone is above any plain call's"
+# the NCCL column: "above the no-wire split's on every line"; GPU "within 10 % ...: lower on 4 lines, higher on 4"
+assert all(r[2][0] > r[1][0] for r in cost.values())
+assert all(abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
+assert sum(r[2][1] < r[1][1] for r in cost.values()) == 4 and sum(r[2][1] > r[1][1] for r in cost.values()) == 4
+assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # the gather: "under a quarter of the no-wire split's"
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
 assert "heads = gather(head).cpu()" in _fwd and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in _fwd
 # the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
@@ -704,6 +741,8 @@ assert '("rewards", "values", "terminated")' in worker and rollout["terminated"]
 # ```
 #
 # </details>
+#
+# Hint 4 is the solution's skeleton: try Hints 1-3 first.
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
@@ -779,6 +818,8 @@ exercises.attempt("segment_carries", segment_carries)
 # ```
 #
 # </details>
+#
+# Hint 4 is the solution's skeleton: try Hints 1-3 first.
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
@@ -895,9 +936,9 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 #   ranks before it, in two exchanges of one number per row per rank. PPO, which computes its
 #   advantages without gradients, needs none of it.
 #
-# * Gather the rows, then make one call: that is the default, faster by both clocks. Use
-#   `time_group=` for gradients through the advantages, batches too big to gather, or many ranks on
-#   a slow link.
+# * Gather the rows, then make one call: that is the default, faster by both clocks with the wire
+#   left out (section 7's table). Use `time_group=` for gradients through the advantages, batches
+#   too big to gather, or many ranks on a slow link.
 
 # %% [markdown]
 # ## Appendix: section 7 in full
@@ -931,28 +972,13 @@ print("\n".join(cost_lines))
 # | **split through NCCL, 1 rank** ("NCCL, 1 rank") | the split through real NCCL collectives, in a group of one rank | NCCL's calls, but no link crossed |
 # | **gather + one call, no wire** ("gather, one call") | the alternative: the whole row gathered (a local copy: the rank's steps twice), one plain call on it, the rank's slice kept | no |
 #
-# **What the NCCL column is for: NCCL's own cost, with no link crossed.** That cost is host time,
-# not GPU time, and the estimate below is worked against both split columns.
+# **What the NCCL column adds: NCCL's own cost, and no link.** In a group of one rank, an
+# `all_gather` hands the rank its own tensor back, but through NCCL's calls. So this column is the
+# no-wire split plus what NCCL itself costs. Section 7's table shows that this cost is host time:
+# the wall time rises, and the GPU time barely moves. The estimate below is worked against both
+# split columns.
 #
-# * In a group of one rank, an `all_gather` hands the rank its own tensor back, but through NCCL's
-#   calls.
-# * Its wall time is above the split's with no wire on every line (1.64 ms against 1.31 ms on the
-#   first).
-# * Its GPU time stays within 10% of it: lower on 4 of the 8 lines, higher on the other 4.
-#
-# **The times behind the table, and the backward.** Wall time (GPU time): the plain call took
-# 77.5 µs (13.6 µs); the split (`time_group=`), no wire, 1.31 ms (74.7 µs); the gather + one call,
-# no wire, 114 µs (33.5 µs). With the backward the story is the same: 459 µs plain, 736 µs for the
-# gather + one call (1.6 times), 3.30 ms for the split (7.2 times). On all eight lines of the file,
-# the gather + one call was at least 4 times faster than the split.
-#
-# **Where the split's time goes.** On all eight lines of the file, a call with `time_group=` takes
-# 0.86–4.5 ms of wall time, against 25–620 µs on one device. Most of that is the host's, since the
-# GPU time stays under a tenth of the wall time. It is not the wire: with the `all_gather`
-# replaced by a local copy, the wall time is still 0.86 ms or more. Section 7 names the two likely
-# costs: many small launches, and host syncs.
-#
-# **Which to use, in detail.** GAE's inputs are small (the introduction's figures), so they almost
+# **Which to use, in detail.** GAE's inputs are small (the introduction's sizes), so they almost
 # always fit on one GPU. With W ranks instead of 2, the gathered call reads W times a rank's steps,
 # and each rank receives W − 1 times its own bytes. The split still reads only its own steps, and
 # sends a few numbers per row.
@@ -978,15 +1004,17 @@ print("\n".join(cost_lines))
 # <details><summary>The estimate, worked</summary>
 #
 # Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
-# bytes per second, they take about 9.4/B ms. With W ranks, the gather costs its call plus
-# (W − 1) × 9.4/B ms. The split is assumed to stay at one of its two measured times: 1.31 ms with
-# no wire, or 1.64 ms through NCCL in a group of one rank (NCCL's own cost, still no link).
+# bytes per second, they take about 9.4/B ms. Write $t_g$ for the gather + one call's measured wall
+# time and $t_s$ for the split's, both in ms, from section 7's table (GAE forwards, the long row).
+# The split is assumed to stay at $t_s$.
 #
-# * **2 ranks:** each rank receives 9 MB. The gather costs its measured 0.11 ms plus 9.4/B ms.
-#   That equals the split's 1.31 ms at B ≈ 7.9 GB/s, and its 1.64 ms at B ≈ 6.2 GB/s.
+# * **2 ranks:** each rank receives 9 MB. The gather costs $t_g + 9.4/B$, equal to $t_s$ at
+#   $B = 9.4/(t_s - t_g)$. With the no-wire split's $t_s$, that is section 7's break-even for 2 ranks.
 # * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
-#   with the steps it reads: 4 times 0.11 ms, about 0.46 ms. They are equal at
-#   B ≈ 78 GB/s against 1.31 ms, and B ≈ 56 GB/s against 1.64 ms.
+#   with the steps it reads, to $4\,t_g$. They are equal at $B = 66/(t_s - 4\,t_g)$: section 7's
+#   break-even for 8 ranks.
+# * **With the NCCL column's $t_s$** (NCCL's own cost, still no link), the break-evens fall to
+#   about 6.2 GB/s with 2 ranks and 56 GB/s with 8.
 #
 # The estimate leaves out the split's own small exchanges: its three `all_gather`s of a few numbers
 # per row.
@@ -1009,40 +1037,22 @@ _order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(to
                                       "maps = gather(maps)")]
 assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
 assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
-# the split through NCCL, 1 rank: "above the split's with no wire on every line"; "1.64 ms against 1.31 ms" on the
-# first; its GPU time "within 10% of it: lower on 4 of the 8 lines, higher on the other 4"
-assert all(r[2][0] > r[1][0] for r in cost.values())
-assert (round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2), round(local_wall / 1e3, 2)) == (1.64, 1.31)
-assert all(abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
-assert sum(r[2][1] < r[1][1] for r in cost.values()) == 4 and sum(r[2][1] > r[1][1] for r in cost.values()) == 4
-# "the times behind the table": GAE forwards, then with the backward, on the long row; wall µs
-assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
-assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)  # the GPU times: "13.6 µs", "74.7 µs", "33.5 µs"
-(_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
-assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs plain, 736 µs gathered, 3.30 ms split"
-assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "(1.6 times)", "(7.2 times)": the same story
-assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # "on all eight lines ... at least 4 times faster than the split"
-# "where the split's time goes"
-split_walls = [w for row_ in cost.values() for w, _ in row_[1:3]]
-one_walls = [row_[0][0] for row_ in cost.values()]
-assert (round(min(split_walls) / 1e3, 2), round(max(split_walls) / 1e3, 1)) == (0.86, 4.5)  # "0.86–4.5 ms"
-assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # "25–620 µs"
-assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of the wall time"
-assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "most of that is the host's" (the long row's extra time)
-assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # the split, no wire: "0.86 ms or more"
+# "what the NCCL column adds ... host time: the wall time rises, and the GPU time barely moves" (section 7's checks
+# pin the table's rows: wall above on every line, GPU within 10 %)
+assert all(r[2][0] > r[1][0] and abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
 # "a batch too large to gather": 9 bytes read and 8 written per token (GAE's 17 in float32); 1,024 rows of 2**20 tokens
 assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20 * 17 / 1e9) == 18  # "about 18 GB"
 # the estimate, worked
 assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
-assert round(joined_wall / 1e3, 2) == 0.11  # "its 0.11 ms"
-assert round(_gather_bytes / ((local_wall - joined_wall) * 1e-6) / 1e9, 1) == 7.9  # "B ≈ 7.9 GB/s"
+# 2 ranks: B = 9.4 / (t_s - t_g), t_s and t_g in ms: section 7's break-even (its checks: 7.9 GB/s)
+assert round(_gather_bytes / 1e6 / ((local_wall - joined_wall) / 1e3), 1) == round(_equal_B(2), 1) == 7.9
 # W = 8: each rank receives (W - 1) x 9 MB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
 _w8_bytes = (8 - 1) * _gather_bytes
 assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MB, about 66/B ms"
-_w8_call = joined_wall * 8 / 2
-assert round(_w8_call / 1e3, 2) == 0.46  # "4 times 0.11 ms, about 0.46 ms"
-assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == 78  # "B ≈ 78 GB/s"
-# the same, the split taken at its NCCL figure (1.64 ms): "B ≈ 6.2 GB/s" (2 ranks), "B ≈ 56 GB/s" (8 ranks)
+_w8_call = joined_wall * 8 / 2  # "4 t_g"
+assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == round(_equal_B(8)) == 78  # section 7's 78 GB/s
+assert round(joined_wall / 1e3, 2) == 0.11 and round(_w8_call / 1e3, 2) == 0.46  # t_g and 4 t_g, in ms
+# the same, the split taken at its NCCL figure: "about 6.2 GB/s with 2 ranks and 56 GB/s with 8"
 _nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
 _equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
 assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)

@@ -33,9 +33,9 @@
 # **The question of this notebook:** can one masked scan replace that loop, with the same numbers,
 # and what does it save? **The answer:** yes. verl's function runs its loop at every $\gamma$ and
 # $\lambda$, its default $\gamma = \lambda = 1$ included. One masked scan gives the same numbers
-# (section 4). On an H200, at every shape timed, it was 1.3 to 16 times faster than the fair
-# yardstick, a cumulative sum that computes only $\gamma = \lambda = 1$. Against a line-for-line
-# copy of verl's loop, it was over 4,000 times faster (section 7).
+# (section 4). On an H200, at every shape timed, it was faster than the fair yardstick, a
+# cumulative sum that computes only $\gamma = \lambda = 1$, and far faster than a line-for-line
+# copy of verl's loop. Section 7's table has the figures.
 #
 # Sections 1–2 set up the MDP and its masks, 3–4 put verl's loop beside the scan, 5 compares
 # OpenRLHF's semantics, 6 the $\gamma = \lambda = 1$ shortcut, and 7 reads the H200 timings.
@@ -547,8 +547,8 @@ assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
 #
 # What would $\gamma = \lambda = 1$ buy? GAE's returns become the rewards summed from each token
 # to the end: a reversed cumulative sum, one PyTorch call. verl does not take this shortcut, even
-# at its default $\gamma = \lambda = 1$ (section 3). On an H200 the scan still beat it by 1.3–16× at
-# every shape (section 7).
+# at its default $\gamma = \lambda = 1$ (section 3). On an H200 the scan still beat it at every
+# shape (section 7's table).
 #
 # The advantages are the returns minus the values. The masks cost one product: `rewards * mask`
 # zeroes the masked rewards, and a sum does not care where its zeros sit. That product is section
@@ -573,14 +573,11 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# **In short,** on an H200, at every shape timed:
-#
-# * **The fair yardstick:** the scan, `rl.gae(mask=)` at γ = 0.99, λ = 0.95, was 1.3 to 16 times
-#   faster than the cumulative sum, which computes only γ = λ = 1.
-# * **The drop-in's cost:** `integrations.verl`, with its whitening, was slower than the cumulative
-#   sum at 4 of the 5 shapes.
-# * **Against a Python loop** over the tokens, section 3's copy of verl's, the scan was over 4,000
-#   times faster. verl runs that loop at every γ and λ.
+# **In short,** on an H200, at every shape timed, the scan `rl.gae(mask=)` at γ = 0.99, λ = 0.95
+# was faster than the cumulative sum, which computes only γ = λ = 1, and far faster than a Python
+# loop over the tokens (section 3's copy of verl's). The drop-in, `integrations.verl`, pays for its
+# whitening: it was slower than the cumulative sum at most shapes. The table after the drawing has
+# the figures.
 #
 # Four implementations were timed, from 256 responses of 1,024 tokens to 4 of a million, with
 # inputs like section 3's:
@@ -596,7 +593,7 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 #
 # | file | what it measured | card | read in |
 # |---|---|---|---|
-# | `benchmarks/results/tokens/H200-2026-12-03.json` | the four implementations above at five shapes, float32, γ = 0.99, λ = 0.95: wall time per call, and GPU time by CUDA-graph replay (none for the loop, nor for the drop-in, whose host sync cannot be captured) | one H200, 2026-12-03, torch 2.11, Triton 3.6 | the introduction, sections 6 and 7, "What you now know" |
+# | `benchmarks/results/tokens/H200-2026-12-03.json` | the four implementations above at five shapes, float32, γ = 0.99, λ = 0.95: wall time per call, and GPU time by CUDA-graph replay (none for the loop, nor for the drop-in, whose host sync cannot be captured) | one H200, 2026-12-03, torch 2.11, Triton 3.6 | section 7: its printout and its table |
 #
 # Not timed: verl's own function, and a loop captured in a CUDA graph or fused into one kernel.
 # The drop-in's extra time was not profiled. [Notebook 14, section 1](14_appendix_data.ipynb) says
@@ -675,13 +672,21 @@ assert 256 * 4096 == 8 * 131072 == 1 << 20  # "... a million tokens each" (1M on
 assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point per T, so its lines never go vertical
 
 # %% [markdown]
-# * **Against the cumulative sum,** the fair yardstick: 1.3 times faster at 256×4096, about 16
-#   times at 4×1048576. The sum computes only $\gamma = \lambda = 1$.
-# * **The drop-in** (`integrations.verl`), what a verl user installs, takes 380 to 764 µs per
-#   call. That is slower than the cumulative sum at 4 of the 5 shapes, where the sum takes 40 to
-#   186 µs, though still hundreds of times faster than the loop. The second fold below prices it.
-# * **Against the loop:** over 4,000× faster at every shape. The loop pays about 130 to 180 µs per
-#   step of T, whatever the batch; the scan pays mostly per call (16× the tokens, about 3× the time).
+# **The measured figures,** stated here only. Wall time per call, unless a row says GPU time; $T$
+# is the response length.
+#
+# | what | figure |
+# |---|---|
+# | `rl.gae(mask=)` against the cumulative sum, the fair yardstick | faster at every shape: 1.3 times at 256×4096, about 16 times at 4×1048576 |
+# | `rl.gae(mask=)` against the per-token loop | over 4,000 times faster at every shape |
+# | the loop, per step of $T$ | about 130 to 180 µs, whatever the batch |
+# | `rl.gae(mask=)`, from the fewest tokens to the most | 28 µs at 256×1024 to 89 µs at 4×1048576: 16 times the tokens, about 3 times the time |
+# | GPU time at a million tokens, 256×4096 then 8×131072 | the cumulative sum about 50 then 180 µs; `rl.gae` about 17 then 21 µs |
+# | the drop-in, `integrations.verl` | 380 to 764 µs; slower than the cumulative sum at 4 of the 5 shapes, where the sum takes 40 to 186 µs |
+# | the drop-in against `rl.gae`, per shape | 8.6 to 13.6 times the wall time, 0.34 to 0.68 ms more per call; the loop still takes at least 350 times as long as the drop-in |
+#
+# The loop pays per step of $T$, whatever the batch; the scan pays mostly per call. The first fold
+# below says why; the second prices the drop-in, what a verl user installs.
 #
 # <details><summary>Details: why the loop is so slow, the scan's time, and the shortcut</summary>
 #
@@ -691,9 +696,9 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 # overhead is the same whatever the batch, so the loop's time follows $T$, its number of
 # iterations. A response of a million tokens takes minutes.
 #
-# The scan's wall time goes from 28 µs at 256×1024 (a quarter of a million tokens) to 89 µs at
-# 4×1048576 (four million). At the smaller shapes it is mostly host time: its GPU time is a
-# fraction of its wall time. It is launching, not moving bytes.
+# The scan's wall time grows far more slowly than its tokens (the table). At the smaller shapes it
+# is mostly host time: its GPU time is a fraction of its wall time. It is launching, not moving
+# bytes.
 #
 # Against the cumulative sum:
 #
@@ -701,9 +706,8 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 #   shape in this run, but both are mostly host time there, so the order can change with the
 #   machine's CPU.
 # * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows with
-#   the response length, even at the same number of tokens; the scan's barely grows. Compare
-#   256×4096 with 8×131072, a million tokens each: the sum's GPU time goes from about 50 to 180 µs,
-#   the scan's from about 17 to 21 µs.
+#   the response length, even at the same number of tokens; the scan's barely grows (the table's
+#   GPU-time row: 256×4096 and 8×131072 hold a million tokens each).
 #
 # </details>
 #
@@ -724,11 +728,9 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 # The committed rows give only the total, not how it splits between the second scan, the
 # reductions and the lost overlap.
 #
-# The cell below computes the price from the table, per shape: the drop-in takes 8.6 to 13.6
-# times the wall time of `rl.gae` alone, 0.34 to 0.68 ms more per call, and the loop still takes
-# at least 350 times as long. verl calls the function once per training step, on the whole batch, so a
-# step pays a fraction of a millisecond more: small beside the model's forward and backward passes
-# over the same batch.
+# The cell below computes the price per shape; the table's last row gives its range. verl calls
+# the function once per training step, on the whole batch, so a step pays a fraction of a
+# millisecond more: small beside the model's forward and backward passes over the same batch.
 #
 # </details>
 
@@ -759,7 +761,7 @@ assert (fewest, most) == ((256, 1024), (4, 1048576))  # "at 256×1024", "at 4×1
 assert [round(wall[(*s, OURS)]) for s in (fewest, most)] == [28, 89]  # "from 28 to 89 µs"
 assert round(wall[(*most, OURS)] / wall[(*fewest, OURS)]) == 3  # "only about 3×", for 16× the tokens
 for s in shapes:
-    assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # "over 4,000× faster than the loop at every shape" (and the opening)
+    assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # the table: "over 4,000 times faster at every shape"
     assert wall[(*s, OURS)] < wall[(*s, CUMSUM)], s  # and faster than the shortcut, in this run
     assert wall[(*s, DROP_IN)] > wall[(*s, OURS)] and gpu[(*s, DROP_IN)] is None, s  # the whitening's host sync
     assert gpu[(*s, OURS)] < wall[(*s, OURS)], s
@@ -777,7 +779,7 @@ assert min(vs_sum.values()) > 1  # "faster than the cumulative sum at every shap
 assert round(min(vs_sum.values()), 1) == 1.3 and about(vs_sum[256, 4096]) == "1.3×"  # "1.3 times at 256×4096"
 assert min(vs_sum, key=vs_sum.get) == (256, 4096) and max(vs_sum, key=vs_sum.get) == (4, 1048576)  # where each is
 assert round(vs_sum[4, 1048576]) == 16 and about(vs_sum[4, 1048576]) == "16×"  # "about 16 times"
-assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # "In short", the opening, section 6: "1.3 to 16"
+assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # the table: "1.3 times ... about 16 times"
 
 # %% jupyter={"source_hidden": true}
 # Checks: the drop-in's price, from the committed figures above (CI runs them; skip when reading)
@@ -789,7 +791,7 @@ _drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second sca
 assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
 assert _whiten.count(".item()") == 1 and "count = n.item()  # the host reads the count once (verl's reads it twice)" in _whiten
 assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... at least 350 times as long"
-# the drop-in against the yardstick (section 7's bullet, its "In short" and "What you now know")
+# the drop-in against the yardstick (the table; "most shapes" in the text and in "What you now know")
 assert [round(f(wall[(*s, DROP_IN)] for s in shapes)) for f in (min, max)] == [380, 764]  # "380 to 764 µs"
 _slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
 assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # "slower than the sum at 4 of the 5"
@@ -936,7 +938,7 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #   default $\gamma = \lambda = 1$ included. Here the sum is only a yardstick.
 #
 # * On the committed H200 results, the loop's time grows with the response length, whatever the
-#   batch. The scan pays mostly per call. It is 1.3 to 16 times faster than the γ = λ = 1
-#   cumulative sum, and over 4,000× faster than the loop, bound by per-op host overhead, at every
-#   shape. Those are `rl.gae`'s figures: the verl drop-in, 380 to 764 µs per call with its
-#   whitening, is slower than the cumulative sum at 4 of the 5 shapes.
+#   batch. The scan pays mostly per call. At every shape it is faster than the γ = λ = 1
+#   cumulative sum, and far faster than the loop, which is bound by per-op host overhead. Those
+#   are `rl.gae`'s results: the verl drop-in, with its whitening, is slower than the cumulative sum
+#   at most shapes. Section 7's table has the figures.

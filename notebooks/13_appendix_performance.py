@@ -272,8 +272,9 @@ assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwid
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
 # The package takes the second way, **more bytes per warp**. So it *needs* only 3 to 5 programs
-# *resident* on each SM, held by the SM at the same moment, to reach the 10 KB: about 2.2 to 4.5,
-# rounded up. An SM can hold up to 32 (the hardware's limit). The **naive-kernel anchor** would
+# *resident* on each SM, held by the SM at the same moment, to reach the 10 KB: about 2.2 if each
+# program has two chunks in flight (this one and the next), 4.5 if it has one, rounded up. An SM
+# can hold up to 32 (the hardware's limit). The **naive-kernel anchor** would
 # need more than a thousand. That anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)),
 # a naive GAE kernel: one program per row walks the row one step at a time, asking for one step's
 # 9 bytes and waiting. A package program for GAE at 16384×1024 loads 2 rows × 128 steps per chunk,
@@ -479,9 +480,12 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   ms after. At 64×16384 the planner does not split: a row has 16 wide chunks, under its 32 (0.3).
 #   So each of the 64 programs walks 16 chunks of 1024 steps in series, and the package stays
 #   slow: 12.9 % of the floor by GPU time, where the peer `rl_triton` reaches 19.9 % (per call, the
-#   package's 52 µs beats its 68). The serial chain of chunks limits it. Which link of the chain
-#   costs most (the loads, the scan on 4 warps that meet at barriers, or the carry handed on) was
-#   not profiled
+#   package's 52 µs beats its 68). The serial chain of chunks limits it. The programs run 4 warps,
+#   not Rule 2's one, because with so few programs the planner walks wide chunks of 1024 steps, a
+#   warp per 256: a shorter chain, which at this shape ran faster per call than one warp on
+#   256-step chunks ([`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split)).
+#   Which link of the chain costs most (the loads, the scan on 4 warps that meet at barriers, or
+#   the carry handed on) was not profiled
 #   ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
@@ -509,6 +513,10 @@ assert (wide["row_programs"], wide["segments"], wide["block"], 16384 // wide["bl
 assert 16384 // wide["block"] < Config().split_min_chunks == 32  # "16 wide chunks, under its 32"
 assert wide["warps"] == wide["block"] // 256 == 4  # "4 warps, one per 256 steps" (plan._tile: "a warp per 256")
 assert "a warp per 256" in " ".join(plan._tile.__doc__.split())
+# why 4 warps here, not one: wide chunks, measured faster per call at this shape than one warp on 256-step chunks
+assert "shorter rows of few programs walk **wide chunks** (`Config.wide_block` = 1024 steps, a warp per 256)" in design
+assert "First, one warp walking 256-step chunks against the split" in design
+assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # wall time per call, 0.59× of it
 slow = committed("gae", 64, 16384)
 assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of the floor"
 peer = committed("gae", 64, 16384, impl="rl_triton")  # Rule 3's peer, by GPU time and per call
@@ -578,7 +586,7 @@ assert max("2026-11-29", "2026-12-01") < RES["date"] == "2026-12-06"
 # * Every lane loads `nbytes` bytes.
 #
 # Section 0.1's count assumed that each lane's bytes sit inside one sector. Here a load may cross a
-# sector boundary (a misaligned 16-byte load becomes smaller loads, which touch the same sectors),
+# sector boundary (a misaligned 16-byte load is compiled as smaller loads, which touch the same sectors),
 # and lanes may share a sector, or an address.
 #
 # <details><summary>Hint 1: where to start</summary>

@@ -5820,7 +5820,7 @@ def _awac_hint(A, beta, got, expected):
             "make the max 0, so exp(A / beta - max) underflows (if the case with whole blocks passed, look there "
             "first; else the max is not subtracted, or a running max starts at 0, not -inf).")
         if x.size > 1024 and x[:1024].max() < 88 < x.max():  # the largest past the first block
-            below += (" Here the largest lie past the first block of 1024: does your max walk all N elements, "
+            below += (" Here the largest lie past the first 1,024 elements: does your max walk all N elements, "
                       "block by block?")
         return _Whole("exp(A / beta) overflowed to inf or underflowed to 0 (in float32 exp(x) is inf above x = "
                       f"88.7 and 0 below about -104; here A / beta runs from {x.min():.4g} to {x.max():.4g}), or "

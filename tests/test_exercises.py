@@ -1505,7 +1505,7 @@ W_SAYS = {
          "before the division by beta?",
          "The max pass takes the max of A / beta: divide each loaded block by beta before tl.max."),
     ("awac_weights", "the max over the first block only, the sum over all (a later review's case: it passed)"):
-        ("Here the largest lie past the first block of 1024: does your max walk all N elements",
+        ("Here the largest lie past the first 1,024 elements: does your max walk all N elements",
          "Subtract the max of A / beta before the exp"),
     ("soft_lambda_targets", "-lam alpha log pi_{t+1} without the bracket's gamma (a later review's case)"):
         ("Hint: Your continuation's entropy term lacks the gamma in front of the bracket",
