@@ -1,11 +1,4 @@
 """Loaded by pytest for every test path, the notebooks' too (nbmake runs them through nbclient)."""
-import sys
-
-# nbformat's jsonschema would import its optional IRI checker, which compiles grammars for ~2 s in
-# each pytest process (a notebook's schema has no IRI field; tools/grade.py goes without it too):
-# nbmake, which imports nbformat, is loaded from here (pyproject's addopts: -p no:nbmake), after this
-sys.modules.setdefault("rfc3987_syntax", None)
-pytest_plugins = ["nbmake.pytest_plugin"]
 
 
 # nbmake runs the notebooks in pytest's process with nbclient. A widget's output (the profiler's

@@ -2496,12 +2496,16 @@ def test_solution_passes(name):
 
 
 @pytest.mark.parametrize("name", exercises.names())
-def test_wrong_answers_fail_with_a_message(name):
-    wrong = wrong_answers(name)
+def test_wrong_answers_fail_with_a_message(name, monkeypatch):
+    """Each wrong answer fails with a message; where the references are the teacher's keys (KEYED),
+    a student's install, without them, checks the fixed cases as with them: the solution passes and
+    each wrong answer gets the same message, its hint's slips included."""
+    wrong, said = wrong_answers(name), []
     assert len(wrong) >= 2
     for what, fn in wrong:
         with pytest.raises(AssertionError, match=rf"^{name}, .*(expected|got|different bits)") as e:
             exercises.check(name, fn)
+        said.append(str(e.value))
         # "values, expected": a hook that returned the wrong count of values (its contract), a verdict like a shape's
         # (a number's answer: "expected 4, your function returned 5")
         assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits", "values, expected", "): expected",
@@ -2509,6 +2513,13 @@ def test_wrong_answers_fail_with_a_message(name):
         assert "tl.minimum" not in str(e.value)  # Triton's syntax hint is for code that fails to compile
         if (name, what) in W_SAYS:
             _told_what_is_wrong(name, what, e)
+    if name in KEYED:
+        monkeypatch.setattr(exercises, "_keys", lambda: None)
+        assert exercises.check(name, solution(name)) is None
+        for (what, fn), message in zip(wrong, said):
+            with pytest.raises(AssertionError) as e:
+                exercises.check(name, fn)
+            assert str(e.value) == message, what
 
 
 SEEDS = (5,)  # every seed runs all of an exercise's cases again (test_wrong_answers_fail_on_unseen_cases: seed 3)
@@ -2561,23 +2572,6 @@ def test_the_recorded_keys_are_the_keys():
     fresh, stored = exercises._record_keys(path=None), exercises._recorded()
     assert fresh.keys() == stored.keys(), "record the keys again: notebooks/solutions/_keys.py says how"
     assert all(_same_key(fresh[k], stored[k]) for k in fresh)
-
-
-@pytest.mark.parametrize("name", KEYED)
-def test_a_student_s_install_checks_the_fixed_cases_without_the_keys(monkeypatch, name):
-    """Without the keys (a student's wheel) the fixed cases check as with them: the solution passes
-    and each wrong answer gets the same message, its hint's slips included."""
-    said = []
-    for _, fn in wrong_answers(name):
-        with pytest.raises(AssertionError) as e:
-            exercises.check(name, fn)
-        said.append(str(e.value))
-    monkeypatch.setattr(exercises, "_keys", lambda: None)
-    assert exercises.check(name, solution(name)) is None
-    for (what, fn), message in zip(wrong_answers(name), said):
-        with pytest.raises(AssertionError) as e:
-            exercises.check(name, fn)
-        assert str(e.value) == message, what
 
 
 def test_without_the_keys_an_answer_that_changes_its_inputs_is_still_told_what_is_wrong(monkeypatch):
