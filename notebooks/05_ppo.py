@@ -52,7 +52,7 @@
 # `rl.ppo_clip_loss` also returns CleanRL's two diagnostics: `clip_fraction`, the share of ratios
 # outside the clip range, and `approx_kl`, an estimate of how far the policy has moved.
 #
-# <details><summary>Details (optional): the paper, where the surrogate comes from, and why u</summary>
+# <details><summary>Details (optional): the paper, where the surrogate comes from, and why an action is written u</summary>
 #
 # Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy Optimization Algorithms*, arXiv
 # 1707.06347, 2017. The importance-sampled surrogate is the starting point of conservative policy
@@ -119,9 +119,12 @@ print(f"loss {loss:.6f}  clip_fraction {clip_fraction}  approx_kl {approx_kl:.6f
 np.testing.assert_allclose(loss, -0.15)
 assert clip_fraction == 0.5
 np.testing.assert_allclose(approx_kl, 0.07443, atol=1e-5)
+
+# %% jupyter={"source_hidden": true}
+# Checks: the table covers four of the clip's six cases (CI runs them; skip when reading)
 _region = lambda r: "below" if r < 0.8 else "above" if r > 1.2 else "inside"  # noqa: E731  ρ's region, ε = 0.2
 _cases = {(_region(r), a) for r, a in zip(np.exp(logp - old_logp), A)}
-assert len(_cases) == 4  # "four of the six cases"
+assert len(_cases) == 4  # the next cells' "the two that the table lacks": six cases less these four
 
 # %% [markdown]
 # An element whose clipped term is strictly the smaller one contributes a constant, so its
@@ -168,9 +171,12 @@ out = rl.ppo_clip_loss(lp, torch.zeros_like(lp), torch.tensor([1.0, -1.0], dtype
                        backend=KERNEL)
 (g,) = torch.autograd.grad(out.loss, lp)
 assert out.clip_fraction == 1.0 and (g != 0).all()
-_more = {(_region(r), a) for r, a in zip(n(lp.exp()), [1.0, -1.0])}  # this cell's two cases: (below, +), (above, −)
-assert len(_cases | _more) == 6  # with the four steps above, all six cases: three regions × two signs
 print("both ratios outside the range, both gradients non-zero:", g)
+
+# %% jupyter={"source_hidden": true}
+# Checks: this cell's two cases are "the two that the table lacks" (CI runs them; skip when reading)
+_more = {(_region(r), a) for r, a in zip(n(lp.exp()), [1.0, -1.0])}  # this cell's two cases: (below, +), (above, −)
+assert len(_cases | _more) == 6  # with the four steps above, "six cases: three regions of ρ times two signs"
 
 # %% [markdown]
 # ## 2. The credit assignment: advantages from the scan
@@ -441,22 +447,58 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. How fast is it (H100, measured)
 #
-# With the backward, the eager PyTorch formula keeps the GPU busy 7.7 to 9.2 times as long as the
-# fused loss, but takes only 1.56–1.59× its wall time: both calls are mostly host time. Every row:
-# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas); how
-# it was measured: [the appendix](#How-section-6-was-measured).
+# The eager PyTorch formula against the fused loss, with the backward, at three shapes:
+#
+# | eager formula ÷ fused loss | ratio |
+# |---|---|
+# | GPU time | 7.7–9.2× |
+# | wall time | 1.56–1.59× |
+#
+# Both calls are mostly host time, so a large GPU saving becomes a small wall-clock one.
+#
+# <details><summary>Details (optional): how it was measured, and the H200</summary>
+#
+# * The probe `tools/wall_probe.py --losses` timed both calls in paired rounds on one card, an H100.
+# * Each range runs from the lowest to the highest of three medians, one per timed shape (16×128,
+#   4096×128 and 64×16384), rounded outwards.
+# * GPU time counts the kernels alone. It is less than a thirtieth of the fused loss's wall time,
+#   and between a thirtieth and a seventh of the eager formula's. The rest is host time: Python,
+#   autograd and the launches.
+# * A plain `torch.autograd.Function` around two naive Triton kernels (the probe's
+#   `minimal_autograd_fn` row) takes 0.97–1.16× the fused loss's wall time: about as fast.
+# * On notebook 09's committed H200 run, a different card, the GPU-time ratio is 7.5 to 9.8.
+# * Every row: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the ratios above, on the H100's paired loss probe (CI runs them; skip when reading)
+# Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; skip when reading)
 vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
 x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
-assert len(vs) == 3  # the appendix's three timed shapes
-assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7 to 9.2 times as long", rounded outwards
-assert profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59× its wall time", rounded outwards
-assert min(x_wall) > 1 and max(x_wall) < min(x_gpu) / 4  # faster by both clocks, "but ... only" by the wall clock
+assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7–9.2×", rounded outwards
+assert profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59×", rounded outwards
+assert min(x_wall) > 1 and max(x_wall) < min(x_gpu) / 4  # "a large GPU saving becomes a small wall-clock one"
 assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "mostly host time"
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
-assert "H100" in _head and "H200" not in _head  # "(H100, measured)"; the appendix's "one card, an H100": named in the file's first line
+assert "H100" in _head and "H200" not in _head  # "(H100, measured)"; "one card, an H100": named in the file's first line
+SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # "three shapes": where the probe timed PPO against its eager formula
+assert {k[1] for k in profile.read_loss_wall() if k[0] == "ppo"} == set(vs) == set(SHAPES_TIMED)
+assert "tools/wall_probe.py --losses" in profile.read_loss_wall.__doc__  # the committed file is that probe's output
+_share = {k: (v["ours_gpu_us"] / v["ours_wall_us"], v["eager_gpu_us"] / v["eager_wall_us"]) for k, v in vs.items()}
+assert all(o < 1 / 30 < e < 1 / 7 for o, e in _share.values())  # "less than a thirtieth" and "between a thirtieth and a seventh"
+_wall = profile.read_loss_wall()  # {(loss, (B, T), pass, impl): (µs, the ratio's median, lowest, highest)}
+x_fn = [_wall["ppo", _s, "fwd+bwd", "minimal_autograd_fn"][1] for _s in SHAPES_TIMED]  # its wall time ÷ ours
+assert profile.outward(x_fn, 2) == (0.97, 1.16)  # "0.97–1.16×", rounded outwards: "about as fast"
+assert "torch.autograd.Function, one naive elementwise Triton kernel forwards and one backwards" in \
+    profile.ANCHOR_NOTES["minimal_autograd_fn"]  # "a plain torch.autograd.Function around two naive Triton kernels"
+# the H200 figure in the fold, on the committed H200 run:
+# every row of PPO's loss, as a table and a chart: profile.committed("ppo")
+RUN, RES, h200 = profile.committed_or_empty("ppo")
+fused = profile.fused_against_eager("ppo") if h200 else {}  # with the backward, where the eager formula was timed
+x_gpu_h200 = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
+assert not h200 or len(fused) == 3 and int(10 * min(x_gpu_h200)) / 10 == 7.5  # "7.5 to ...", 3 shapes, rounded down
+assert not h200 or np.ceil(10 * max(x_gpu_h200)) / 10 == 9.8  # "... to 9.8 times as long", rounded up
+assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
@@ -813,8 +855,8 @@ assert (np.diff(_clip) >= 0).all() and _clip[-1] > 0.95  # "clip_fraction rises 
 # %% [markdown]
 # ## Appendix: inside the package
 #
-# This appendix is for readers who want to read the package's own code, or how section 6 was
-# measured. Nothing above depends on it, and the exercises do not need it.
+# This appendix is for readers who want to read the package's own code. Nothing above depends on
+# it, and the exercises do not need it.
 
 # %% [markdown]
 # ### The two reduction kernels
@@ -981,46 +1023,3 @@ for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)
 # %% jupyter={"outputs_hidden": true}
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
     print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% [markdown]
-# ### How section 6 was measured
-#
-# Section 6's ratios come from the same paired rounds on one card, an H100
-# (`tools/wall_probe.py --losses`), so each verdict rests on that card alone. Each range runs from
-# the lowest to the highest of three medians, one per timed shape (16×128, 4096×128 and
-# 64×16384), rounded outwards. GPU time counts the kernels alone: for the fused loss it is less
-# than a thirtieth of the wall time. (The eager formula's share is larger: notebook 09's "under a
-# seventh" counts both calls.) The rest is host time: Python, autograd and the launches.
-#
-# A plain `torch.autograd.Function` around two naive Triton kernels (the probe's
-# `minimal_autograd_fn` row) is about as fast as the fused loss by the wall clock: 0.97–1.16× its
-# wall time, with the backward.
-#
-# <details><summary>Details (optional): the H200 run</summary>
-#
-# On notebook 09's committed H200 run, a different card, the GPU-time ratio is 7.5 to 9.8.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: how section 6 was measured (CI runs them; skip when reading)
-SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed PPO against its eager formula
-vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
-assert {k[1] for k in profile.read_loss_wall() if k[0] == "ppo"} == set(vs) == set(SHAPES_TIMED)
-assert "tools/wall_probe.py --losses" in profile.read_loss_wall.__doc__  # the committed file is that probe's output
-assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of the wall time"
-_share = {k: (v["ours_gpu_us"] / v["ours_wall_us"], v["eager_gpu_us"] / v["eager_wall_us"]) for k, v in vs.items()}
-assert all(o < 1 / 30 < e < 1 / 7 for o, e in _share.values())  # the eager formula's share "larger", "under a seventh"
-_wall = profile.read_loss_wall()  # {(loss, (B, T), pass, impl): (µs, the ratio's median, lowest, highest)}
-x_fn = [_wall["ppo", _s, "fwd+bwd", "minimal_autograd_fn"][1] for _s in SHAPES_TIMED]  # its wall time ÷ ours
-assert profile.outward(x_fn, 2) == (0.97, 1.16)  # "0.97–1.16×", rounded outwards: "about as fast"
-assert "torch.autograd.Function, one naive elementwise Triton kernel forwards and one backwards" in \
-    profile.ANCHOR_NOTES["minimal_autograd_fn"]  # "a plain torch.autograd.Function around two naive Triton kernels"
-# the H200 figure in the fold, on the committed H200 run:
-# every row of PPO's loss, as a table and a chart: profile.committed("ppo")
-RUN, RES, h200 = profile.committed_or_empty("ppo")
-fused = profile.fused_against_eager("ppo") if h200 else {}  # with the backward, where the eager formula was timed
-x_gpu_h200 = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
-assert not h200 or len(fused) == 3 and int(10 * min(x_gpu_h200)) / 10 == 7.5  # "7.5 to ...", 3 shapes, rounded down
-assert not h200 or np.ceil(10 * max(x_gpu_h200)) / 10 == 9.8  # "... to 9.8 times as long", rounded up
-assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"

@@ -547,21 +547,38 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. How fast is it (H100, measured)
 #
-# At λ = 0, the elementwise kernel (not the λ > 0 scan), the eager formula keeps the GPU busy 4.6
-# to 9.2 times as long as `rl.sac_targets`, but takes only 1.08–1.26× its wall time. Why the wall
-# clock gains so little: [notebook 05's appendix](05_ppo.ipynb#How-section-6-was-measured).
-# Every row: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas);
-# how it was measured: [the appendix](#How-section-6-was-measured).
+# At λ = 0, which runs the elementwise kernel, not the λ > 0 scan: the eager formula against
+# `rl.sac_targets`, with the backward, at three shapes.
+#
+# | eager formula ÷ `rl.sac_targets` | ratio |
+# |---|---|
+# | GPU time | 4.6–9.2× |
+# | wall time | 1.08–1.26× |
+#
+# As in notebook 05, both calls are mostly host time, so the wall clock gains little.
+#
+# <details><summary>Details (optional): how it was measured, and the H200</summary>
+#
+# * The probe is [notebook 05's](05_ppo.ipynb#6.-How-fast-is-it-(H100,-measured)),
+#   `tools/wall_probe.py --losses`: the same paired rounds, on the same H100, at the same three
+#   shapes (16×128, 4096×128 and 64×16384). Each range is rounded outwards.
+# * The probe calls `rl.sac_targets` as the benchmark does, with no λ. λ = 0, a number, runs the
+#   elementwise kernel ([the appendix](#The-critics-and-the-elementwise-kernel)).
+# * GPU time counts the kernels alone. It is less than a thirtieth of the fused call's wall time,
+#   and between a thirtieth and a seventh of the eager formula's.
+# * On notebook 09's committed H200 run, a different card, the GPU-time ratio is 5.2 to 7.5.
+# * Every row: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the ratios above, on the H100's paired loss probe (CI runs them; skip when reading)
+# Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; skip when reading)
 vs = profile.eager_against_ours("sac")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
 x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
-assert len(vs) == 3  # the three timed shapes (the appendix)
-assert profile.outward(x_gpu, 1) == (4.6, 9.2)  # "4.6 to 9.2 times as long", rounded outwards
-assert profile.outward(x_wall, 2) == (1.08, 1.26)  # "1.08–1.26× its wall time", rounded outwards
-assert min(x_wall) > 1 and max(x_wall) < 1.3 < min(x_gpu)  # faster by both clocks, "but ... only" by the wall clock
-assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # host time, as in 05
+assert profile.outward(x_gpu, 1) == (4.6, 9.2)  # "4.6–9.2×", rounded outwards
+assert profile.outward(x_wall, 2) == (1.08, 1.26)  # "1.08–1.26×", rounded outwards
+assert min(x_wall) > 1 and max(x_wall) < 1.3 < min(x_gpu)  # faster by both clocks, "the wall clock gains little"
+assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "mostly host time"
 # what the committed loss probe timed: tools/wall_probe.py --losses calls each loss as bench.py's sweep does
 from rltriton_lite import bench  # noqa: E402
 
@@ -588,7 +605,21 @@ finally:
 assert _ran == ["_one_step_target", "_one_step_target_bwd"], _ran  # forward and backward elementwise, "not the scan"
 assert "rl.sac_targets(rg, (qg, nvg), nlpg, terminated=d)" in _probe_src  # (the probe's default mode passes no λ either)
 _head = open(os.path.join(profile.results_folder(), profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
-assert "H100" in _head and "H200" not in _head  # "(H100, measured)"; the appendix's "the same H100": named in the file's first line
+assert "H100" in _head and "H200" not in _head  # "(H100, measured)"; "the same H100": named in the file's first line
+SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # "the same three shapes": where the probe timed SAC against its eager formula
+assert {k[1] for k in profile.read_loss_wall() if k[0] == "sac"} == set(vs) == set(SHAPES_TIMED)
+_share = {k: (v["ours_gpu_us"] / v["ours_wall_us"], v["eager_gpu_us"] / v["eager_wall_us"]) for k, v in vs.items()}
+assert all(o < 1 / 30 < e < 1 / 7 for o, e in _share.values())  # "less than a thirtieth" and "between a thirtieth and a seventh"
+# the H200 figure in the fold, on the committed H200 run:
+# every row of SAC's target, as a table and a chart: profile.committed("sac")
+RUN, RES, h200 = profile.committed_or_empty("sac")
+assert "lambda_" not in profile.op("sac").params  # bench.py runs profile.op("sac"): it passes no λ ...
+assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # ... so λ = 0
+_fused = profile.fused_against_eager("sac") if h200 else {}  # with the backward, where the eager formula was timed
+_x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in _fused.values()]
+assert not h200 or len(_fused) == 3 and int(10 * min(_x_gpu)) / 10 == 5.2  # "5.2 to ...", 3 shapes, rounded down
+assert not h200 or np.ceil(10 * max(_x_gpu)) / 10 == 7.5  # "... to 7.5 times as long", rounded up
+assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
@@ -622,8 +653,8 @@ assert "H100" in _head and "H200" not in _head  # "(H100, measured)"; the append
 #   scan is $G_t$. Hint 2 writes the formulas out for this task.
 #
 # **Edge cases:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
-# select them away with `tl.where`. The checker starts some scans from 100 past the window, not 0,
-# so a last step that does not stop the trace shows up.
+# select them away with `tl.where`. In some cases the carry into step $T-1$ is 100, a value past
+# the window, not 0. Your triple must keep it out, as a reset at the last step does.
 #
 # <details><summary>Details (optional): $a_t$ at a done step, and the two guards that matter</summary>
 #
@@ -892,8 +923,8 @@ assert round(_entropy + 6.0, 1) == 14.5  # its mean: the entropy minus the targe
 # %% [markdown]
 # ## Appendix: inside the package
 #
-# This appendix is for readers who want to read the package's own code, section 3's scan of $H$,
-# or how section 6 was measured. Nothing above depends on it, and the exercise does not need it.
+# This appendix is for readers who want to read the package's own code, or section 3's scan of
+# $H$. Nothing above depends on it, and the exercise does not need it.
 #
 # ### The scan of H
 #
@@ -959,9 +990,10 @@ assert 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # the G-scan's wrong 2.7
 # ### Back from H to G
 #
 # The epilogue computes $G_t = b^G_t + a_t H_{t+1}$, where $H_{t+1}$ is the value the
-# scan carries into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read $\log\pi_0$
-# at the row's first step, which $G$ never needs: section 2's $b_t$ reads only $\log\pi_{t+1}$.
-# So a NaN in $\log\pi_0$ would leak into $G_0$.
+# scan carries into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read $\log\pi_t$
+# where $G$ never needs it: at the row's first step, and at the first step after every done step
+# inside the row. (Section 2's $b_t$ reads only $\log\pi_{t+1}$, and a done step's target stops
+# there.) So a NaN in $\log\pi_0$ would leak into $G_0$.
 #
 # Why would $\log\pi_0$ be NaN? $G$ never reads it, so a buffer may leave it unfilled, as NaN.
 # Or the current policy may give the stored action $u_0$ probability 0, so that
@@ -992,6 +1024,14 @@ for bad in (np.nan, -np.inf):  # log π_0 of row 0: a value G never reads
 assert np.isinf(LP_BAD[0, 0]) and np.isfinite(LP_BAD.ravel()[1:]).all()  # one bad value, at row 0's first step
 for _G in G_refs.values():  # the loop gives the same G with or without the bad value
     np.testing.assert_allclose(_G, G_loop, rtol=1e-12, atol=1e-12)
+_after = np.argwhere((TERM | TRUNC)[:, :-1])  # done steps inside a row, each followed by "the first step after"
+assert len(_after) > 0
+for bad in (np.nan, -np.inf):  # G never needs log π at "the first step after every done step inside the row"
+    _LP_after = LP.copy()
+    _LP_after[_after[:, 0], _after[:, 1] + 1] = bad
+    _G_after = rl.sac_targets(tt(R), [tt(q) for q in Q], tt(NLP), log_probs=tt(_LP_after), terminated=tt(TERM),
+                              truncated=tt(TRUNC), backend=KERNEL, **sac_kw)
+    np.testing.assert_allclose(n(_G_after), G_loop, rtol=1e-10, atol=1e-10)
 
 # %% [markdown]
 # ### The epilogue, on section 1's example
@@ -1096,38 +1136,6 @@ assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead th
 #   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
 #   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
 
-# %% [markdown]
-# ### How section 6 was measured
-#
-# As in [notebook 05's appendix](05_ppo.ipynb#How-section-6-was-measured): the same paired
-# rounds (`tools/wall_probe.py --losses`), on the same H100, at the same three shapes. The probe
-# calls `rl.sac_targets` as the benchmark does, with no λ: λ = 0, a number, runs the elementwise
-# kernel above. The fused call's GPU time is less than a thirtieth of its wall time. (The eager
-# formula's share is larger: notebook 09's "under a seventh" counts both calls.)
-#
-# <details><summary>Details (optional): the H200 run</summary>
-#
-# On notebook 09's committed H200 run, a different card, the GPU-time ratio is 5.2 to 7.5.
-#
-# </details>
-
 # %% jupyter={"source_hidden": true}
-# Checks: how section 6 was measured (CI runs them; skip when reading)
-SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # where the probe timed SAC against its eager formula
-vs = profile.eager_against_ours("sac")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
-assert {k[1] for k in profile.read_loss_wall() if k[0] == "sac"} == set(vs) == set(SHAPES_TIMED)
-assert all(v["ours_gpu_us"] < v["ours_wall_us"] / 30 for v in vs.values())  # "less than a thirtieth of its wall time"
-_share = {k: (v["ours_gpu_us"] / v["ours_wall_us"], v["eager_gpu_us"] / v["eager_wall_us"]) for k, v in vs.items()}
-assert all(o < 1 / 30 < e < 1 / 7 for o, e in _share.values())  # the eager formula's share "larger", "under a seventh"
-assert "launch_map(_one_step_target," in inspect.getsource(sac._targets_forward)  # λ = 0: "the elementwise kernel above"
+# Checks: the critics' limit (CI runs them; skip when reading)
 assert sac.MAX_CRITICS == 16  # "up to sac.MAX_CRITICS = 16 critics"
-# the H200 figure in the fold, on the committed H200 run:
-# every row of SAC's target, as a table and a chart: profile.committed("sac")
-RUN, RES, h200 = profile.committed_or_empty("sac")
-assert "lambda_" not in profile.op("sac").params  # bench.py runs profile.op("sac"): it passes no λ ...
-assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # ... so λ = 0
-_fused = profile.fused_against_eager("sac") if h200 else {}  # with the backward, where the eager formula was timed
-_x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in _fused.values()]
-assert not h200 or len(_fused) == 3 and int(10 * min(_x_gpu)) / 10 == 5.2  # "5.2 to ...", 3 shapes, rounded down
-assert not h200 or np.ceil(10 * max(_x_gpu)) / 10 == 7.5  # "... to 7.5 times as long", rounded up
-assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"

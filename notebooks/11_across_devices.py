@@ -21,7 +21,7 @@
 #   processes.
 # * **Time:** 1.75–2.25 h with the open questions; 1–1.25 h for the reading and the checked
 #   exercises.
-# * **Needs:** notebooks 00, 01b (section 2 names its `transposed_scan`) and 02 (section 5 is
+# * **Needs:** notebooks 00, 01b's section 2 (it names `transposed_scan`) and 02 (section 5 is
 #   GAE); the basics of `torch.distributed`. No GPU: the two processes run on the CPU, where each
 #   takes the package's PyTorch path, not the kernel (the same arithmetic, checked alike).
 # * **Minimum path:** sections 1–5 and the checked exercises `segment_carries` (it needs sections
@@ -571,22 +571,7 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 # %% [markdown]
 # ## 7. What it costs
 #
-# **The verdict: gather the rows and make one local call.** On an H100 that was faster than the
-# split (`time_group=`) by both clocks, wall time and GPU time, the wire left out of both.
-#
-# <details><summary>Sources: the one timing file, and what is derived from it</summary>
-#
-# | source | what it gives | card | read in |
-# |---|---|---|---|
-# | `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by `tools/time_group_cost.py` | wall and GPU time per call of `gae` and `linear_scan`, forwards and with the backward, at 1×1048576 and 4096×128: the plain call, the split (no wire, and through NCCL in a group of one rank), the gather + one call | one H100, 2026-12-07, torch 2.11; no link crossed | section 7's table; the appendix prints the file |
-# | arithmetic on that file's times | the break-even link speeds, the size of a batch too large to gather | derived, not measured | section 7, the appendix |
-#
-# Notebooks 08 and 09 quote an H200: compare this file's figures with each other only.
-#
-# </details>
-#
-# The cell below reads the file. [The appendix](#Appendix:-section-7-in-full) prints it and says
-# what each of its four columns times.
+# The cell below reads one timing file, measured on an H100. The table after it gives what it says.
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
@@ -602,36 +587,74 @@ for line in cost_lines:
 print(f"{len(cost)} lines read from {os.path.basename(COST_FILE)} ({cost_lines[0]})")
 
 # %% [markdown]
-# **The measured figures,** stated here only. Wall time per call, the GPU time in brackets. "The
-# long row" is GAE on 1,048,576 steps per rank, two ranks.
+# **GAE forwards on the long row** (1,048,576 steps per rank, two ranks), per call:
 #
-# | | plain call (one device) | split (`time_group=`), no wire | split through NCCL, 1 rank | gather + one call, no wire |
+# | | plain call (one device) | split (`time_group=`), no wire | gather + one call, no wire |
+# |---|---|---|---|
+# | wall time | 77.5 µs | 1.31 ms | 114 µs |
+# | GPU time | 13.6 µs | 74.7 µs | 33.5 µs |
+# | wall time, with the backward | 459 µs | 3.30 ms | 736 µs |
+#
+# * **Gather the rows and make one local call:** it was faster than the split by both clocks, the
+#   wire left out of both.
+# * The split's GPU time is a small part of its wall time: most of its cost is the host's, not the
+#   wire's.
+# * Counting the wire (estimated: no link was measured), the gather stays faster on any link above
+#   about 7.9 GB/s with 2 ranks, and 78 GB/s with 8.
+#
+# <details><summary>Details: where each figure comes from</summary>
+#
+# | source | what it gives | card | read in |
+# |---|---|---|---|
+# | `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by `tools/time_group_cost.py` | wall and GPU time per call of `gae` and `linear_scan`, forwards and with the backward, at 1×1048576 and 4096×128: the plain call, the split (no wire, and through NCCL in a group of one rank), the gather + one call | one H100, 2026-12-07, torch 2.11; no link crossed | section 7's table; the appendix prints the file |
+# | arithmetic on that file's times | the break-even link speeds, the size of a batch too large to gather | derived, not measured | section 7, the appendix |
+#
+# Notebooks 08 and 09 quote an H200: compare this file's figures with each other only.
+# [The appendix](#Appendix:-section-7-in-full) prints the file and says what each of its four
+# columns times.
+#
+# **The table as ratios.** Divided by the plain call's, the split takes 17 times its wall time
+# (5.5 times its GPU time), and the gather 1.5 times (2.5 times). With the backward, the split takes
+# 7.2 times the plain call's wall time, and the gather 1.6 times.
+#
+# **The fourth column.** The split through NCCL, in a group of one rank, took 1.64 ms on the long
+# row.
+#
+# **All 8 lines of the file,** the range over them, per call:
+#
+# | | plain call | split, no wire | split through NCCL, 1 rank | gather + one call, no wire |
 # |---|---|---|---|---|
-# | GAE forwards, the long row | 77.5 µs (13.6 µs) | 1.31 ms (74.7 µs) | 1.64 ms | 114 µs (33.5 µs) |
-# | the same ÷ the plain call's | 1 | 17 (5.5) | | 1.5 (2.5) |
-# | GAE with the backward, the long row | 459 µs | 3.30 ms, 7.2 × plain | | 736 µs, 1.6 × plain |
-# | all 8 lines of the file: wall time | 25–620 µs | 0.86 ms or more | up to 4.5 ms, above the no-wire split's on every line | under a quarter of the no-wire split's |
-# | all 8 lines: GPU time | under 30 µs | 59.2–145.1 µs, under a tenth of its wall time | within 10 % of the no-wire split's: lower on 4 lines, higher on 4 | |
+# | wall time | 25–620 µs | 0.86–3.30 ms | 1.18–4.47 ms | 46–736 µs |
+# | GPU time | 3.0–27.8 µs | 59.2–145.1 µs | 55.3–155.0 µs | 9.3–67.8 µs |
+#
+# On every line:
+#
+# * each split's GPU time is under a tenth of its wall time;
+# * the NCCL split's wall time is above the no-wire split's, and its GPU time within 10 % of it
+#   (lower on 4 lines, higher on 4);
+# * the gather's wall time is under a quarter of the no-wire split's.
 #
 # **Break-even** (estimated: no link was measured; for 8 ranks the gathered call is assumed to take
 # 4 times as long, and the split its measured time). With the wire counted, each other rank's
 # 9 MB, the gather stays faster than the split on any link above about 7.9 GB/s with 2 ranks, and
 # 78 GB/s with 8. The appendix works the estimate.
 #
-# **Why the split is slower.** Its GPU time is a small part of its wall time (the table), so most of
-# its time is the host's. It is not the wire: the table's split crosses none. The split path is
-# not optimised for small calls. Where exactly the time goes was not profiled, but two costs stand
+# **Why the split is slower.** Its GPU time is a small part of its wall time, so most of its time
+# is the host's. It is not the wire: the table's split crosses none. The split path is not
+# optimised for small calls. Where exactly the time goes was not profiled, but two costs stand
 # out:
 #
 # * **Many small launches.** Python builds each exchange's table from many small tensor
 #   operations, each a launch of its own. So the split's GPU time alone is above any plain call's
-#   (the table's last row).
+#   (the table of all 8 lines).
 # * **Host syncs.** The host reads exchanged numbers several times per call: the header, each
 #   rank's error flag. Each read is a synchronisation: the host stops until the GPU has finished
 #   all the work queued before it, so the host's work and the GPU's no longer overlap.
 #
 # [The appendix](#Appendix:-section-7-in-full) has the rest: what crosses the wire, the file and
 # its columns, and the estimate worked.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 7's table and text, from the committed file (CI runs them; skip when reading)
@@ -673,6 +696,11 @@ assert all(r[2][0] > r[1][0] for r in cost.values())
 assert all(abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
 assert sum(r[2][1] < r[1][1] for r in cost.values()) == 4 and sum(r[2][1] > r[1][1] for r in cost.values()) == 4
 assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # the gather: "under a quarter of the no-wire split's"
+# the fold's table of all 8 lines: each cell the range over the file's lines, wall then GPU
+_rng = lambda k, i, f: (f(min(r[k][i] for r in cost.values())), f(max(r[k][i] for r in cost.values())))  # noqa: E731
+assert _rng(1, 0, lambda x: round(x / 1e3, 2)) == (0.86, 3.30) and _rng(2, 0, lambda x: round(x / 1e3, 2)) == (1.18, 4.47)
+assert _rng(3, 0, round) == (46, 736) and _rng(0, 1, lambda x: x) == (3.0, 27.8)  # "46–736 µs", "3.0–27.8 µs"
+assert _rng(2, 1, lambda x: x) == (55.3, 155.0) and _rng(3, 1, lambda x: x) == (9.3, 67.8)
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
 assert "heads = gather(head).cpu()" in _fwd and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in _fwd
 # the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
@@ -943,6 +971,24 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 # %% [markdown]
 # ## Appendix: section 7 in full
 #
+# **What each column of the timing file isolates.** Nothing crosses a network. The notebook's
+# names come first, the file's column in quotes:
+#
+# | name ("file's column") | what is timed | wire included? |
+# |---|---|---|
+# | **plain call** ("one device") | the plain call on the rank's steps, no `time_group=` | none needed |
+# | **split (`time_group=`), no wire** ("2 ranks, local gather") | everything rank 0 of two ranks (holding the same steps) runs; each `all_gather` is a local copy | no |
+# | **split through NCCL, 1 rank** ("NCCL, 1 rank") | the split through real NCCL collectives, in a group of one rank | NCCL's calls, but no link crossed |
+# | **gather + one call, no wire** ("gather, one call") | the alternative: the whole row gathered (a local copy: the rank's steps twice), one plain call on it, the rank's slice kept | no |
+#
+# * **Gather, then one local call:** the default. Faster, simpler code, the same advantages.
+# * **`time_group=`** for gradients through the advantages, a batch too large to gather, or many
+#   ranks on a slow link.
+# * The NCCL column adds NCCL's own cost, which is host time: its wall time rises, its GPU time
+#   barely moves.
+#
+# <details><summary>Details: what crosses the wire, the file, which to use, and an estimate to make yourself</summary>
+#
 # **What crosses, and when.** Forwards, each rank reads its steps twice: the map, then the scan
 # from its carry. In between come three small `all_gather`s, in this order:
 #
@@ -953,28 +999,14 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 # Backwards, two exchanges of one number per row per rank (section 6). Notebook 13c, section 7,
 # counts each table's numbers.
 #
-# **The timing file** (section 7's Sources). The cell below prints it. Each line is one call at one
-# shape, in µs, as *wall time* (calls back to back, host included) and *GPU time* (the kernels
-# alone). Each rank holds the steps of one shape: 1,048,576 on the long row, so two ranks hold
-# 2,097,152.
-
-# %%
-print("\n".join(cost_lines))
-
-# %% [markdown]
-# **What each column isolates.** Nothing crosses a network. The notebook's names come first, the
-# file's column in quotes:
-#
-# | name ("file's column") | what is timed | wire included? |
-# |---|---|---|
-# | **plain call** ("one device") | the plain call on the rank's steps, no `time_group=` | none needed |
-# | **split (`time_group=`), no wire** ("2 ranks, local gather") | everything rank 0 of two ranks (holding the same steps) runs; each `all_gather` is a local copy | no |
-# | **split through NCCL, 1 rank** ("NCCL, 1 rank") | the split through real NCCL collectives, in a group of one rank | NCCL's calls, but no link crossed |
-# | **gather + one call, no wire** ("gather, one call") | the alternative: the whole row gathered (a local copy: the rank's steps twice), one plain call on it, the rank's slice kept | no |
+# **The timing file** (section 7's Sources). The cell after this fold prints it. Each line is one
+# call at one shape, in µs, as *wall time* (calls back to back, host included) and *GPU time* (the
+# kernels alone). Each rank holds the steps of one shape: 1,048,576 on the long row, so two ranks
+# hold 2,097,152.
 #
 # **What the NCCL column adds: NCCL's own cost, and no link.** In a group of one rank, an
 # `all_gather` hands the rank its own tensor back, but through NCCL's calls. So this column is the
-# no-wire split plus what NCCL itself costs. Section 7's table shows that this cost is host time:
+# no-wire split plus what NCCL itself costs. Section 7's fold shows that this cost is host time:
 # the wall time rises, and the GPU time barely moves. The estimate below is worked against both
 # split columns.
 #
@@ -1020,6 +1052,11 @@ print("\n".join(cost_lines))
 # per row.
 #
 # </details>
+#
+# </details>
+
+# %%
+print("\n".join(cost_lines))
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures the appendix quotes, from the committed file (CI runs them; skip when reading)

@@ -34,7 +34,8 @@
 # and what does it save? **The answer:** yes. verl's function runs its loop at every $\gamma$ and
 # $\lambda$, its default $\gamma = \lambda = 1$ included. One masked scan gives the same numbers
 # (section 4). On an H200, at every shape timed, it was faster than the fair yardstick, a
-# cumulative sum that computes only $\gamma = \lambda = 1$, and far faster than a line-for-line
+# cumulative sum that computes only $\gamma = \lambda = 1$ (verl's default, where it gives the
+# same answer in one PyTorch call), and far faster than a line-for-line
 # copy of verl's loop. Section 7's table has the figures.
 #
 # Sections 1–2 set up the MDP and its masks, 3–4 put verl's loop beside the scan, 5 compares
@@ -573,14 +574,12 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# **In short,** on an H200, at every shape timed, the scan `rl.gae(mask=)` at γ = 0.99, λ = 0.95
-# was faster than the cumulative sum, which computes only γ = λ = 1, and far faster than a Python
-# loop over the tokens (section 3's copy of verl's). The drop-in, `integrations.verl`, pays for its
-# whitening: it was slower than the cumulative sum at most shapes. The table after the drawing has
-# the figures.
+# Four implementations were timed on an H200, from 256 responses of 1,024 tokens to 4 of a
+# million, with inputs like section 3's. The cells below print and draw the committed times; the
+# table after the drawing gives what they say.
 #
-# Four implementations were timed, from 256 responses of 1,024 tokens to 4 of a million, with
-# inputs like section 3's:
+# <details><summary>Details: the four implementations, and the timing file</summary>
+#
 #
 # | implementation | what it is |
 # |---|---|
@@ -588,8 +587,6 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 # | **cumsum shortcut (γ = λ = 1)** | section 6's; it computes something else whenever $\gamma\lambda \ne 1$ |
 # | **rl.gae(mask=)** | section 4's one call |
 # | **integrations.verl** | the drop-in, with its second scan and the whitening |
-#
-# <details><summary>Sources: the one timing file</summary>
 #
 # | file | what it measured | card | read in |
 # |---|---|---|---|
@@ -672,21 +669,33 @@ assert 256 * 4096 == 8 * 131072 == 1 << 20  # "... a million tokens each" (1M on
 assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point per T, so its lines never go vertical
 
 # %% [markdown]
-# **The measured figures,** stated here only. Wall time per call, unless a row says GPU time; $T$
-# is the response length.
+# **The scan against the other three,** wall time per call:
+#
+# | `rl.gae(mask=)` against | figure |
+# |---|---|
+# | the cumulative sum | faster at every shape: 1.3 times at 256×4096, about 16 times at 4×1048576 |
+# | the per-token loop | over 4,000 times faster at every shape |
+# | the drop-in, `integrations.verl` | 8.6 to 13.6 times faster, 0.34 to 0.68 ms less per call |
+#
+# * The scan beat the cumulative sum, the fair yardstick: at verl's default $\gamma = \lambda = 1$
+#   it gives the same answer in one PyTorch call (section 6).
+# * The loop pays per step of $T$, whatever the batch; the scan pays mostly per call.
+# * The drop-in pays for its whitening: a fraction of a millisecond per training step.
+#
+# <details><summary>Details: the other figures</summary>
+#
+# Wall time per call, unless a row says GPU time; $T$ is the response length.
 #
 # | what | figure |
 # |---|---|
-# | `rl.gae(mask=)` against the cumulative sum, the fair yardstick | faster at every shape: 1.3 times at 256×4096, about 16 times at 4×1048576 |
-# | `rl.gae(mask=)` against the per-token loop | over 4,000 times faster at every shape |
 # | the loop, per step of $T$ | about 130 to 180 µs, whatever the batch |
 # | `rl.gae(mask=)`, from the fewest tokens to the most | 28 µs at 256×1024 to 89 µs at 4×1048576: 16 times the tokens, about 3 times the time |
 # | GPU time at a million tokens, 256×4096 then 8×131072 | the cumulative sum about 50 then 180 µs; `rl.gae` about 17 then 21 µs |
 # | the drop-in, `integrations.verl` | 380 to 764 µs; slower than the cumulative sum at 4 of the 5 shapes, where the sum takes 40 to 186 µs |
-# | the drop-in against `rl.gae`, per shape | 8.6 to 13.6 times the wall time, 0.34 to 0.68 ms more per call; the loop still takes at least 350 times as long as the drop-in |
+# | the loop against the drop-in | at least 350 times as long |
 #
-# The loop pays per step of $T$, whatever the batch; the scan pays mostly per call. The first fold
-# below says why; the second prices the drop-in, what a verl user installs.
+# </details>
+#
 #
 # <details><summary>Details: why the loop is so slow, the scan's time, and the shortcut</summary>
 #
@@ -706,8 +715,8 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 #   shape in this run, but both are mostly host time there, so the order can change with the
 #   machine's CPU.
 # * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows with
-#   the response length, even at the same number of tokens; the scan's barely grows (the table's
-#   GPU-time row: 256×4096 and 8×131072 hold a million tokens each).
+#   the response length, even at the same number of tokens; the scan's barely grows (the GPU-time
+#   row of the other figures: 256×4096 and 8×131072 hold a million tokens each).
 #
 # </details>
 #
@@ -904,7 +913,7 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # 3. Count the kernels that section 3's loop, `verl_gae_loop`, launches per position of the
 #    response: the tensor operations of one iteration. (Section 7 times `bench.token_gae_loop`, the
 #    same loop with the same operations per position.) For $T = 4096$, how many launches is one
-#    call? Divide the loop's wall time per step of T in section 7's table by your count: what is
+#    call? Divide the loop's wall time per step of T in section 7's fold of other figures by your count: what is
 #    each operation's host overhead (dispatch and launch)?
 
 # %% [markdown] tags=["answer-1"]

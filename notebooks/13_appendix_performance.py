@@ -328,47 +328,50 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
+# * A launch of P programs keeps at most P SMs busy: at 8 rows of 131,072 steps, one program per
+#   row gives 8 of the 132 SMs work.
+# * The planner's **time split** cuts such rows into segments, one program each, for about 8
+#   programs per SM (section 0.4).
+# * It splits only when **programs < 2 × SMs and ceil(T / 1024) ≥ 32**. The table below applies
+#   the rule to three shapes.
+#
+# <details><summary>Details: the rule's numbers, and where they come from</summary>
+#
 # **The question:** how many programs does a launch need? **The answer:** enough to give each SM
 # the 3 to 5 resident programs of 0.2. A launch of a few long rows has far fewer, so the planner cuts
-# its rows in time, into about 8 programs per SM.
+# its rows in time.
 #
-# A launch of P programs keeps at most P SMs busy. One program per row gives 16384 programs at
-# 16384 rows (the planner puts 2 rows in a program: 8192), but 8 at 8 rows of 131,072 steps: 8 of
-# the 132 SMs have work, each walking its whole row in series.
+# One program per row gives 16384 programs at 16384 rows (the planner puts 2 rows in a program:
+# 8192), but 8 at 8 rows of 131,072 steps: 8 of the 132 SMs have work, each walking its whole row
+# in series.
 #
-# The fix is the **time split**: cut each row into segments, one program each (section 0.4). A
-# launch of few programs walks an unsplit row in **wide chunks** of 1024 steps, ceil(T / 1024) of
+# A launch of few programs walks an unsplit row in **wide chunks** of 1024 steps, ceil(T / 1024) of
 # them. A split costs a second launch, so the package's **planner**, which picks each launch's
-# layout, splits only when both hold:
-#
-# > **split when programs < 2 × SMs and ceil(T / 1024) ≥ 32.**
+# layout, splits only when both halves of the rule hold.
 #
 # The rule's 2 × SMs (264 on an H200) is only the split's **trigger**: it decides whether to split,
-# not how finely. A split cuts the rows into segments for four times as many programs,
-# 4 × 264 = 1056, 8 per SM. Each has 0.2's 4.6 KB in flight (one row of 256 steps), so the 8
-# cover the 3 to 5 that 0.2 asks for.
-#
-# <details><summary>Where the 2 and the 4 come from</summary>
+# not how finely. A split aims at four times as many programs, 4 × 264 = 1056, 8 per SM (the
+# table's 1024 is this aim after rounding: see below the table). Each has 0.2's 4.6 KB in flight
+# (one row of 256 steps), so the 8 cover the 3 to 5 that 0.2 asks for.
 #
 # * **The trigger, 2 per SM,** is the package's default (`Config.min_programs`). `docs/DESIGN.md`
-#   states it without a measurement of its own. What it measured is the split's gain: GAE at
-#   8×131072 took 1.86 ms unsplit, 0.033 ms split.
+#   states it without a measurement of its own. What it measured is the split's gain (section 0.4).
 # * **The segment size** was swept from 132 to 1056 programs: the default, 4 × 264, came within 6 %
 #   of the best time at every long-row shape (`docs/DESIGN.md`, "The time split").
 # * **Just above the trigger,** a launch is not split. 264 rows of 32,768 steps run 264 one-warp
 #   programs, 2 per SM: 9.2 KB in flight per SM by 0.2's count, a little under its 10.3 KB.
 #
-# </details>
-#
-# Why 32? The threshold was chosen by wall time per call, what a training loop pays, since a split
-# call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide chunks ran
-# faster split, and rows of 16 ran faster walked (the table at the end of section 0.4 gives the
-# times). So 64×16384, 16 wide chunks a row, is not split, though its 64
-# programs leave 68 of the 132 SMs idle.
+# **Why 32?** The threshold was chosen by wall time per call, what a training loop pays, since a
+# split call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide
+# chunks ran faster split, and rows of 16 ran faster walked (the table at the end of section 0.4
+# gives the times). So 64×16384, 16 wide chunks a row, is not split, though its 64 programs leave
+# 68 of the 132 SMs idle.
 #
 # `tile_plan(B, T)` returns the planner's choices by name. The table gives, for three shapes, the
 # programs before any split and the wide chunks per row, beside the threshold of 32 and the
 # planner's decision.
+#
+# </details>
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # split below 2 × 132 programs, as on an H200
@@ -438,17 +441,25 @@ _above = tile_plan(264, 32768)  # 264 rows: not split, one-warp programs of one 
 assert (_above["segments"], _above["row_programs"], _above["warps"], _above["rows"], _above["block"]) == (1, 264, 1, 1, 256)
 assert _above["row_programs"] // H200_SMS == 2 and round(2 * package_program / 1e3, 1) == 9.2 < round(per_sm / 1e3, 1)
 assert tile_plan(263, 32768)["segments"] > 1  # one row fewer is split
+# why 1024, not 1056: segments of one whole number of chunks, rounded up (plan._plan's seg = cdiv(chunks, cdiv(4 × want, programs)))
+assert "seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(4 * want, n_programs)))" in inspect.getsource(plan._plan)
+assert -(-1056 // 8) == 132 and 131072 // 256 == 512 and -(-512 // 132) == 4 == long["seg"] and 512 // 4 == 128 == long["segments"]
 
 # %% [markdown]
+# <details><summary>Details: 8×131072 unsplit and split, and why 1024 programs, not 1056</summary>
+#
 # Unsplit, 8×131072 would run 8 programs, each walking its row's 128 wide chunks of 1024 steps in
 # series. Split, the planner cuts each row into 128 segments of 4 chunks of 256 steps: 1024
 # programs, 7.8 per SM, at the price of a second pass and a second launch.
+#
+# Why 1024 and not the 1056 aimed at: every segment holds the same whole number of chunks. The
+# 1056 programs ask for 132 segments per row; a row's 512 chunks of 256 steps in 132 segments
+# round up to 4 chunks each, and 512 chunks in fours make 128 segments: 8 × 128 = 1024.
+#
+# </details>
 
 # %% [markdown]
 # ### 0.4 The package's kernel in one page
-#
-# **The question:** how does the package's kernel follow the three rules? **The answer:** each of
-# its knobs serves one rule.
 #
 # A program of the package owns a **tile**: `ROWS` rows × `BLOCK` steps per chunk. It walks the
 # tile chunk after chunk, with one carry per row, as your `reset_scan` walks one row. The planner
@@ -459,15 +470,29 @@ assert tile_plan(263, 32768)["segments"] > 1  # one row fewer is split
 print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector", "warps", "stages")})
 
 # %% [markdown]
+# | rule (0.1 to 0.3) | the knob that serves it | GAE, float32, on an H200 |
+# |---|---|---|
+# | 1, sectors: adjacent, aligned loads | `vector`: one lane's 16-byte piece | 4 steps per load at 16384×1024 |
+# | 2, bytes in flight | `stages` = 2 (the next chunk loaded ahead), `warps` = 1 | 2 stages, 1 warp at 16384×1024 |
+# | 3, enough programs | the time split (0.3) | 8×131072: 1.86 ms unsplit, 0.033 ms split |
+# | 3, where the planner does not split | wide chunks of 1024 steps, 4 warps | 64×16384: 12.9 % of the floor (the peer `rl_triton`: 19.9 %) |
+#
+# * Each knob serves one of 0.1 to 0.3's three rules.
+# * The time split made GAE at 8×131072 about 56 times faster.
+# * Where it does not split, a serial chain of chunks keeps the package slow.
+#
+# <details><summary>Details: each rule in full</summary>
+#
+# **The question:** how does the package's kernel follow the three rules? **The answer:** each of
+# its knobs serves one rule.
+#
 # * **Rule 1, sectors: adjacent, aligned loads.** Adjacent lanes read adjacent pieces of a row,
 #   as in 0.1's coalesced load. `vector` is the steps of one lane's piece. A vector is 16 bytes
 #   (4 float32 or 8 bfloat16).
 #
-#   Each piece is one aligned load only where Triton can prove it aligned. Triton proves it only
-#   when the row stride, T, is a multiple of 16 steps (not T = 1000). Otherwise it compiles scalar
-#   loads for all rows, the first included. T = 1000 gets scalar loads although its float32 rows,
-#   4,000 bytes, are 16-byte aligned: Triton marks an integer argument as divisible by 16 (or equal
-#   to 1), and 1000 is neither. `values[t+1]` is the loaded tile shifted by one step, not a second
+#   Each piece is one aligned load only where Triton can prove it aligned: when the row stride,
+#   T, is a multiple of 16 steps ([notebook 13c, section 3](13c_inside_the_package.ipynb#3.-One-load-per-input,-aligned)
+#   gives the case T = 1000). `values[t+1]` is the loaded tile shifted by one step, not a second
 #   load.
 # * **Rule 2, bytes in flight: 16-byte loads, one warp, the next chunk loaded ahead.** A 16-byte
 #   load puts four floats in flight where a plain load puts one (0.2's "more bytes per warp"). With
@@ -476,22 +501,24 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   that reaches a barrier first stops there, and issues no new loads of its own until the others
 #   arrive.
 # * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
-#   a second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033
-#   ms after. At 64×16384 the planner does not split: a row has 16 wide chunks, under its 32 (0.3).
-#   So each of the 64 programs walks 16 chunks of 1024 steps in series, and the package stays
-#   slow: 12.9 % of the floor by GPU time, where the peer `rl_triton` reaches 19.9 % (per call, the
-#   package's 52 µs beats its 68). The serial chain of chunks limits it. The programs run 4 warps,
-#   not Rule 2's one, because with so few programs the planner walks wide chunks of 1024 steps, a
-#   warp per 256: a shorter chain, which at this shape ran faster per call than one warp on
-#   256-step chunks ([`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split)).
-#   Which link of the chain costs most (the loads, the scan on 4 warps that meet at barriers, or
-#   the carry handed on) was not profiled
+#   a second rescans each segment from the carry these give. At 64×16384 the planner does not
+#   split: a row has 16 wide chunks, under its 32 (0.3). So each of the 64 programs walks 16 chunks
+#   of 1024 steps in series, and the package stays slow: 12.9 % of the floor by GPU time, where the
+#   peer `rl_triton` reaches 19.9 % (per call, the package's 52 µs beats its 68). The serial chain
+#   of chunks limits it. The programs run 4 warps, not Rule 2's one, because with so few programs
+#   the planner walks wide chunks of 1024 steps, a warp per 256: a shorter chain, which at this
+#   shape ran faster per call than one warp on 256-step chunks
+#   ([`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split)). Which link of the
+#   chain costs most (the loads, the scan on 4 warps that meet at barriers, or the carry handed on)
+#   was not profiled
 #   ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
 # out so that it needs no flip of the lanes, is [notebook 13c](13c_inside_the_package.ipynb)'s
 # (sections 1, 2 and 4). So is what the interpreter hides (section 6 there): it runs programs one at
 # a time, so a race between programs passes there, and it does not guard memory.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 0.4's figures, from the planner, docs/DESIGN.md and the committed run (CI runs them; skip when reading)
@@ -501,13 +528,13 @@ assert tile_plan(16384, 1024, itemsize=2)["vector"] == 8  # 8 bfloat16 steps in 
 # 0.2's program: 2 rows × 128 steps, the next chunk's loads issued ahead (2 stages)
 assert big_tile["rows"] * big_tile["block"] * GAE_READ * big_tile["stages"] == package_program
 assert "Chunks are aligned to the row start with ascending addresses" in design
-# Rule 1: Triton marks an integer argument (the row stride, T) as a multiple of 16 (or as equal to 1); 1000 × 4
-# bytes is a multiple of 16, yet T = 1000 is neither
-assert 1000 * 4 == 4000 == 16 * 250 and 1000 % 16 != 0 and 1024 % 16 == 0  # "T = 1000 ... 4,000 bytes, 16-byte aligned"
-assert 1000 % 16 != 0 and 1024 % 16 == 0  # "a multiple of 16 steps (not T = 1000)": 1024 is, 1000 is not
+# Rule 1: "a multiple of 16 steps" (the case T = 1000 and its checks: notebook 13c, section 3)
+assert 1000 % 16 != 0 and 1024 % 16 == 0
 assert "A load at t ± 1 is misaligned and becomes scalar" in design  # what a misaligned load compiles to
 assert "values[t+1] is the aligned values tile shifted by one step" in design
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
+assert round(1.86 / 0.033) == 56  # "about 56 times faster"
+assert tile_plan(16384, 1024)["row_programs"] == 8192  # the table: "not needed" at 16384×1024 (0.3's 8192 programs)
 wide = tile_plan(64, 16384)  # too few programs, and rows of only 16 wide chunks: no split
 assert (wide["row_programs"], wide["segments"], wide["block"], 16384 // wide["block"]) == (64, 1, 1024, 16)
 assert 16384 // wide["block"] < Config().split_min_chunks == 32  # "16 wide chunks, under its 32"
@@ -525,7 +552,9 @@ assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # "per call
 
 
 # %% [markdown]
-# **Where the numbers of sections 0.2 to 0.4 come from.** They are of three kinds: measured on an
+# <details><summary>Details: where the numbers of sections 0.2 to 0.4 come from</summary>
+#
+# They are of three kinds: measured on an
 # H200, assumed, or derived from the other two. A derived number is only as good as what it comes
 # from: everything built on the 600 ns is an illustration, not a measurement.
 # [Notebook 13c](13c_inside_the_package.ipynb) gives section 0.4's figures with their sources.
@@ -543,8 +572,12 @@ assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # "per call
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
 # | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |
 # | GAE split / walked (0.3): at 64×32768, at 64×16384 | 43.3 / 54.5 and 70.0 / 49.2 µs | measured: [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split) (older code: see Sources) |
-# | GAE at 16384×1024 on an earlier tile (4 rows, 4 warps, 1 stage) and on 0.4's | 123 / 81 µs | measured: `docs/DESIGN.md`, "The scan's tile"; the change moved rows, warps and stages at once, so it does not single out the warp |
 # | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | measured: `docs/DESIGN.md`, "The time split" |
+#
+# The earlier tiles' times at 16384×1024 are in
+# [notebook 13c, section 4](13c_inside_the_package.ipynb#4.-The-tile:-how-many-rows-and-steps-a-program-owns).
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table's values, each from where it says (CI runs them; skip when reading)
@@ -556,9 +589,6 @@ assert package_program == 2 * 128 * 9 * 2 and round(package_program / 1e3, 1) ==
 _pct = lambda r: 100 * r["floor_ms"] / r["kernel_ms"]  # noqa: E731
 assert round(_pct(walk), 1) == 3.3 and [round(_pct(r)) for r in (ours, slow)] == [83, 13]  # "3.3, 83, 13 %"
 # docs/DESIGN.md's figures, and their dates: older than the committed run (2026-12-06)
-assert "(2026-11-29, probe `H200-2026-11-29-v4-tiles.log`, commit cc17036.)" in design  # the two tiles: 123, 81 µs
-assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
-       "0.0814 ms at 2 × 128 × 1 × 2" in design and [round(1e3 * ms) for ms in (0.1226, 0.0814)] == [123, 81]
 assert "0.033 ms. (2026-11-29, results" in design  # before and after the split
 assert "hence 32. (2026-12-01, `benchmarks/results/checks/H200-2026-12-01g-token-probe.txt`.)" in design  # 0.3's pairs
 import re  # noqa: E402

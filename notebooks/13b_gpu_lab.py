@@ -204,7 +204,7 @@ assert round(h200[0]["wall µs/call"] / h200[0]["GPU µs"]) == 7  # "about seven
 #
 # Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced, so it
 # keeps far more bytes in flight than a walk. But it does not load the next chunk while it scans
-# this one, as the package does (notebook 13, section 0.4). Time it and see.
+# this one, as the package does (pipelining, notebook 13, section 0.2). Time it and see.
 
 # %% [markdown]
 # ## 3. The target on your GPU
@@ -364,7 +364,7 @@ else:
 # * **Returns:** an int, how many programs one SM of an H100 or H200 holds at once.
 # * **The SM's limits:** 65,536 registers, 64 warps, 32 programs and 233,472 bytes (228 KiB) of
 #   shared memory. A program is resident whole or not at all. The model ignores the GPU's rounding
-#   to allocation units.
+#   to allocation units, and the 1 KiB of shared memory sm_90 reserves for each program.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -783,8 +783,8 @@ else:
 # leaves out what the 4 warps still pay on every trip: they meet at a barrier, and scan, with none
 # of their loads in flight.
 #
-# **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, though the package
-# pipelines its own loop. The staged loads go through shared memory, which costs instructions and a
+# **Pipelining.** All six pipelined variants timed, with `tl.range(..., num_stages=2)` or 3, were
+# slower than the same variant unstaged, though the package pipelines its own loop. The staged loads go through shared memory, which costs instructions and a
 # wait of their own, and here the other programs on the SM already supply the overlap that staging
 # would add. This fits the numbers but was not profiled: a hypothesis you could test with
 # `profile_once` (section 4). The package's kernel differs from yours in its vector loads and its
@@ -825,6 +825,7 @@ assert pct["reset_scan solution, chunk 1024"] == 63.8  # "from about 64 %"
 in_proportion = pct["reset_scan solution, chunk 1024"] * fit[2048] / fit[1024]  # "about 45 %, yet it fell to about 36 %"
 assert round(in_proportion) == 45 and pct["reset_scan solution, chunk 2048"] == 35.7 < in_proportion - 5
 # pipelining never helped this kernel: every staged variant is below its unstaged twin
+assert len([n for n in pct if "tl.range stages" in n]) == 6  # "all six pipelined variants timed"
 for name in [n for n in pct if "tl.range stages" in n]:
     twin = name.split(", tl.range")[0]  # the same variant unstaged: the solution's own row at 4 warps
     twin = twin if twin in pct else twin.replace("reset_scan,", "reset_scan solution,")
@@ -898,7 +899,7 @@ assert all(one_knob[name] >= lab.TARGET_PCT for name in ["reset_scan, chunk 256,
 #
 #   At a chunk of 256 on 4 warps it ran at 45 % of the floor. Fewer warps per program (2 or 1) or a
 #   longer chunk (512 or 1024 steps), each changed alone, met the target. Pipelining with
-#   `tl.range` lowered every variant.
+#   `tl.range` lowered all six variants timed with it.
 #
 #   </details>
 #
