@@ -993,7 +993,8 @@ assert 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # the G-scan's wrong 2.7
 # scan carries into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read $\log\pi_t$
 # where $G$ never needs it: at the row's first step, and at the first step after every done step
 # inside the row. (Section 2's $b_t$ reads only $\log\pi_{t+1}$, and a done step's target stops
-# there.) So a NaN in $\log\pi_0$ would leak into $G_0$.
+# there.) If step $d$ is done, $G_d$ never reads $G_{d+1}$, so no target needs $\log\pi_{d+1}$.
+# So a NaN in $\log\pi_0$ would leak into $G_0$.
 #
 # Why would $\log\pi_0$ be NaN? $G$ never reads it, so a buffer may leave it unfilled, as NaN.
 # Or the current policy may give the stored action $u_0$ probability 0, so that

@@ -511,10 +511,14 @@ print(profile.table(one_session, digits=3))
 # At 16384×1024, the H200 run's PPO and CRR host and GPU times are within 1.3× of each other, so
 # their sum is about 1.8× the larger. The model gives max(host, GPU). Yet the run timed PPO's wall
 # time at 1.8× the model's, about host + GPU, and CRR's at 1.5×, between the two: as if host and
-# GPU work partly added up instead of overlapping. No committed profile explains it. On the H100, the per-call file (the fold above) finds the two overlapping. The run's
-# figures are single timings, within the 2.3× drift of single timings (notebook 14, section 3), so
-# the question stays open for the H200 only. So does section 1's PPO row: its wall time rose 24 %
-# from 16×128 to 4096×128, though the host sets it at both shapes.
+# GPU work partly added up instead of overlapping. No committed profile explains it. On the H100,
+# the per-call file (the fold above) finds the two overlapping. The run's figures are single
+# timings, within the 2.3× drift of single timings (notebook 14, section 3), so the question stays
+# open for the H200 only.
+#
+# Section 1's PPO row is not explained either: its wall time rose 24 % from 16×128 to 4096×128,
+# though the host sets it at both shapes. The first hypothesis below, host time that grows with the
+# shape, would explain it, but the H100 file's host times start at 4096×128, so they cannot test it.
 #
 # **Your question:** what in a loss call could make the host wait for the GPU, or the GPU wait for
 # the host? How would you test it with `torch.profiler`?
@@ -600,6 +604,7 @@ from rltriton_lite import _reduce, crr, ppo  # noqa: E402
 assert all(f"reduce({h}," in inspect.getsource(m._forward) for m, h in ((ppo, "_ppo_forward"), (crr, "_crr_forward")))
 assert "if self.n_parts == 1:" in inspect.getsource(_reduce._Reduction.__call__)
 assert round(100 * (probe[4096, 128]["fwd", "ppo"] / HOST_US["ppo"] - 1)) == 24
+assert min(B * T for a, (B, T) in per_call) == 4096 * 128  # "the H100 file's host times start at 4096×128"
 
 # %% [markdown]
 # ### Comparing two calls: the paired ratio

@@ -273,14 +273,13 @@ assert all(math.isclose(r["floor_ms"], 1e3 * r["bytes"] / res["copy_bandwidth_Bp
 # again, gives the noise rule and 2.2's medians.*
 #
 # **In one line: ours beats the Python loops it replaces by over 80× per forward call at T = 128.
-# Compiled scans and the losses' own formulas take 0.69–9.8× our wall time forward (single
-# timings drift up to 2.3×: read it as about 0.7–10×).**
+# Compiled scans and the losses' own formulas take about 0.7–10× our wall time forward (takeaway 2
+# below).**
 #
 # <details><summary>Details: the formulas, and CRR's lead with the backward</summary>
 #
 # * The losses' formulas run eager or compiled.
-# * With the backward, CRR's eager formula at 64×16384 takes 0.74× our wall time in section 4's
-#   paired rounds (0.38× in the run's single timing, within the noise).
+# * With the backward, CRR's eager formula leads at 64×16384 (its figures: section 4's finding).
 # * Single timings cannot show a lead (the noise fold below); paired rounds can, as this one.
 #
 # </details>
@@ -365,9 +364,9 @@ print(profile.table(peer_table))
 # 1. **The Python loops the package replaces** take over 80× our wall time per forward call at
 #    T = 128. Their cost grows with T, and ours barely does.
 # 2. **Compiled scans, and the losses' formulas run eager or compiled,** take 0.69–9.8× our wall
-#    time forward (single timings drift up to 2.3×: read it as about 0.7–10×). With the backward, CRR's eager formula at 64×16384 takes 0.74× in paired rounds
-#    (section 4; 0.38× in the run's single timing, within the noise). Single timings cannot show a
-#    lead (the fold below); paired rounds show this one.
+#    time forward (single timings drift up to 2.3×: read it as about 0.7–10×). With the backward,
+#    CRR's eager formula leads at 64×16384 (section 4's finding). Single timings cannot show a lead
+#    (the fold below); paired rounds show this one.
 # 3. **Removing the loop helps with few rows, not with 4096 of them:** torchrl's GAE without its
 #    loop (`torchrl_vec_gae`) ran far faster than its loop (`torchrl_gae`) on the 64 long rows, and
 #    no faster at 4096×128.
@@ -487,7 +486,7 @@ w_case = widest["algorithm"], widest["shape"], widest["pass_"]
 assert (widest["peer"], *w_case) == ("pytorch_eager", "crr", (64, 16384), "fwd+bwd")  # "CRR's eager formula ... 64×16384"
 _w_paired = profile.read_loss_wall()[(*w_case, "pytorch_eager")]  # the widest lead in section 4's paired rounds
 assert _w_paired[1] < 1 and _w_paired[3] < 1  # "faster than ours in every paired round" (its highest ratio under 1)
-assert round(_w_paired[1], 2) == 0.74 and two_figures(widest["x"], down) == "0.38"  # "0.74× in ... paired rounds (0.38× ...
+assert round(_w_paired[1], 2) == 0.74 and two_figures(widest["x"], down) == "0.38"  # section 4's "0.74× ... (0.38× ...
 assert _verdicts[_ahead.index(widest)] == "within the noise"  # in the run's single timing, within the noise)"
 
 # %% [markdown]
@@ -747,9 +746,10 @@ ratio = {k: w / g for k, (w, g) in wall_gpu.items()}  # wall time ÷ GPU time
 anchors = profile.anchor_rows(res, DTYPE)
 
 # %% [markdown]
-# **Finding:** mostly host time. At 4096×128 and 64×16384 (and at 16×128), the backward adds over
-# 10× more wall time than GPU time, for every call. So take out host work first, for example with a
-# CUDA graph of the whole update step. At the largest shape, 16384×1024, it adds only 1.9–15× more.
+# **Finding:** mostly host time. At 4096×128 and 64×16384 (and at 16×128), the wall time the
+# backward adds is over 10× the GPU time it adds, for every call. So take out host work first, for
+# example with a CUDA graph of the whole update step. At the largest shape, 16384×1024, it is only
+# 1.9–15×.
 #
 # <details><summary>Details: your prediction, the chart's exceptions, and the naive-kernel anchor</summary>
 #
@@ -819,7 +819,7 @@ assert all((a, s) in _pc for a in profile.ops() for s in profile.RL_SHAPES)  # "
 assert {(a, s) for (a, s), x in _pc.items() if s in profile.RL_SHAPES and x > 2} \
     == {(a, s) for (a, s, p), x in ratio.items() if p == "fwd" and a in profile.ops() and x > 2}  # "the same calls host-bound"
 assert all(wall_gpu[a, s, "fwd+bwd"][0] - w > 10 * (wall_gpu[a, s, "fwd+bwd"][1] - g)
-           for (a, s, p), (w, g) in wall_gpu.items() if p == "fwd")  # "each adds over 10× more wall time than GPU time"
+           for (a, s, p), (w, g) in wall_gpu.items() if p == "fwd")  # "the wall time ... adds is over 10× the GPU time it adds"
 
 
 def _added_x(a, s):
@@ -831,7 +831,7 @@ def _added_x(a, s):
 _added = {s: [_added_x(a, s) for a in ALGS] for s in SHAPES}
 assert SHAPES == [(16, 128), (4096, 128), (64, 16384), (16384, 1024)] and len(ALGS) == 8
 assert all(min(_added[s]) > 10 for s in SHAPES[:3])  # "at 4096×128 and 64×16384 (and at 16×128) ... over 10×"
-assert spread(_added[16384, 1024]) == "1.9–15"  # "at 16384×1024 ... only 1.9–15× more"
+assert spread(_added[16384, 1024]) == "1.9–15"  # "at 16384×1024 ... only 1.9–15×"
 assert min(_added[16384, 1024]) < 2  # the GPU's share grows: "mostly host time" holds "at the shapes RL code uses"
 # the naive-kernel anchor at 64×16384: one program per row, walking the row step by step (bench.bare_gae)
 _bare = anchors[(profile.HEAD_ANCHOR["fwd"], 64, 16384, "fwd")]
@@ -983,7 +983,8 @@ print(profile.table(h100_table, digits=3))
 # **Finding:** forward, ours wins the median round for all three losses. With the backward, PPO's
 # long chain of small ops takes about 1.6× our wall time in the median round, and SAC's eager formula is
 # slower than ours too. Only CRR's short formula wins: with the backward, it is faster in the median
-# round at every shape.
+# round at every shape. At 64×16384 it takes 0.74× our wall time in the median round; section 2's
+# single timing read 0.38×, within the noise.
 #
 # **Why our CRR loses to its eager formula, with the backward.** The paired medians with the backward, in µs per call, beside
 # section 3's autograd anchor:
@@ -1103,6 +1104,8 @@ assert all(m < 1 for m in _medians("crr", "fwd+bwd"))  # "CRR's short eager form
 # 8 leads, all within the noise); paired rounds "show this one", CRR's eager formula with its backward at 64×16384
 # (in every round there, the next assert), and in the median round at every shape
 assert _verdicts == ["within the noise"] * 8 and max(_medians("crr", "fwd+bwd")) < 1
+assert round(paired["crr", (64, 16384), "fwd+bwd", "pytorch_eager"][1], 2) == 0.74  # the finding's "0.74× ... median round"
+assert two_figures(widest["x"], down) == "0.38" and _verdicts[_ahead.index(widest)] == "within the noise"  # "read 0.38×, within the noise"
 assert min(_loops128) > 80  # "What you now know": "over 80× faster per forward call at T = 128"
 assert [h < 1 for h in _medians("crr", "fwd+bwd", k=3)] == [False, True, True]  # "at the two larger shapes ... every round"
 _crr_us = {i: [paired["crr", s, "fwd+bwd", i][0] for s in LOSS_SHAPES] for i in ("rltriton_lite", "pytorch_eager")}
@@ -1386,14 +1389,13 @@ for _by_size in _ours.values():
 # * **% floor:** every kernel comes near the floor at the largest shape; at the smallest, the fixed
 #   cost $t_0$ dominates. The model misses only on few long rows.
 # * **Against the loops it replaces,** the package's call is over 80× faster per forward call at
-#   T = 128; the compiled scans and the losses' formulas take about 0.7–10× its wall time forward.
-#   With the backward, CRR's eager formula at 64×16384 takes 0.74× in paired rounds (section 4;
-#   0.38× in the run's single timing, within the noise). Single timings cannot show a lead; paired
-#   rounds show this one.
+#   T = 128; the compiled scans and the losses' formulas take about 0.7–10× its wall time forward
+#   (section 2). Single timings cannot show a lead; paired rounds show one, CRR's (section 4).
 # * **Scan by scan** (sections 2.1–2.4), small calls are host-bound: a faster kernel need not make a
 #   faster call at 16×128.
-# * **A backward adds mostly host work** at the shapes RL code uses: over 10× more wall time than
-#   GPU time, for every call at 16×128, 4096×128 and 64×16384; at 16384×1024, 1.9–15× (section 3).
+# * **A backward adds mostly host work** at the shapes RL code uses: the wall time it adds is over
+#   10× the GPU time it adds, for every call at 16×128, 4096×128 and 64×16384; at 16384×1024,
+#   1.9–15× (section 3).
 # * **Fusing pays on the GPU** at every shape. On the wall clock it wins forward for all three
 #   losses, and with the backward for PPO and SAC; CRR's short eager formula wins with its backward.
 

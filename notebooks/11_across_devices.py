@@ -1041,7 +1041,8 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 # The split is assumed to stay at $t_s$.
 #
 # * **2 ranks:** each rank receives 9 MB. The gather costs $t_g + 9.4/B$, equal to $t_s$ at
-#   $B = 9.4/(t_s - t_g)$. With the no-wire split's $t_s$, that is section 7's break-even for 2 ranks.
+#   $B = 9.4/(t_s - t_g)$. With the no-wire split's $t_s$, that is section 7's break-even for 2 ranks,
+#   about 7.9 GB/s.
 # * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
 #   with the steps it reads, to $4\,t_g$. They are equal at $B = 66/(t_s - 4\,t_g)$: section 7's
 #   break-even for 8 ranks.

@@ -364,7 +364,8 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # **Why 32?** The threshold was chosen by wall time per call, what a training loop pays, since a
 # split call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide
 # chunks ran faster split, and rows of 16 ran faster walked (the table at the end of section 0.4
-# gives the times). So 64×16384, 16 wide chunks a row, is not split, though its 64 programs leave
+# gives the times). Those two points fit any threshold from 17 to 32 wide chunks; the package
+# takes 32. So 64×16384, 16 wide chunks a row, is not split, though its 64 programs leave
 # 68 of the 132 SMs idle.
 #
 # `tile_plan(B, T)` returns the planner's choices by name. The table gives, for three shapes, the
@@ -423,6 +424,8 @@ assert all(tile_plan(8, T_)["segments"] > 1 for T_ in (32_768, 131_072))  # long
 assert "Both chosen by wall time per call, what a training loop pays" in design and "hence 32" in design
 assert "32 wide chunks now split faster than they walk (GAE 64×32768: 43.3 µs against 54.5" in design
 assert "while 16 still walk faster (64×16384: 49.2 against 70.0" in design
+# a threshold k splits rows of n >= k wide chunks: 16 walked and 32 split fit "any threshold from 17 to 32"
+assert [k for k in range(1, 65) if 16 < k and 32 >= k] == list(range(17, 33)) and 17 <= Config().split_min_chunks <= 32
 assert H200_SMS - by_shape["64×16384"]["programs before any split"] == 68  # "leave 68 of the 132 SMs idle"
 # the trigger and the split's size: "four times as many programs, 4 × 264 = 1056, 8 per SM"
 assert "want = 2 * _sm_count(" in inspect.getsource(plan._plan) and "4 * want" in inspect.getsource(plan._plan)
