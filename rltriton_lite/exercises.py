@@ -667,7 +667,7 @@ def _frontend_jit():
             return tuple(as_jit(x) for x in v)
         if not _is_jit(v) or isinstance(v, JITFunction):
             return v
-        store = _LANGUAGE_JIT if v.fn.__module__.startswith("triton.") else made
+        store = _LANGUAGE_JIT if (v.fn.__module__ or "").startswith("triton.") else made  # (None: exec'd code)
         if id(v) not in store:
             store[id(v)] = (v, Frontend(v.fn))  # (v kept: its id stays its own)
         return store[id(v)][1]
