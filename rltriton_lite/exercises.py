@@ -5713,7 +5713,8 @@ def _awr_hint(args, i, bad, got, expected):
     if dropped.any():  # (a round-61 review: tl.minimum(nan, max_weight) is max_weight, and it passed)
         return _Whole(f"A NaN advantage got the weight {_num(got[dropped][0])}, a plausible number: a broken critic "
                       "would go unnoticed. Its weight must be NaN (notebook 07: NaN fails loudly in exp mode). "
-                      "Triton's elementwise min, max and clamp drop a NaN by default (their propagate_nan)." + _fix(
+                      "Triton's elementwise min, max and clamp drop a NaN by default (their propagate_nan), and a "
+                      "comparison with a NaN is False (tl.where(w < max_weight, w, max_weight) gives max_weight)." + _fix(
                           " tl.minimum(w, max_weight, propagate_nan=tl.PropagateNan.ALL), or a select that keeps w "
                           "where it is not above max_weight: tl.where(w > max_weight, max_weight, w)."))
     with np.errstate(all="ignore"):

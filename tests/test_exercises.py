@@ -913,6 +913,7 @@ def wrong_answers(name: str):
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
                         ("tl.minimum's default drops a NaN advantage (a round-61 review's case: it passed)",
                          _awr_nan_dropped),
+                        ("a select on w < max_weight: a NaN compares False (round 70's case)", _awr_nan_compared),
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
                         ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
                         ("exp(A) / beta (a later review's case)", _awr_exp_over_beta),
@@ -1027,6 +1028,8 @@ W_SAYS = {
         ("These are AWR's weights with a slip: the weight is clipped at 40, not at max_weight = P[1] = 20. A clip of "
          "the weight bounds it at its own threshold, so that threshold is max_weight itself (or, on A / beta before "
          "the exp, ln(max_weight) = 2.996).", "tl.minimum(tl.exp(A / beta), P[1])"),
+    ("awr_weights", "a select on w < max_weight: a NaN compares False (round 70's case)"):
+        "a comparison with a NaN is False (tl.where(w < max_weight, w, max_weight) gives max_weight)",
     ("awr_weights", "clipped at max_weight / 2 (a round-50 review's case)"):
         "the weight is clipped at 10, not at max_weight = P[1] = 20.",
     ("awr_weights", "tl.minimum's default drops a NaN advantage (a round-61 review's case: it passed)"):
@@ -2403,6 +2406,12 @@ def _awr_exponent_clipped_at_the_log(X, P, offs, m):  # exp(min(A / beta, ln max
 @triton.jit
 def _awr_nan_dropped(X, P, offs, m):  # tl.minimum's default: a NaN advantage's weight comes out max_weight
     return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1])
+
+
+@triton.jit
+def _awr_nan_compared(X, P, offs, m):  # a select on w < max_weight: NaN < 20 is False, so the NaN's weight is 20
+    w = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0])
+    return tl.where(w < P[1], w, P[1])
 
 
 @triton.jit
