@@ -5134,10 +5134,6 @@ def _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, 
     with np.errstate(all="ignore"):
         vs = _vtrace_reference(lr, r, v, nv, term, gamma, rho_bar, c_bar)[0]
         rho = np.minimum(rho_bar, np.exp(lr))
-    why = (f"{y} - V_t = rho_t delta_t + gamma c_t ({y}_{{t+1}} - V'_t) is the advantage only where c_t = rho_t at "
-           "every step (lambda = 1 and c_bar = rho_bar, as in section 4's pg0 == vs0 - v), clipped or not; here "
-           f"c_bar = {_num(c_bar)} and rho_bar = {_num(rho_bar)}. The advantage bootstraps from the value after the "
-           "step: rho_t (r_t + gamma v_{t+1} - V_t).")
     twice, once = (_is_slip(np.asarray(got), slip, expected) for slip in (rho * (vs - v), vs - v))
     if twice == once:  # neither, or both (rho_t is 1 wherever they are wrong): say the one the values show
         yours = f"{y} - V_t{y_is} (or rho_t times it: rho_t is 1 at every wrong step)" if once else None
@@ -5146,6 +5142,10 @@ def _pg_as_vs_minus_v(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected, 
                  if twice else f"{y} - V_t{y_is}")
     if yours is None:
         return None
+    why = (f"{y} - V_t = rho_t delta_t + gamma c_t ({y}_{{t+1}} - V'_t) is the advantage only where c_t = rho_t at "
+           "every step (lambda = 1 and c_bar = rho_bar, as in section 4's pg0 == vs0 - v), clipped or not; here "
+           f"c_bar = {_num(c_bar)} and rho_bar = {_num(rho_bar)}. The advantage bootstraps from the value after the "
+           "step: rho_t (r_t + gamma v_{t+1} - V_t).")
     return _Whole(f"These are the policy-gradient advantages with a slip: your pg is {yours}. {why}" + _fix(fix))
 
 
