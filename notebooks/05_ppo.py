@@ -241,9 +241,6 @@ print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 # * **The first kernel** runs many programs. Each program sums its own block of elements and
 #   writes one *partial sum*, at its own index.
 # * **The second kernel** is a single program. It adds the partials in a fixed order.
-#
-# The exercise `two_stage_mean` asks for these two kernels. The package's own two, trimmed:
-# [the appendix](#The-two-reduction-kernels).
 
 # %% [markdown]
 # The same two stages in NumPy, checked against the plain sum:
@@ -304,6 +301,13 @@ print("bitwise identical across calls")
 # three sums 100 times each on the same float32 input and counted the different bit patterns.
 # The `tl.atomic_add` kernel gave 12; `torch.sum` and `rl.ppo_clip_loss` gave one each. So the
 # kernel's claim rests on a GPU run, and the NumPy cell above shows why the atomics vary.
+#
+# If you have a GPU, run the probe yourself, from the repository's root:
+# `PYTHONPATH=$PWD python tools/atomics_probe.py > atomics_probe.txt`. It prints the same counts
+# for your card. Compare them with the committed H100 file that the next cell prints.
+#
+# **Further:** the exercise `two_stage_mean` asks for these two kernels. The package's own two,
+# trimmed, are in [the appendix](#The-two-reduction-kernels).
 
 # %%
 ATOMICS_PROBE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-atomics-probe.txt")
@@ -366,7 +370,7 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# The kernel meets the reference on random minibatches with padding that holds NaN, asymmetric
+# *Optional: not on the minimum path.* The kernel meets the reference on random minibatches with padding that holds NaN, asymmetric
 # clipping ($\epsilon_{\text{high}} > \epsilon_{\text{low}}$), advantage normalisation and the
 # three reductions. Then it meets CleanRL's `ppo.py`, and its gradients meet autograd's.
 #
@@ -447,7 +451,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. How fast is it (H100, measured)
 #
-# The eager PyTorch formula against the fused loss, with the backward, at three shapes:
+# *Optional: not on the minimum path.* The eager PyTorch formula against the fused loss, with the backward, at three shapes:
 #
 # | eager formula ÷ fused loss | ratio |
 # |---|---|
@@ -756,7 +760,8 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
+# *(Optional: not on the minimum path. Answer each in its cell below: your teacher's grader
+# collects the answers from them.)*
 #
 # 1. Compute dual-clip PPO (c = 3) from `reduction="none"` on section 5's inputs. Spread the new
 #    log-probabilities wider, as `old + torch.randn(...)`: with section 5's spread of 0.3, a
@@ -855,7 +860,7 @@ assert (np.diff(_clip) >= 0).all() and _clip[-1] > 0.95  # "clip_fraction rises 
 # %% [markdown]
 # ## Appendix: inside the package
 #
-# This appendix is for readers who want to read the package's own code. Nothing above depends on
+# *Optional.* This appendix is for readers who want to read the package's own code. Nothing above depends on
 # it, and the exercises do not need it.
 
 # %% [markdown]
@@ -961,9 +966,10 @@ assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
 # | `"sum"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
 # | `"none"` | $\mu$; the squares; the loss | each element's loss, inside the loss pass |
 #
-# **Why `"none"` takes one pass more.** Under `"mean"` and `"sum"`, the loss pass writes nothing per
-# element. It only adds to the sums, and step 3 divides the summed loss once. Under `"none"`, the
-# loss pass writes every element's loss to memory, and each one needs the division. That costs
+# **Why `"none"` takes one pass more.** Under `"mean"` and `"sum"`, the squares and the loss share
+# one pass, because dividing by $\sigma$ commutes with the sum (the identity above). So the pass
+# sums undivided losses before $\sigma$ is known, and step 3 divides the total once. Under `"none"`,
+# the loss pass writes every element's loss to memory, and each one needs the division. That costs
 # one more pass, and there are two places to put it:
 #
 # * **$\sigma$ last:** the loss pass writes undivided losses. A write-back pass then reads every

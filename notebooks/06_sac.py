@@ -151,16 +151,21 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # ### Where the trace stops
 #
 # A step is *done* where it terminates, is truncated, or is the window's last step: it takes
-# nothing from step $t + 1$. Write $\lambda^{\text{eff}}_t$ for the step's effective λ: $\lambda_t$, but
-# 0 at a done step. Multiply out the introduction's bracket with $\lambda^{\text{eff}}_t$ for λ, and sort
-# its terms. The factor of $G_{t+1}$ is $a_t$; the rest is $b_t$:
+# nothing from step $t + 1$. Three mechanisms stop the trace there:
+#
+# * **$\lambda^{\text{eff}}_t$**, the step's effective λ, is $\lambda_t$, but 0 at a done step.
+# * **$[\lnot\text{term}_t]$** is 0 at a termination and 1 elsewhere.
+# * **$\text{reset}_t$** is set by the prologue at each done step. The scan then selects $y_t = b_t$
+#   in place of $b_t + a_t\,y_{t+1}$.
+#
+# Put $\lambda^{\text{eff}}_t$ for λ in the introduction's bracket, multiply it out, and sort its terms.
+# The factor of $G_{t+1}$ is $a_t$; the rest is $b_t$:
 #
 # $$a_t = \gamma_t\lambda^{\text{eff}}_t, \qquad
 #   b_t = r_t + [\lnot\text{term}_t]\,\gamma_t\big[(1-\lambda^{\text{eff}}_t)V'_t -
 #   \lambda^{\text{eff}}_t\,\alpha\log\pi_{t+1}\big].$$
 #
-# Here $[\lnot\text{term}_t]$ is 0 at a termination and 1 elsewhere. At a done step the prologue
-# also sets $\text{reset}_t$, and the scan selects $y_t = b_t$ in place of $b_t + a_t\,y_{t+1}$:
+# Each kind of step then computes:
 #
 # | step $t$ | $\lambda^{\text{eff}}_t$ | $\text{reset}_t$ | $b_t$ |
 # | --- | --- | --- | --- |
@@ -169,8 +174,17 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # | truncation | 0 | yes | $r_t + \gamma_t V'_t$ |
 # | the window's last step | 0 | yes | $r_t + \gamma_t V'_t$ ($r_t$ if it terminates) |
 #
-# Why both the reset and $[\lnot\text{term}_t]$ are needed, and why $a_t$ at a done step does
-# not matter: a fold beside [the exercise's edge cases](#Exercises).
+# **Why both guards.** $\lambda^{\text{eff}}_t = 0$ alone seems to stop the trace, but it leaves two
+# holes. The reset and $[\lnot\text{term}_t]$ close them:
+#
+# | guard | what it removes | what breaks without it |
+# | --- | --- | --- |
+# | the reset | the value carried in from step $t + 1$ | $a_t = 0$ drops a finite value but not a NaN: $0 \cdot \text{NaN}$ is NaN |
+# | $[\lnot\text{term}_t]$, a `tl.where` in Triton | $\gamma_t V'_t$ at a termination | $\lambda^{\text{eff}}_t = 0$ alone leaves $\gamma_t V'_t$ in $b_t$, and any NaN it holds |
+#
+# So $a_t$ at a done step does not matter: the reset selects $y_t = b_t$ and never reads it.
+# The prologue's $\gamma_t\lambda^{\text{eff}}_t = 0$ and the plain $\gamma_t\lambda_t$ of notebook 03's
+# prologue give the same targets.
 #
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
 # $V' = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2 is the window's
@@ -247,6 +261,34 @@ _v = Q.min(0) - 0.2 * NLP
 _lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
 _bracket = 0.97 * ((1 - _lam_eff) * _v - _lam_eff * 0.2 * _lp_next)
 assert (_bracket[TRUNC] == 0.97 * _v[TRUNC]).all()  # ... so they bootstrap from V'_t alone
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 2's guard table and a_t at a done step, on the random rows (CI runs them; skip when reading)
+_done = TERM | TRUNC
+_done[:, -1] = True
+_lam_eff = np.where(_done, 0.0, 0.8)
+_v = Q.min(0) - 0.2 * NLP
+_lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
+_bracket = 0.97 * ((1 - _lam_eff) * _v - _lam_eff * 0.2 * _lp_next)
+assert (R + _bracket != R)[TERM].all()  # at a termination λ^eff_t = 0 alone leaves γV'_t: [¬term_t] removes it
+
+
+def _scan(a, b, reset):  # y_t = b_t where reset_t, b_t + a_t y_{t+1} elsewhere
+    y, carry = np.zeros_like(b), np.zeros(b.shape[:-1])
+    for t in reversed(range(b.shape[-1])):
+        carry = y[..., t] = np.where(reset[..., t], b[..., t], b[..., t] + a[..., t] * carry)
+    return y
+
+
+_b_nan = np.where(np.roll(_done, 1, axis=1), np.nan, 1.0)  # NaN at every step behind a done one
+_own = _done & ~np.isnan(_b_nan)  # done steps whose own b is finite ...
+_own[:, -1] = False  # ... and a NaN behind them (after the row's last step, y_in is 0)
+assert _own.any() and (0.97 * _lam_eff[_own] == 0).all()  # a_t = 0 there already ...
+assert np.isfinite(_scan(0.97 * _lam_eff, _b_nan, _done)[_own]).all()  # ... and the select keeps the NaN out ...
+assert np.isnan(_scan(0.97 * _lam_eff, _b_nan, np.zeros_like(_done))[_own]).all()  # ... where b_t + 0 · NaN does not
+_b = R + np.where(TERM, 0.0, _bracket)
+for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or the plain γλ: a reset never reads it
+    np.testing.assert_allclose(_scan(_a, _b, _done), G_loop, rtol=1e-12, atol=1e-12)
 
 # %% [markdown]
 # ## 3. The kernel
@@ -341,7 +383,7 @@ print("actor and temperature losses == the loop, gradients as derived")
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# First, the kernel against the loop, on random rollouts with three critics, terminations,
+# *Optional: not on the minimum path.* First, the kernel against the loop, on random rollouts with three critics, terminations,
 # truncations, left and right padding, a per-step discount, λ = 0.8, and a time-major buffer:
 
 # %%
@@ -547,7 +589,7 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. How fast is it (H100, measured)
 #
-# At λ = 0, which runs the elementwise kernel, not the λ > 0 scan: the eager formula against
+# *Optional: not on the minimum path.* At λ = 0, which runs the elementwise kernel, not the λ > 0 scan: the eager formula against
 # `rl.sac_targets`, with the backward, at three shapes.
 #
 # | eager formula ÷ `rl.sac_targets` | ratio |
@@ -656,56 +698,18 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # select them away with `tl.where`. In some cases the carry into step $T-1$ is 100, a value past
 # the window, not 0. Your triple must keep it out, as a reset at the last step does.
 #
-# <details><summary>Details (optional): $a_t$ at a done step, and the two guards that matter</summary>
-#
-# **$a_t$ at a done step does not matter.** The reset selects $y_t = b_t$ and never reads $a_t$.
-# So section 2's $\gamma_t\lambda^{\text{eff}}_t = 0$ and the plain $\gamma_t\lambda_t$ of notebook
-# 03's prologue give the same targets. Two guards do matter:
-#
-# | guard | what it removes | what breaks without it |
-# | --- | --- | --- |
-# | the reset | the value carried in from step $t + 1$ | $a_t = 0$ drops a finite value but not a NaN: $0 \cdot \text{NaN}$ is NaN |
-# | $[\lnot\text{term}_t]$, a `tl.where` in Triton | $\gamma_t V'_t$ at a termination | $\lambda^{\text{eff}}_t = 0$ alone leaves $\gamma_t V'_t$ in $b_t$, and any NaN it holds |
-#
-# </details>
+# Why both guards are needed, and why $a_t$ at a done step does not matter: section 2's
+# [guard table](#Where-the-trace-stops).
 #
 # <details><summary>Details (optional): the "past the window" cases, and other forms the checker accepts</summary>
 #
 # * **Past the window.** The cases marked "past the window" start the scan from $y_T = 100$, a
 #   stand-in for whatever follows the window. A reset at the last step keeps it out.
 # * **Other forms the checker accepts:** the copied prologue's plain $a_t = \gamma\lambda$, and a
-#   last step that stops the trace with $a_t = 0$ alone ($0 \cdot 100 = 0$). Why both pass:
-#   the fold above, $a_t$ at a done step.
+#   last step that stops the trace with $a_t = 0$ alone ($0 \cdot 100 = 0$). The first passes
+#   because a reset never reads $a_t$ (section 2's guard table).
 #
 # </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the fold's two guards and a_t at a done step, on section 2's rows (CI runs them; skip when reading)
-_done = TERM | TRUNC
-_done[:, -1] = True
-_lam_eff = np.where(_done, 0.0, 0.8)
-_v = Q.min(0) - 0.2 * NLP
-_lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
-_bracket = 0.97 * ((1 - _lam_eff) * _v - _lam_eff * 0.2 * _lp_next)
-assert (R + _bracket != R)[TERM].all()  # at a termination λ^eff_t = 0 alone leaves γV'_t: [¬term_t] removes it
-
-
-def _scan(a, b, reset):  # y_t = b_t where reset_t, b_t + a_t y_{t+1} elsewhere
-    y, carry = np.zeros_like(b), np.zeros(b.shape[:-1])
-    for t in reversed(range(b.shape[-1])):
-        carry = y[..., t] = np.where(reset[..., t], b[..., t], b[..., t] + a[..., t] * carry)
-    return y
-
-
-_b_nan = np.where(np.roll(_done, 1, axis=1), np.nan, 1.0)  # NaN at every step behind a done one
-_own = _done & ~np.isnan(_b_nan)  # done steps whose own b is finite ...
-_own[:, -1] = False  # ... and a NaN behind them (after the row's last step, y_in is 0)
-assert _own.any() and (0.97 * _lam_eff[_own] == 0).all()  # a_t = 0 there already ...
-assert np.isfinite(_scan(0.97 * _lam_eff, _b_nan, _done)[_own]).all()  # ... and the select keeps the NaN out ...
-assert np.isnan(_scan(0.97 * _lam_eff, _b_nan, np.zeros_like(_done))[_own]).all()  # ... where b_t + 0 · NaN does not
-_b = R + np.where(TERM, 0.0, _bracket)
-for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or the plain γλ: a reset never reads it
-    np.testing.assert_allclose(_scan(_a, _b, _done), G_loop, rtol=1e-12, atol=1e-12)
 
 # %% [markdown]
 # The prologue to start from, notebook 03's worked `td_lambda_prologue`, copied here:
@@ -840,7 +844,8 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
+# *(Optional: not on the minimum path. Answer each in its cell below: your teacher's grader
+# collects the answers from them.)*
 #
 # 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ, alpha=0.0,
 #    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)`, to float32 rounding, for any finite `nlp` and `lp`. Which of
@@ -923,7 +928,7 @@ assert round(_entropy + 6.0, 1) == 14.5  # its mean: the entropy minus the targe
 # %% [markdown]
 # ## Appendix: inside the package
 #
-# This appendix is for readers who want to read the package's own code, or section 3's scan of
+# *Optional.* This appendix is for readers who want to read the package's own code, or section 3's scan of
 # $H$. Nothing above depends on it, and the exercise does not need it.
 #
 # ### The scan of H
@@ -991,10 +996,10 @@ assert 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # the G-scan's wrong 2.7
 #
 # The epilogue computes $G_t = b^G_t + a_t H_{t+1}$, where $H_{t+1}$ is the value the
 # scan carries into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read $\log\pi_t$
-# where $G$ never needs it: at the row's first step, and at the first step after every done step
-# inside the row. (Section 2's $b_t$ reads only $\log\pi_{t+1}$, and a done step's target stops
-# there.) If step $d$ is done, $G_d$ never reads $G_{d+1}$, so no target needs $\log\pi_{d+1}$.
-# So a NaN in $\log\pi_0$ would leak into $G_0$.
+# where $G$ never needs it: at the row's first step, and at step $d + 1$ after each done step $d$
+# inside the row. Section 2's $b_t$ reads only $\log\pi_{t+1}$, so $\log\pi_{d+1}$ could reach
+# only $G_d$. But step $d$ is done, so $G_d$ stops there and never reads $\log\pi_{d+1}$.
+# The shorter form would read both, so a NaN in $\log\pi_0$ would leak into $G_0$.
 #
 # Why would $\log\pi_0$ be NaN? $G$ never reads it, so a buffer may leave it unfilled, as NaN.
 # Or the current policy may give the stored action $u_0$ probability 0, so that
@@ -1027,7 +1032,7 @@ for _G in G_refs.values():  # the loop gives the same G with or without the bad 
     np.testing.assert_allclose(_G, G_loop, rtol=1e-12, atol=1e-12)
 _after = np.argwhere((TERM | TRUNC)[:, :-1])  # done steps inside a row, each followed by "the first step after"
 assert len(_after) > 0
-for bad in (np.nan, -np.inf):  # G never needs log π at "the first step after every done step inside the row"
+for bad in (np.nan, -np.inf):  # G never needs log π "at step d + 1 after each done step d inside the row"
     _LP_after = LP.copy()
     _LP_after[_after[:, 0], _after[:, 1] + 1] = bad
     _G_after = rl.sac_targets(tt(R), [tt(q) for q in Q], tt(NLP), log_probs=tt(_LP_after), terminated=tt(TERM),

@@ -293,7 +293,7 @@ np.testing.assert_allclose(losses["exp, step 3 padded"], 5.5 / 3)  # padding nev
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# The kernel meets the reference on random batches with padding that holds NaN, both modes, a
+# *Optional: not on the minimum path.* The kernel meets the reference on random batches with padding that holds NaN, both modes, a
 # small `max_weight` so that the clip binds, and both baseline shapes: $V(s)$, and $K$ sampled Q's
 # reduced by mean or max (stored $K$-major, read through strides):
 
@@ -379,7 +379,7 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. How fast is it (H100, measured)
 #
-# The eager formula against the fused loss, with the backward, at three shapes:
+# *Optional: not on the minimum path.* The eager formula against the fused loss, with the backward, at three shapes:
 #
 # | eager formula ÷ fused loss | ratio |
 # |---|---|
@@ -602,7 +602,8 @@ exercises.attempt("awac_weights", awac_weights)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
+# *(Optional: not on the minimum path. Answer each in its cell below: your teacher's grader
+# collects the answers from them.)*
 #
 # 1. Compute AWAC's weights, which clip nothing, from `crr_loss(...).advantages` (with your
 #    `awac_weights`, or a torch softmax). Compare them with CRR-exp's for a batch with one huge
@@ -734,7 +735,7 @@ assert math.isclose(_s_run, torch.exp(_x - _x.max()).sum().item(), rel_tol=1e-12
 # %% [markdown]
 # ## Appendix: inside the package
 #
-# This appendix is for readers who want to read the package's own code. Nothing above depends on
+# *Optional.* This appendix is for readers who want to read the package's own code. Nothing above depends on
 # it, and the exercises do not need it.
 #
 # ### The three functions, and the memory they touch

@@ -273,16 +273,7 @@ assert all(math.isclose(r["floor_ms"], 1e3 * r["bytes"] / res["copy_bandwidth_Bp
 # again, gives the noise rule and 2.2's medians.*
 #
 # **In one line: ours beats the Python loops it replaces by over 80× per forward call at T = 128.
-# Compiled scans and the losses' own formulas take about 0.7–10× our wall time forward (takeaway 2
-# below).**
-#
-# <details><summary>Details: the formulas, and CRR's lead with the backward</summary>
-#
-# * The losses' formulas run eager or compiled.
-# * With the backward, CRR's eager formula leads at 64×16384 (its figures: section 4's finding).
-# * Single timings cannot show a lead (the noise fold below); paired rounds can, as this one.
-#
-# </details>
+# Compiled scans and the losses' own formulas come closer (takeaway 2 below).**
 #
 # **Question: how does the package's call compare with the Python loops it replaces, and with the
 # other scans and formulas?** The chart shows each peer's wall time per call ÷ ours, in the same
@@ -365,8 +356,8 @@ print(profile.table(peer_table))
 #    T = 128. Their cost grows with T, and ours barely does.
 # 2. **Compiled scans, and the losses' formulas run eager or compiled,** take 0.69–9.8× our wall
 #    time forward (single timings drift up to 2.3×: read it as about 0.7–10×). With the backward,
-#    CRR's eager formula leads at 64×16384 (section 4's finding). Single timings cannot show a lead
-#    (the fold below); paired rounds show this one.
+#    CRR's eager formula leads at 64×16384: single timings cannot show a lead (the fold below), and
+#    section 4's paired rounds give its figures.
 # 3. **Removing the loop helps with few rows, not with 4096 of them:** torchrl's GAE without its
 #    loop (`torchrl_vec_gae`) ran far faster than its loop (`torchrl_gae`) on the 64 long rows, and
 #    no faster at 4096×128.
@@ -754,12 +745,13 @@ anchors = profile.anchor_rows(res, DTYPE)
 # <details><summary>Details: your prediction, the chart's exceptions, and the naive-kernel anchor</summary>
 #
 # * **Your prediction.** With its backward, GAE's call at 4096×128 takes 41× its GPU time: the
-#   backward doubled the GPU time but added far more wall time.
+#   backward doubled the GPU time, and the wall time it added was far larger than the GPU time it
+#   added.
 # * At both shapes, 4096×128 and 64×16384, every call is host-bound except four scans' forwards at
 #   64×16384 (discounted return, GAE, TD(λ) and the linear scan), whose chain of chunks makes their
 #   GPU time long.
-# * Those labels rest on the run's single timings. Notebook 08's per-call file
-#   ([section 3](08_profiling.ipynb#3.-Two-clocks:-wall-time-versus-GPU-time-at-the-shapes-RL-code-uses),
+# * Those labels rest on the run's single timings. The per-call file
+#   ([notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards),
 #   its fold "One session, one card"), every forward call timed in one session on an H100, finds the
 #   same calls host-bound among the seven it times (all but the linear scan).
 # * The naive-kernel anchor at 64×16384 takes 17× our wall time: its 64 programs each walk 16384
@@ -809,7 +801,7 @@ not_host = {k for k, x in ratio.items() if x <= 2}  # wall time at most twice th
 assert {a for a, s, p in not_host} == {"discounted_return", "gae", "td_lambda", "linear_scan"}  # "four scans"
 assert {s for a, s, p in wall_gpu} == set(profile.RL_SHAPES) == {(4096, 128), (64, 16384)}  # "at both shapes"
 assert all(a in SCANS and s == (64, 16384) and p == "fwd" for a, s, p in not_host)  # "... forwards on a few long rows"
-# the pointer to notebook 08's per-call file (one session on an H100): the same forward calls host-bound, of its seven
+# the pointer to the per-call file (notebook 14, section 10; one session on an H100): the same forward calls host-bound, of its seven
 _pc_text = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-per-call.txt"), encoding="utf-8").read()
 assert _pc_text.startswith("# overlap_probe: NVIDIA H100") and "overlap_probe.py --all" in _pc_text.splitlines()[0]
 _pc = {(m[0], (int(m[1]), int(m[2]))): float(m[3]) / float(m[4]) for m in re.findall(  # wall ÷ GPU (graph)
@@ -845,7 +837,7 @@ _g = {p: (r["full_call_us"], 1e3 * r["kernel_ms"]) for p, r in gae_pair.items()}
 assert [round(w / g) for w, g in _g.values()] == [8, 41]  # "about 8×", "41×" (and the card's: GPU time is a graph's replay)
 assert "do_bench_cudagraph(" in inspect.getsource(bench.kernel_ms)  # the card's "a CUDA graph leaves only the GPU time"
 assert bwd["bytes"] == 2 * gae_pair["fwd"]["bytes"] and 1.9 < _g["fwd+bwd"][1] / _g["fwd"][1] < 2.2  # "doubled, as its bytes did"
-assert _g["fwd+bwd"][0] - _g["fwd"][0] > 10 * (_g["fwd+bwd"][1] - _g["fwd"][1])  # "far more wall time than GPU time"
+assert _g["fwd+bwd"][0] - _g["fwd"][0] > 10 * (_g["fwd+bwd"][1] - _g["fwd"][1])  # "the wall time it added was far larger than the GPU time it added"
 assert {k[:2] for k in paired} == {(a, s) for a in ("ppo", "sac", "crr") for s in LOSS_SHAPES}  # the shapes it timed
 first_line = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "median of 15 interleaved rounds" in first_line  # "each the median of 15 rounds"
@@ -1389,8 +1381,8 @@ for _by_size in _ours.values():
 # * **% floor:** every kernel comes near the floor at the largest shape; at the smallest, the fixed
 #   cost $t_0$ dominates. The model misses only on few long rows.
 # * **Against the loops it replaces,** the package's call is over 80× faster per forward call at
-#   T = 128; the compiled scans and the losses' formulas take about 0.7–10× its wall time forward
-#   (section 2). Single timings cannot show a lead; paired rounds show one, CRR's (section 4).
+#   T = 128; the compiled scans and the losses' formulas come closer (section 2, takeaway 2).
+#   Single timings cannot show a lead; paired rounds show one, CRR's (section 4).
 # * **Scan by scan** (sections 2.1–2.4), small calls are host-bound: a faster kernel need not make a
 #   faster call at 16×128.
 # * **A backward adds mostly host work** at the shapes RL code uses: the wall time it adds is over

@@ -30,11 +30,8 @@
 #   [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire),
 #   for maintainers.
 #
-# **The conclusion first.** Gathering every rank's rows and making one local call is the default:
-# on an H100 it was faster than the split this notebook teaches (`time_group=`) by both clocks,
-# wall time and GPU time, with the wire left out of both. The split is for three cases: gradients
-# through the advantages, batches too big to gather, and many ranks on a slow link. Section 7's
-# table has the measurement.
+# **The conclusion first.** The split this notebook teaches is usually not the one to use:
+# [section 7](#7.-What-it-costs) measures it and says when it is.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
@@ -49,9 +46,9 @@
 # one-device call to rounding. GAE run on each rank's steps alone would not: it would end every
 # episode that crosses a rank's boundary there.
 #
-# The simple alternative, the default above, is to gather the rows onto every rank and make one
-# local call. It is cheap because GAE's inputs are small. The values and rewards alone, two float32
-# numbers per token, are 1 MB for a row of 128K tokens; the done flags add one byte per token.
+# The simple alternative is to gather the rows onto every rank and make one local call. It is
+# cheap because GAE's inputs are small. The values and rewards alone, two float32 numbers per
+# token, are 1 MB for a row of 128K tokens; the done flags add one byte per token.
 #
 # The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank
 # after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
@@ -369,8 +366,9 @@ assert torch.allclose(gathered, adv.detach(), rtol=1e-12, atol=1e-12)
 # GAE needs one thing a bare scan does not. Rank 0's last step is $t = 16$. Its TD error is
 # $\delta_{16} = r_{16} + \gamma V(s_{17}) - V(s_{16})$, and $V(s_{17})$ is rank 1's first value.
 # So the package gathers each rank's first values (in its "ends" exchange), then the maps. It makes
-# the same three exchanges for every scan ([the appendix](#Appendix:-section-7-in-full) lists
-# them): a bare scan has no values, and sends zeros in their place.
+# the same three exchanges for every scan, in this order: the header, the ends, the maps
+# ([notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire)
+# says what each carries). A bare scan has no values, and sends zeros in their place.
 #
 # The cell below does it by hand:
 #
@@ -407,6 +405,12 @@ _lines = _fwd.splitlines()  # each exchange sits in the method's body or its one
 assert [len(x) - len(x.lstrip()) for x in _lines if " = gather(" in x or "with torch.enable_grad():" in x] == [8, 8, 12, 12]
 assert "v_first = torch.zeros(rows, dtype=torch.float64" in _fwd  # without values, the first values stay 0
 assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" in _fwd  # and ride in the ends
+head_src = _fwd
+assert head_src.count(" = gather(") == 3  # "three exchanges" (13c, section 7: what each carries)
+_order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
+                                      "maps = gather(maps)")]
+assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
+assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
 
 # %% [markdown]
 # ## 6. The backward: the same exchange, the other way
@@ -430,9 +434,10 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 #   $r \ge 1$).
 # * $\sigma_r$ is the gradient that rank $r$'s own steps send into its carry $c_r$. Rank $r$
 #   computes it alone.
-# * $x_r = \partial L/\partial f_r$ $(= \partial L/\partial c_{r-1})$, through ranks $< r$: the
-#   gradient that enters rank $r$ at its first output, counting only the loss on the steps of the
-#   ranks before it. Nothing enters rank 0, so $x_0 = 0$.
+# * $x_r$ is the gradient that enters rank $r$ from the ranks before it. In words: the part of
+#   $\partial L/\partial c_{r-1}$ that comes from the loss on ranks $0, \dots, r-1$ (on their
+#   steps only). Since $c_{r-1} = f_r$, it lands on rank $r$'s first output, so we write
+#   $x_r = \partial L/\partial f_r$, that part only. Nothing enters rank 0, so $x_0 = 0$.
 #
 # **By hand: two ranks of two steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0 holds
 # steps 0 and 1, rank 1 steps 2 and 3.
@@ -455,8 +460,8 @@ assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" i
 # forward:               ◀── c_0 = y_2 ───          ◀── c_1 = y_4 ───
 # backward:    g_0 → g_1 ───── x_1 ─────▶ g_2 → g_3 ───── x_2 ─────▶ g_4 → g_5
 #
-# x_r = ∂L/∂f_r = ∂L/∂c_{r−1}, through ranks < r:
-#              x_1 = ∂L/∂c_0 (rank 0),    x_2 = ∂L/∂c_1 (ranks 0 and 1)
+# x_r = ∂L/∂f_r = the part of ∂L/∂c_{r−1} from the loss on ranks 0..r−1:
+#              x_1 = ∂L/∂c_0 (from rank 0),    x_2 = ∂L/∂c_1 (from ranks 0 and 1)
 # ```
 
 # %%
@@ -483,9 +488,8 @@ print("rank 0, rank 1 with x_1 added:", g_rank0[0].tolist(), g_rank1[0].tolist()
 assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b4.grad)
 
 # %% [markdown]
-# **The rule, for any number of ranks.** What rank $r$ passes on,
-# $x_{r+1} = \partial L/\partial f_{r+1} = \partial L/\partial c_r$ through ranks $\le r$, has two
-# parts:
+# **The rule, for any number of ranks.** What rank $r$ passes on, $x_{r+1}$ (the part of
+# $\partial L/\partial c_r$ from the loss on ranks $0, \dots, r$), has two parts:
 #
 # * $\sigma_r$, from rank $r$'s own $dy_t$, as rank 0 computed above ($\sigma_0 = 0.75$).
 # * $A_r\,x_r$, from the ranks before it: $x_r$ lands on rank $r$'s first output,
@@ -550,13 +554,13 @@ _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
 _y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
 assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
 assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
-# "x_r = ∂L/∂f_r = ∂L/∂c_{r−1}, through ranks < r" (the drawing's "x_2 = ∂L/∂c_1 (ranks 0 and 1)"):
+# "the part of ∂L/∂c_{r−1} from the loss on ranks 0..r−1" (the drawing's "x_2 = ∂L/∂c_1 (from ranks 0 and 1)"):
 # d(sum of y_0..y_3)/d c_1 = x_2, rank 2's own dy_4 left out
 _c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 _y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
 _y_r0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_y_r1[:, 0])
 assert torch.autograd.grad(_y_r0.sum() + _y_r1.sum(), [_c1])[0].item() == x[2].item() == 0.9375
-_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L/∂c_0 (rank 0)"
+_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L/∂c_0 (from rank 0)"
 _y_c0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_c0)
 assert torch.autograd.grad(_y_c0.sum(), [_c0])[0].item() == x[1].item() == 0.75
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
@@ -571,95 +575,104 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 # %% [markdown]
 # ## 7. What it costs
 #
-# The cell below reads one timing file, measured on an H100. The table after it gives what it says.
+# **The four columns.** The cell below reads one timing file, measured on one H100. It times each
+# call four ways. None of the four crosses a network: they are four no-network baselines, and the
+# wire is estimated after the table. The notebook's names come first, the file's column in quotes:
+#
+# * **plain call** ("one device"): the call on one rank's steps, without `time_group=`.
+# * **split, local copy** ("2 ranks, local gather"): all that rank 0 of two ranks runs with
+#   `time_group=`, the two holding the same steps. Each `all_gather` is a local copy.
+# * **split, NCCL with 1 rank** ("NCCL, 1 rank"): the same split through real NCCL calls, in a
+#   group of one rank. It adds NCCL's own cost, and still crosses no link.
+# * **gather + one call, local copy** ("gather, one call"): the alternative. The row is gathered by
+#   a local copy (the rank's steps twice), one plain call runs on it, and the rank's slice is kept.
+#
+# Each line of the file is one call at one shape, in µs per call: *wall time* (calls back to back,
+# host included), then *GPU time* (the kernels alone). Each rank holds the steps of one shape:
+# 1,048,576 on the long row, so two ranks hold 2,097,152.
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
 with open(COST_FILE, encoding="utf-8") as f:
     cost_lines = f.read().splitlines()
-cost = {}  # (shape, call) -> [plain call, split no wire, split NCCL 1 rank, gather + one call no wire], each (wall µs, GPU µs)
+cost = {}  # (shape, call) -> [plain call, split local copy, split NCCL 1 rank, gather + one call], each (wall µs, GPU µs)
 for line in cost_lines:
     m = re.match(r"\s*(\d+ x \d+)\s+(\D+?)\s+([\d.]+ \|.*)$", line)
     if m:
         numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
         cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
 (one_wall, one_gpu), (local_wall, local_gpu), _, (joined_wall, joined_gpu) = cost["1 x 1048576", "gae forwards"]
-print(f"{len(cost)} lines read from {os.path.basename(COST_FILE)} ({cost_lines[0]})")
+print("\n".join(cost_lines))
 
 # %% [markdown]
-# **GAE forwards on the long row** (1,048,576 steps per rank, two ranks), per call:
+# **The table.** Its first three rows are GAE on the long row (1,048,576 steps per rank, two
+# ranks); its last two, the range over all 8 lines of the file.
 #
-# | | plain call (one device) | split (`time_group=`), no wire | gather + one call, no wire |
-# |---|---|---|---|
-# | wall time | 77.5 µs | 1.31 ms | 114 µs |
-# | GPU time | 13.6 µs | 74.7 µs | 33.5 µs |
-# | wall time, with the backward | 459 µs | 3.30 ms | 736 µs |
-#
-# * **Gather the rows and make one local call:** it was faster than the split by both clocks, the
-#   wire left out of both.
-# * The split's GPU time is a small part of its wall time: most of its cost is the host's, not the
-#   wire's.
-# * Counting the wire (estimated: no link was measured), the gather stays faster on any link above
-#   about 7.9 GB/s with 2 ranks, and 78 GB/s with 8.
-#
-# <details><summary>Details: where each figure comes from</summary>
-#
-# | source | what it gives | card | read in |
-# |---|---|---|---|
-# | `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by `tools/time_group_cost.py` | wall and GPU time per call of `gae` and `linear_scan`, forwards and with the backward, at 1×1048576 and 4096×128: the plain call, the split (no wire, and through NCCL in a group of one rank), the gather + one call | one H100, 2026-12-07, torch 2.11; no link crossed | section 7's table; the appendix prints the file |
-# | arithmetic on that file's times | the break-even link speeds, the size of a batch too large to gather | derived, not measured | section 7, the appendix |
-#
-# Notebooks 08 and 09 quote an H200: compare this file's figures with each other only.
-# [The appendix](#Appendix:-section-7-in-full) prints the file and says what each of its four
-# columns times.
-#
-# **The table as ratios.** Divided by the plain call's, the split takes 17 times its wall time
-# (5.5 times its GPU time), and the gather 1.5 times (2.5 times). With the backward, the split takes
-# 7.2 times the plain call's wall time, and the gather 1.6 times.
-#
-# **The fourth column.** The split through NCCL, in a group of one rank, took 1.64 ms on the long
-# row.
-#
-# **All 8 lines of the file,** the range over them, per call:
-#
-# | | plain call | split, no wire | split through NCCL, 1 rank | gather + one call, no wire |
+# | per call | plain call | split, local copy | split, NCCL with 1 rank | gather + one call, local copy |
 # |---|---|---|---|---|
-# | wall time | 25–620 µs | 0.86–3.30 ms | 1.18–4.47 ms | 46–736 µs |
-# | GPU time | 3.0–27.8 µs | 59.2–145.1 µs | 55.3–155.0 µs | 9.3–67.8 µs |
+# | wall time, GAE forwards | 77.5 µs | 1.31 ms | 1.64 ms | 114 µs |
+# | GPU time, GAE forwards | 13.6 µs | 74.7 µs | 73.4 µs | 33.5 µs |
+# | wall time, GAE with the backward | 459 µs | 3.30 ms | 4.47 ms | 736 µs |
+# | wall time, all 8 lines | 25–620 µs | 0.86–3.30 ms | 1.18–4.47 ms | 46–736 µs |
+# | GPU time, all 8 lines | 3.0–27.8 µs | 59.2–145.1 µs | 55.3–155.0 µs | 9.3–67.8 µs |
 #
-# On every line:
+# * **The gather beat the split by both clocks.** Divided by the plain call's, the split (local
+#   copy) took 17 times its wall time (5.5 times its GPU time), and the gather 1.5 times (2.5
+#   times). With the backward, 7.2 times and 1.6 times. On every line, the gather's wall time is
+#   under a quarter of the split's.
+# * **The split's cost is the host's, not the wire's.** On every line, each split's GPU time is
+#   under a tenth of its wall time. NCCL adds host time too: its wall time is above the local
+#   copy's on every line, and its GPU time within 10 % of it (lower on 4 lines, higher on 4).
 #
-# * each split's GPU time is under a tenth of its wall time;
-# * the NCCL split's wall time is above the no-wire split's, and its GPU time within 10 % of it
-#   (lower on 4 lines, higher on 4);
-# * the gather's wall time is under a quarter of the no-wire split's.
+# **The wire, worked.** No link was measured, so this is an estimate. On the long row, each rank
+# holds 8 MB of values and rewards and 1 MB of flags: 9 MB, with 1 MB $= 2^{20}$ bytes, so about
+# 9.4 million bytes. A gather brings them from the other rank: 9.4/B ms on a link of B GB/s.
 #
-# **Break-even** (estimated: no link was measured; for 8 ranks the gathered call is assumed to take
-# 4 times as long, and the split its measured time). With the wire counted, each other rank's
-# 9 MB, the gather stays faster than the split on any link above about 7.9 GB/s with 2 ranks, and
-# 78 GB/s with 8. The appendix works the estimate.
+# * **2 ranks.** The gather + one call costs $t_g + 9.4/B$ ms, with $t_g = 0.11$ ms (114 µs, the
+#   table). The split sends only a few numbers per row, so it stays at $t_s = 1.31$ ms. They are
+#   equal at $B = 9.4/(t_s - t_g)$, about 7.9 GB/s. On a faster link the gather wins; on a slower
+#   one, the split.
+# * **8 ranks.** Each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
+#   with the steps it reads, to $4\,t_g = 0.46$ ms. The break-even is $66/(t_s - 4\,t_g)$, about
+#   78 GB/s.
+# * **With the NCCL column's $t_s$** (1.64 ms), they fall to about 6.2 GB/s and 56 GB/s.
 #
-# **Why the split is slower.** Its GPU time is a small part of its wall time, so most of its time
-# is the host's. It is not the wire: the table's split crosses none. The split path is not
-# optimised for small calls. Where exactly the time goes was not profiled, but two costs stand
-# out:
+# The estimate leaves out the split's own small exchanges: a few numbers per row.
+#
+# **Which to use.** Gather + one call is the default: faster, simpler code, the same advantages.
+# Use `time_group=` in three cases:
+#
+# * **Gradients through the advantages,** into the values, $\gamma$ or $\lambda$ (section 6). Each
+#   rank's piece of the gradient stays on its rank. `dist.all_gather` carries no gradient;
+#   `torch.distributed.nn.functional.all_gather` does, but its backward sends every rank's whole
+#   gradient row.
+# * **A batch too big to gather.** The one call reads 9 bytes and writes 8 per token of the whole
+#   batch, on every rank: 1,024 rows of 1,048,576 tokens are about 18 GB per rank, beside the model.
+# * **Many ranks on a slow link,** below the break-even above: the gather's wire grows with the
+#   number of ranks, the split's does not.
+#
+# <details><summary>Details: where the file comes from, and why the split is slower</summary>
+#
+# **Source.** `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by
+# `tools/time_group_cost.py`, on one H100 on 2026-12-07 with torch 2.11; no link crossed. The
+# break-evens and the 18 GB are arithmetic on it, not measurements. Notebooks 08 and 09 quote an
+# H200: compare this file's figures with each other only.
+#
+# **Why the split is slower.** The split path is not optimised for small calls. Where exactly the
+# time goes was not profiled, but two costs stand out:
 #
 # * **Many small launches.** Python builds each exchange's table from many small tensor
-#   operations, each a launch of its own. So the split's GPU time alone is above any plain call's
-#   (the table of all 8 lines).
+#   operations, each a launch of its own. So the split's GPU time alone is above any plain call's.
 # * **Host syncs.** The host reads exchanged numbers several times per call: the header, each
 #   rank's error flag. Each read is a synchronisation: the host stops until the GPU has finished
 #   all the work queued before it, so the host's work and the GPU's no longer overlap.
 #
-# [The appendix](#Appendix:-section-7-in-full) has the rest: what crosses the wire, the file and
-# its columns, and the estimate worked.
-#
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 7's table and text, from the committed file (CI runs them; skip when reading)
+# Checks: section 7's columns, table, break-even and cases, from the committed file (CI runs them; skip when reading)
 assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
-# the Sources table: one H100, torch 2.11, 2026-12-07; gae and linear_scan, forwards and with the backward, two shapes
+# the fold's Source: one H100, torch 2.11, 2026-12-07; gae and linear_scan, forwards and with the backward, two shapes
 assert "torch 2.11" in cost_lines[0] and "2026-12-07" in os.path.basename(COST_FILE)
 assert set(cost) == {(s_, f"{c_} {p_}") for s_ in ("1 x 1048576", "4096 x 128") for c_ in ("gae", "linear_scan")
                      for p_ in ("forwards", "forwards + backwards")}
@@ -667,17 +680,19 @@ assert "time_group_cost.txt" in open(os.path.join(os.path.dirname(os.path.dirnam
                                                   "time_group_cost.py"), encoding="utf-8").read()  # "written by"
 assert re.split(r"\s{2,}", cost_lines[1].strip()) == ["shape call", "one device", "2 ranks, local gather", "NCCL, 1 rank",
                                                          "gather, one call"]  # the file's four columns, in the parse's order
-# the table's first row: GAE forwards on the long row, wall (GPU)
+# the table's first two rows: GAE forwards on the long row, wall and GPU
 assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
 assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)  # "(13.6 µs)", "(74.7 µs)", "(33.5 µs)"
 assert round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2) == 1.64  # the NCCL column: "1.64 ms"
-# the table's second row: each time ÷ the plain call's
+assert cost["1 x 1048576", "gae forwards"][2][1] == 73.4  # the NCCL column's GPU time: "73.4 µs"
+# the first bullet: each time ÷ the plain call's
 assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # wall time: "1.5", "17"
 assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # GPU time: "(2.5)", "(5.5)"
-assert joined_wall < local_wall and joined_gpu < local_gpu  # "faster by both clocks" (the introduction, section 7)
+assert joined_wall < local_wall and joined_gpu < local_gpu  # "the gather beat the split by both clocks"
 # the table's third row: GAE with the backward, on the long row; wall µs
 (_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
 assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs", "736 µs", "3.30 ms"
+assert round(cost["1 x 1048576", "gae forwards + backwards"][2][0] / 1e3, 2) == 4.47  # the NCCL column: "4.47 ms"
 assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "1.6 times", "7.2 times" the plain call's
 # the table's last two rows: all eight lines
 one_walls = [row_[0][0] for row_ in cost.values()]
@@ -689,14 +704,14 @@ assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) ==
 split_gpus = [row_[1][1] for row_ in cost.values()]  # the split's GPU time, no wire, on the file's eight lines
 assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2–145.1 µs"
 assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of its wall time" (both splits)
-assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "most of its time is the host's" (the long row's extra time)
+assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "the split's cost is the host's" (the long row's extra time)
 assert min(split_gpus) > max(row_[0][1] for row_ in cost.values())  # "the split's GPU time alone is above any plain call's"
-# the NCCL column: "above the no-wire split's on every line"; GPU "within 10 % ...: lower on 4 lines, higher on 4"
+# the NCCL column: "above the local copy's on every line"; GPU "within 10 % ...: lower on 4 lines, higher on 4"
 assert all(r[2][0] > r[1][0] for r in cost.values())
 assert all(abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
 assert sum(r[2][1] < r[1][1] for r in cost.values()) == 4 and sum(r[2][1] > r[1][1] for r in cost.values()) == 4
-assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # the gather: "under a quarter of the no-wire split's"
-# the fold's table of all 8 lines: each cell the range over the file's lines, wall then GPU
+assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # the gather: "under a quarter of the split's" (local copy)
+# the table's last two rows: each cell the range over the file's lines, wall then GPU
 _rng = lambda k, i, f: (f(min(r[k][i] for r in cost.values())), f(max(r[k][i] for r in cost.values())))  # noqa: E731
 assert _rng(1, 0, lambda x: round(x / 1e3, 2)) == (0.86, 3.30) and _rng(2, 0, lambda x: round(x / 1e3, 2)) == (1.18, 4.47)
 assert _rng(3, 0, round) == (46, 736) and _rng(0, 1, lambda x: x) == (3.0, 27.8)  # "46–736 µs", "3.0–27.8 µs"
@@ -705,14 +720,42 @@ assert _rng(2, 1, lambda x: x) == (55.3, 155.0) and _rng(3, 1, lambda x: x) == (
 assert "heads = gather(head).cpu()" in _fwd and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in _fwd
 # the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
 _other = 1_048_576
-assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "each other rank's 9 MB"
+assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "8 MB of values and rewards and 1 MB of flags: 9 MB"
 _gather_bytes = 9 * 2**20
 # the gather costs (W / 2) x its measured call plus (W - 1) x 9 MB over the wire; equal to the split's wall time at B
 _equal_B = lambda W: (W - 1) * _gather_bytes / ((local_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
-assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)  # "about 7.9 GB/s with 2 ranks, and 78 GB/s with 8"
+assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)  # "about 7.9 GB/s" (2 ranks), "about 78 GB/s" (8)
 assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's "1 MB for a row of 128K tokens": 2 float32 per token
 # the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
+_tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
+             encoding="utf-8").read()
+_doc = " ".join(_tool.split('"""')[1].split())  # the tool's docstring: what each column ran
+assert "plays rank 0 of two ranks that hold the same steps" in _doc and "Only the wire is missing." in _doc
+assert "A second row uses a real NCCL group of one rank." in _doc  # "NCCL, 1 rank"
+assert "gather the whole row (here, the rank's steps concatenated twice, the gather's local equivalent), make one " \
+       "plain call, keep the rank's slice" in _doc  # "gather, one call": twice the steps, no wire either
+assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_152  # "1,048,576 ... two hold 2,097,152"
+# "NCCL adds host time too": wall above on every line, GPU within 10 %
+assert all(r[2][0] > r[1][0] and abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
+# "a batch too big to gather": 9 bytes read and 8 written per token (GAE's 17 in float32); 1,024 rows of 2**20 tokens
+assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20 * 17 / 1e9) == 18  # "about 18 GB"
+# the wire, worked
+assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
+# 2 ranks: B = 9.4 / (t_s - t_g), t_s and t_g in ms: "about 7.9 GB/s"
+assert round(_gather_bytes / 1e6 / ((local_wall - joined_wall) / 1e3), 1) == round(_equal_B(2), 1) == 7.9
+# W = 8: each rank receives (W - 1) x 9 MB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
+_w8_bytes = (8 - 1) * _gather_bytes
+assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MB, about 66/B ms"
+_w8_call = joined_wall * 8 / 2  # "4 t_g"
+assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == round(_equal_B(8)) == 78  # "about 78 GB/s"
+assert round(joined_wall / 1e3, 2) == 0.11 and round(_w8_call / 1e3, 2) == 0.46  # "t_g = 0.11 ms", "4 t_g = 0.46 ms"
+# the same, the split taken at its NCCL figure: "about 6.2 GB/s with 2 ranks and 56 GB/s with 8"
+_nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
+_equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
+assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)
+assert (round(local_wall / 1e3, 2), round(_nccl_wall / 1e3, 2)) == (1.31, 1.64)  # "t_s = 1.31 ms"; NCCL's "1.64 ms"
+
 
 # %% [markdown]
 # ## Exercises
@@ -964,133 +1007,4 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 #   ranks before it, in two exchanges of one number per row per rank. PPO, which computes its
 #   advantages without gradients, needs none of it.
 #
-# * Gather the rows, then make one call: that is the default, faster by both clocks with the wire
-#   left out (section 7's table). Use `time_group=` for gradients through the advantages, batches
-#   too big to gather, or many ranks on a slow link.
-
-# %% [markdown]
-# ## Appendix: section 7 in full
-#
-# **What each column of the timing file isolates.** Nothing crosses a network. The notebook's
-# names come first, the file's column in quotes:
-#
-# | name ("file's column") | what is timed | wire included? |
-# |---|---|---|
-# | **plain call** ("one device") | the plain call on the rank's steps, no `time_group=` | none needed |
-# | **split (`time_group=`), no wire** ("2 ranks, local gather") | everything rank 0 of two ranks (holding the same steps) runs; each `all_gather` is a local copy | no |
-# | **split through NCCL, 1 rank** ("NCCL, 1 rank") | the split through real NCCL collectives, in a group of one rank | NCCL's calls, but no link crossed |
-# | **gather + one call, no wire** ("gather, one call") | the alternative: the whole row gathered (a local copy: the rank's steps twice), one plain call on it, the rank's slice kept | no |
-#
-# * **Gather, then one local call:** the default. Faster, simpler code, the same advantages.
-# * **`time_group=`** for gradients through the advantages, a batch too large to gather, or many
-#   ranks on a slow link.
-# * The NCCL column adds NCCL's own cost, which is host time: its wall time rises, its GPU time
-#   barely moves.
-#
-# <details><summary>Details: what crosses the wire, the file, which to use, and an estimate to make yourself</summary>
-#
-# **What crosses, and when.** Forwards, each rank reads its steps twice: the map, then the scan
-# from its carry. In between come three small `all_gather`s, in this order:
-#
-# 1. **the header,** a description of the call that every rank checks;
-# 2. **the ends:** section 5's first values, with `bootstrap_value` and `initial`;
-# 3. **the maps:** section 3's triples $(A, B, \text{reset})$, with an error flag.
-#
-# Backwards, two exchanges of one number per row per rank (section 6). Notebook 13c, section 7,
-# counts each table's numbers.
-#
-# **The timing file** (section 7's Sources). The cell after this fold prints it. Each line is one
-# call at one shape, in µs, as *wall time* (calls back to back, host included) and *GPU time* (the
-# kernels alone). Each rank holds the steps of one shape: 1,048,576 on the long row, so two ranks
-# hold 2,097,152.
-#
-# **What the NCCL column adds: NCCL's own cost, and no link.** In a group of one rank, an
-# `all_gather` hands the rank its own tensor back, but through NCCL's calls. So this column is the
-# no-wire split plus what NCCL itself costs. Section 7's fold shows that this cost is host time:
-# the wall time rises, and the GPU time barely moves. The estimate below is worked against both
-# split columns.
-#
-# **Which to use, in detail.** GAE's inputs are small (the introduction's sizes), so they almost
-# always fit on one GPU. With W ranks instead of 2, the gathered call reads W times a rank's steps,
-# and each rank receives W − 1 times its own bytes. The split still reads only its own steps, and
-# sends a few numbers per row.
-#
-# * **Gather, then one local call:** the default. Faster, simpler code, the same advantages.
-# * **`time_group=`** in three cases:
-#   * **Gradients through the advantages,** into the values, $\gamma$ or $\lambda$ (section 6).
-#     Each rank's piece of the gradient stays on its rank. `dist.all_gather` carries no gradient;
-#     `torch.distributed.nn.functional.all_gather` does, and its backward sends every rank's whole
-#     gradient row.
-#   * **A batch too large to gather.** The one call reads 9 bytes and writes 8 for every token of
-#     the whole batch, on every rank. 1,024 rows of 1,048,576 tokens come to about 18 GB on every
-#     rank, beside the model.
-#   * **Many ranks on a slow link,** perhaps: the gather's wire grows with W − 1, the split's does
-#     not. The estimate below says where.
-#
-# **An estimate to make yourself: the wire.** On the long row, each rank holds 1,048,576 steps:
-# 8 MB of values and rewards, and 1 MB of flags. A gather brings each rank these 9 MB from every
-# other rank. At a link of B GB/s between the GPUs, how long does that take, with 2 ranks and with
-# 8? Compare the gather, wire included, with the split. At which B are they equal? Below it, the
-# split wins. This repository measured no link: take your GPUs' NVLink or PCIe figure.
-#
-# <details><summary>The estimate, worked</summary>
-#
-# Here 1 MB is $2^{20}$ bytes, so 9 MB are about 9.4 million bytes. At B GB/s, $B \times 10^9$
-# bytes per second, they take about 9.4/B ms. Write $t_g$ for the gather + one call's measured wall
-# time and $t_s$ for the split's, both in ms, from section 7's table (GAE forwards, the long row).
-# The split is assumed to stay at $t_s$.
-#
-# * **2 ranks:** each rank receives 9 MB. The gather costs $t_g + 9.4/B$, equal to $t_s$ at
-#   $B = 9.4/(t_s - t_g)$. With the no-wire split's $t_s$, that is section 7's break-even for 2 ranks,
-#   about 7.9 GB/s.
-# * **8 ranks:** each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
-#   with the steps it reads, to $4\,t_g$. They are equal at $B = 66/(t_s - 4\,t_g)$: section 7's
-#   break-even for 8 ranks.
-# * **With the NCCL column's $t_s$** (NCCL's own cost, still no link), the break-evens fall to
-#   about 6.2 GB/s with 2 ranks and 56 GB/s with 8.
-#
-# The estimate leaves out the split's own small exchanges: its three `all_gather`s of a few numbers
-# per row.
-#
-# </details>
-#
-# </details>
-
-# %%
-print("\n".join(cost_lines))
-
-# %% jupyter={"source_hidden": true}
-# Checks: the figures the appendix quotes, from the committed file (CI runs them; skip when reading)
-_tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
-             encoding="utf-8").read()
-_doc = " ".join(_tool.split('"""')[1].split())  # the tool's docstring: what each column ran
-assert "plays rank 0 of two ranks that hold the same steps" in _doc and "Only the wire is missing." in _doc
-assert "A second row uses a real NCCL group of one rank." in _doc  # "NCCL, 1 rank"
-assert "gather the whole row (here, the rank's steps concatenated twice, the gather's local equivalent), make one " \
-       "plain call, keep the rank's slice" in _doc  # "gather, one call": twice the steps, no wire either
-assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_152  # "1,048,576 ... two hold 2,097,152"
-head_src = inspect.getsource(distributed._TimeSharded.forward)
-assert head_src.count(" = gather(") == 3  # "three small all_gathers" (13c, section 7: what each carries)
-_order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
-                                      "maps = gather(maps)")]
-assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
-assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
-# "what the NCCL column adds ... host time: the wall time rises, and the GPU time barely moves" (section 7's checks
-# pin the table's rows: wall above on every line, GPU within 10 %)
-assert all(r[2][0] > r[1][0] and abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
-# "a batch too large to gather": 9 bytes read and 8 written per token (GAE's 17 in float32); 1,024 rows of 2**20 tokens
-assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20 * 17 / 1e9) == 18  # "about 18 GB"
-# the estimate, worked
-assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
-# 2 ranks: B = 9.4 / (t_s - t_g), t_s and t_g in ms: section 7's break-even (its checks: 7.9 GB/s)
-assert round(_gather_bytes / 1e6 / ((local_wall - joined_wall) / 1e3), 1) == round(_equal_B(2), 1) == 7.9
-# W = 8: each rank receives (W - 1) x 9 MB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
-_w8_bytes = (8 - 1) * _gather_bytes
-assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MB, about 66/B ms"
-_w8_call = joined_wall * 8 / 2  # "4 t_g"
-assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == round(_equal_B(8)) == 78  # section 7's 78 GB/s
-assert round(joined_wall / 1e3, 2) == 0.11 and round(_w8_call / 1e3, 2) == 0.46  # t_g and 4 t_g, in ms
-# the same, the split taken at its NCCL figure: "about 6.2 GB/s with 2 ranks and 56 GB/s with 8"
-_nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
-_equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
-assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)
+# * Which to use, the gather or `time_group=`: see section 7's "Which to use".

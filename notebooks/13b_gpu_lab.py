@@ -27,12 +27,28 @@
 #   On a CPU the working parts are section 1's check, the exercise `resident_programs` and
 #   `compile_for_h100`; sections 2 to 4 time and profile only on a GPU.
 #
+#   <details><summary>No <code>reset_scan</code> from 00c yet?</summary>
+#
+#   This lab needs a chunked kernel, and this notebook does not give one. Two ways to get it:
+#
+#   * Do notebook 00c's exercise `reset_scan` first: its section 1 and the exercise, in the first
+#     of 00c's two sessions (00c gives 2.5–4.5 h for its three exercises together).
+#   * Or ask your teacher for the course's solution to `reset_scan`: the students' handout leaves
+#     the solutions out.
+#
+#   With only this notebook's baseline, `step_by_step`, these parts still work: the exercise
+#   `resident_programs`; `compile_for_h100` on `step_by_step`; question 2's prediction and its
+#   Steps 3 and 4, which read the reference's rows; and, on a GPU, sections 2 to 4 on
+#   `step_by_step`. Question 1 and question 2's own table need your chunked kernel.
+#
+#   </details>
+#
 # **What you do:** take `reset_scan`, the chunked Triton kernel you wrote in notebook 00c; time it
 # beside the package; turn one launch knob at a time; and explain what moved, in notebook
 # 13's three rules. Sections 1 to 4 each explain one tool and show it on a baseline kernel: a check
 # (1), a timing beside the package (2), the target (3) and one `torch.profiler` pass (4). The tools
 # live in the package, so this notebook only calls them: their code is in `rltriton_lite/lab.py`,
-# about 200 lines, if you want to read how it times. The exercises at the end say what to hand
+# about 300 lines, if you want to read how it times. The exercises at the end say what to hand
 # in, with a GPU or without one. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # The cells that time a kernel measure your GPU when you run them. The other figures are read from
@@ -41,7 +57,6 @@
 
 # %%
 import os
-import re
 
 import torch
 
@@ -69,7 +84,7 @@ with open(LAB_REFERENCE, encoding="utf-8") as f:
     lab_header = f.readline()
 assert "H100" in lab_header and "triton 3.6" in lab_header
 with open(lab.__file__, encoding="utf-8") as f:
-    assert round(len(f.read().splitlines()), -2) == 200  # the tools' code: "rltriton_lite/lab.py, about 200 lines"
+    assert round(len(f.read().splitlines()), -2) == 300  # the tools' code: "rltriton_lite/lab.py, about 300 lines"
 
 # %% [markdown]
 # ## 1. A baseline kernel, and a check
@@ -422,114 +437,61 @@ exercises.attempt("resident_programs", resident_programs)
 # whose architecture NVIDIA calls `sm_90`, down to the GPU's assembly. Then `ptxas`, NVIDIA's
 # assembler, which ships inside the Triton wheel, reports the registers each thread uses, and the
 # compiled kernel records its shared memory. The handout's `tools/compile_sm90.py` does this for
-# every kernel of the package; `compile_for_h100` does it for yours.
+# every kernel of the package; `lab.compile_for_h100` does it for yours.
 #
-# `compile_for_h100(fn, chunk, num_warps)` calls `fn(rewards, terminated, gamma, chunk)` once on a
-# small CPU input and compiles each kernel that the call launches, instead of running it. It returns
-# one row per kernel: its warps, registers a thread, shared bytes, and the resident programs that
-# your `resident_programs` makes of them (`n/a` until you solve it). `num_warps`, if given, replaces
-# the launch's own, so you need no copy of your function for each warp count. Where Triton has no
-# compiler for NVIDIA GPUs, it says so and returns an empty list.
+# `lab.compile_for_h100(fn, chunk, num_warps, resident_programs)` calls `fn(rewards, terminated,
+# gamma, chunk)` once on a small CPU input and compiles each kernel that the call launches, instead of
+# running it. It returns one row per kernel: its warps, registers a thread, shared bytes, and the
+# resident programs that your `resident_programs` makes of them (`n/a` until you solve it).
+# `num_warps`, if given, replaces the launch's own, so you need no copy of your function for each warp
+# count. Where Triton has no compiler for NVIDIA GPUs, it says so and returns an empty list.
 #
-# **Triton versions:** `compile_for_h100` reaches into Triton's internals, and it was tried with
-# Triton 3.9 only, the version `requirements.txt` pins. If it fails on another version, install
-# that one (`pip install "triton==3.9.*"`) and run its cell again.
-
-# %% jupyter={"source_hidden": true}
-# Defines compile_for_h100 (folded: its mechanics, tools/compile_sm90.py's for one function, are not part of the lab).
-# Tried with Triton 3.9 only: on another version it warns, and if it fails, install Triton 3.9 and run this cell again.
-COMPILE_TRIED = "3.9"  # the only Triton version compile_for_h100 was tried with
-
-
-def compile_for_h100(fn, chunk=lab.LAB_CHUNK, num_warps=None):
-    """Rows of warps, registers a thread, shared bytes and resident programs of each kernel that one call
-    of fn(rewards, terminated, gamma, chunk) launches, compiled for an H100/H200 (sm_90), not run;
-    num_warps, if given, replaces the launch's own. [] where Triton cannot compile for NVIDIA GPUs."""
-    if not triton.__version__.startswith(COMPILE_TRIED + "."):
-        print(f"note: compile_for_h100 was tried with Triton {COMPILE_TRIED} only, and this is Triton "
-              f"{triton.__version__}; if it fails, pip install \"triton=={COMPILE_TRIED}.*\" and run its cell again")
-    import subprocess
-    import tempfile
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton's default (fusion on), set to silence its warning
-    try:
-        from triton.backends.nvidia.compiler import get_ptxas
-        ptxas = get_ptxas(90).path  # the ptxas Triton itself compiles sm_90 with (Triton 3.9)
-    except (ImportError, TypeError, AttributeError):  # an older Triton ships one ptxas
-        ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
-    if not os.path.exists(ptxas):
-        print(f"skipped: this Triton cannot compile for NVIDIA GPUs here (no {ptxas})")
-        return []
-    launches = []  # 1. one call of fn, each launch recorded instead of run
-    saved = InterpretedFunction.run, JITFunction.run
-    InterpretedFunction.run = JITFunction.run = lambda k, *args, grid, warmup, **kw: launches.append((k, args, kw))
-    try:
-        fn(torch.zeros(1, 1024), torch.zeros(1, 1024, dtype=torch.bool), 0.99, chunk)
-    finally:
-        InterpretedFunction.run, JITFunction.run = saved
-    made = {}
-
-    def as_jit(v):  # a @triton.jit function as a JITFunction to compile (the interpreter keeps its Python as .fn)
-        if not exercises._is_jit(v) or isinstance(v, JITFunction):
-            return v
-        if id(v) not in made:
-            made[id(v)] = (v, Compiled(v.fn))
-        return made[id(v)][1]
-
-    class Compiled(JITFunction):  # reaches the @triton.jit functions it calls as JITFunctions too
-        @property
-        def __globals__(self):
-            return {k: as_jit(v) for k, v in self._raw.items()}
-
-        @__globals__.setter
-        def __globals__(self, g):
-            self._raw = g
-
-        def get_capture_scope(self):
-            return {k: as_jit(v) for k, v in super().get_capture_scope().items()}
-
-    rows = []
-    for kernel, args, kw in launches:  # 2. each launch compiled for sm_90 against a stand-in driver
-        kw = kw if num_warps is None else {**kw, "num_warps": num_warps}
-        with exercises._compiling_for_sm90(as_jit):
-            kernel_sm90 = Compiled(kernel.fn).warmup(*args, grid=(1,), **kw)
-        with tempfile.TemporaryDirectory() as tmp:  # 3. ptxas -v on its PTX: the registers a thread
-            with open(os.path.join(tmp, "k.ptx"), "w") as f:
-                f.write(kernel_sm90.asm["ptx"])
-            report = subprocess.run([ptxas, "-v", "-arch=sm_90a", f.name, "-o", os.path.join(tmp, "k.o")],
-                                    capture_output=True, text=True)
-        regs = int(re.search(r"Used (\d+) registers", report.stdout + report.stderr).group(1))
-        warps, shared = kernel_sm90.metadata.num_warps, kernel_sm90.metadata.shared
-        try:
-            resident = resident_programs(regs, warps, shared)
-        except NotImplementedError:  # the starter, not solved yet
-            resident = None
-        rows.append({"kernel": kernel.fn.__name__, "chunk": chunk, "num_warps": warps, "registers": regs,
-                     "shared bytes": shared, "resident programs": resident})
-    return rows
-
-# %% [markdown]
-# Here is the baseline, at Triton's default of 4 warps and at one warp (its chunk is only a label:
+# `lab.compile_for_h100` lives in `rltriton_lite/lab.py` with the other tools. It reaches into
+# Triton's internals, and it was tried with Triton 3.9 only, the version `requirements.txt` pins.
+# On another version it warns; if it then fails, install that one (`pip install "triton==3.9.*"`)
+# and run its cell again.
+#
+# The cell below names it `compile_for_h100`, with your `resident_programs` passed in, and compiles
+# the baseline at Triton's default of 4 warps and at one warp (its chunk is only a label:
 # `step_by_step` ignores it).
 
 # %%
+def compile_for_h100(fn, **knobs):  # lab's, with your resident_programs (as it is at each call) for the last column
+    return lab.compile_for_h100(fn, resident_programs=resident_programs, **knobs)
+
+
 walk_compiled = compile_for_h100(step_by_step) + compile_for_h100(step_by_step, num_warps=1)
 print(profile.table(walk_compiled))
 if any(r["resident programs"] is None for r in walk_compiled):
     print("resident programs: n/a; solve resident_programs first, then run this cell again")
 
 # %% [markdown]
-# `step_by_step` uses no shared memory and at most 32 registers a thread, too few for its
-# registers to bind. Its warps bind instead: an SM holds 64 / 4 = 16 of its 4-warp programs, and 32 of its
+# `step_by_step` uses no shared memory and at most 32 registers a thread. At 32 registers, the
+# registers allow 65,536 / (32 × 128) = 16 of its 4-warp programs, no fewer than its warps allow.
+# So its warps set the count: an SM holds 64 / 4 = 16 of its 4-warp programs, and 32 of its
 # 1-warp programs, the cap on programs.
 #
 # **A model to predict with: resident programs × chunk.** For your `reset_scan`, multiply the
 # resident programs by the steps each program loads per trip round its loop, its chunk (at most the
-# row's 1024 steps). That product counts the steps an SM has in flight, which sets the throughput
-# while too few bytes are in flight (Little's law, notebook 13, section 0.2). It is only an **upper
-# bound**, and the point of predicting with it is to learn where the bound fails. Question 2 asks
-# you to predict with it and, where the reference disagrees, to say why.
+# row's 1024 steps). That product counts the steps an SM has in flight.
+#
+# How many are enough? Little's law (notebook 13, section 0.2) says: the load bandwidth × the
+# latency, shared among the SMs. On the H200 that is about 11 KB of loads per SM, or about 2,200
+# steps of 5 bytes of loads each (derived, from notebook 13's assumed 600 ns). Below that, the
+# throughput grows with the steps in flight.
+#
+# The product is only an **upper bound**, and the point of predicting with it is to learn where
+# the bound fails. Question 2 asks you to predict with it and, where the reference disagrees, to
+# say why.
+#
+# <details><summary>Details: where the 11 KB comes from</summary>
+#
+# A step of returns moves 9 bytes: it loads 5 (the reward, 4, and the flag, 1) and stores 4. At
+# the floor, loads are 5/9 of the H200's copy bandwidth: 4.27 TB/s (measured: the committed run)
+# × 5/9 = 2.37 TB/s. Times 600 ns (assumed in notebook 13, not measured) that is 1.42 MB in
+# flight on the whole GPU, ÷ 132 SMs = 10.8 KB per SM, ÷ 5 bytes = about 2,200 steps.
+#
+# </details>
 #
 # <details><summary>Why it is only an upper bound</summary>
 #
@@ -544,11 +506,24 @@ if any(r["resident programs"] is None for r in walk_compiled):
 # Checks: the baseline's compiled rows as the text reads them (CI runs them; skip when reading)
 if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
     assert [(r["num_warps"], r["shared bytes"]) for r in walk_compiled] == [(4, 0), (1, 0)]  # "no shared memory"
-    assert all(r["registers"] <= 32 for r in walk_compiled)  # "too few to bind": 65,536 // (32 × 32 w) >= 64 // w
+    assert all(r["registers"] <= 32 for r in walk_compiled)  # "at most 32": 65,536 // (regs × 32 w) >= 64 // w
+    assert all(exercises.SM_REGISTERS // (r["registers"] * 32 * r["num_warps"]) >= 64 // r["num_warps"] for r in walk_compiled)
     walk_fit = {r["num_warps"]: exercises._resident_reference(r["registers"], r["num_warps"], r["shared bytes"])
                 for r in walk_compiled}  # the checker's own count
     assert walk_fit == {4: 16, 1: 32}  # "16 of its 4-warp programs, and 32 of its 1-warp programs"
     assert all(r["resident programs"] in (None, walk_fit[r["num_warps"]]) for r in walk_compiled)  # yours, once solved
+assert exercises.SM_REGISTERS // (32 * 128) == 64 // 4 == 16  # "65,536 / (32 × 128) = 16 ..., no fewer than its warps allow"
+assert lab.COMPILE_TRIED == "3.9"  # "tried with Triton 3.9 only"
+# "how many are enough": Little's law for returns on the H200, from notebook 13's latency and SM count (derived)
+_nb13 = open("13_appendix_performance.ipynb", encoding="utf-8").read()
+assert "LATENCY_S = 600e-9" in _nb13 and "H200_SMS = 132" in _nb13  # notebook 13's assumed 600 ns, the H200's 132 SMs
+RETURNS_READ = 4 + 1  # bytes loaded per float32 step of returns: the reward and the flag
+assert lab.STEP_BYTES - 4 == RETURNS_READ  # "loads 5 ... and stores 4"
+_load_bw = RES["copy_bandwidth_Bps"] * RETURNS_READ / lab.STEP_BYTES  # the loads at the floor: 5 of every 9 bytes
+_per_sm = _load_bw * 600e-9 / 132  # bytes of loads in flight per SM at the floor (derived)
+assert (round(RES["copy_bandwidth_Bps"] / 1e12, 2), round(_load_bw / 1e12, 2)) == (4.27, 2.37)  # "4.27 TB/s × 5/9 = 2.37"
+assert round(_load_bw * 600e-9 / 1e6, 2) == 1.42 and round(_per_sm / 1e3, 1) == 10.8  # "1.42 MB", "10.8 KB per SM"
+assert round(_per_sm / 1e3) == 11 and round(_per_sm / RETURNS_READ, -2) == 2_200  # "about 11 KB", "about 2,200 steps"
 
 # %% [markdown]
 # **The lab** (your teacher reads your answers): three answer cells, scored out of 10 with a GPU

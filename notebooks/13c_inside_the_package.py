@@ -542,7 +542,7 @@ with using(Config(tile=(4, 256, 4, 1))):
 # * The bfloat16 exception: a one-row tile of a 2-byte dtype spilled registers when pipelined.
 # * The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) come from the package's
 #   defaults and measurements, not from a model. The 264, two programs per SM, is a default that
-#   `docs/DESIGN.md` states without a measurement of its own (notebook 13, section 0.3).
+#   `docs/DESIGN.md` states without a measurement of its own (section 5).
 #
 # </details>
 
@@ -774,6 +774,64 @@ with using(Config(max_block_t=64, min_programs=1 << 20, split_min_chunks=2)):  #
     split = rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL)
 torch.testing.assert_close(split, plain, rtol=1e-5, atol=1e-5)
 print("the time split gives the same returns")
+
+# %% [markdown]
+# <details><summary>Details: how the split's trigger, aim and threshold were chosen</summary>
+#
+# Notebook 13, section 0.3, uses three numbers: the trigger (fewer than 2 programs per SM, 264 on an
+# H200), the aim (4 × 264 = 1056 programs, 8 per SM) and the threshold (rows of at least 32 wide
+# chunks of 1024 steps).
+#
+# * **The trigger, 2 per SM,** is the package's default (`Config.min_programs`). `docs/DESIGN.md`
+#   states it without a measurement of its own. What it measured is the split's gain.
+# * **The segment size** was swept from 132 to 1056 programs: the default, 4 × 264, came within 6 %
+#   of the best time at every long-row shape (`docs/DESIGN.md`, "The time split").
+# * **Just above the trigger,** a launch is not split. 264 rows of 32,768 steps run 264 one-warp
+#   programs, 2 per SM: 9.2 KB in flight per SM by notebook 13's count (4.6 KB a program, section
+#   0.2), a little under its 10.3 KB.
+#
+# **Why 32?** The threshold was chosen by wall time per call, what a training loop pays, since a
+# split call costs a second launch and more work on the host. On an H200 (`docs/DESIGN.md`, older
+# code), GAE rows of 32 wide chunks ran faster split (64×32768: 43.3 µs split, 54.5 walked), and
+# rows of 16 ran faster walked (64×16384: 49.2 µs walked, 70.0 split). Those two points fit any
+# threshold from 17 to 32 wide chunks; the package takes 32.
+#
+# **Why 8×131072 gets 1024 programs, not the 1056 aimed at:** every segment holds the same whole
+# number of chunks. The 1056 programs ask for 132 segments per row; a row's 512 chunks of 256 steps
+# in 132 segments round up to 4 chunks each, and 512 chunks in fours make 128 segments:
+# 8 × 128 = 1024.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the fold's figures, from docs/DESIGN.md and the planner (CI runs them; skip when reading)
+# the sweep behind the aim of 4 × 264
+assert "Segment size**: swept over 132–1056 programs" in design and "within 6 % of the best at every long-row shape" in design
+assert "time is cut into segments for four times that many programs" in design and 4 * 264 == 1056 == 8 * H200_SMS
+# just above the trigger: 264 rows are not split, one-warp programs of one row of 256 steps
+_per_sm = in_flight_gpu / H200_SMS  # notebook 13's 10.3 KB per SM, from the assumed 600 ns
+_above = tile_plan(264, 32768)
+assert (_above["segments"], _above["row_programs"], _above["warps"], _above["rows"], _above["block"]) == (1, 264, 1, 1, 256)
+assert _above["row_programs"] // H200_SMS == 2 and round(2 * package_program / 1e3, 1) == 9.2 < round(_per_sm / 1e3, 1) == 10.3
+assert tile_plan(263, 32768)["segments"] > 1  # one row fewer is split
+# "why 32?": docs/DESIGN.md's wall times per call, split against walked, on code older than the committed run
+assert "Both chosen by wall time per call, what a training loop pays" in design and "hence 32" in design
+assert "32 wide chunks now split faster than they walk (GAE 64×32768: 43.3 µs against 54.5" in design
+assert "while 16 still walk faster (64×16384: 49.2 against 70.0" in design
+assert "hence 32. (2026-12-01, `benchmarks/results/checks/H200-2026-12-01g-token-probe.txt`.)" in design
+assert "2026-12-01" < RES["date"]  # "older code"
+_split_32k, _walk_32k = map(float, re.search(r"split faster than they walk \(GAE 64×32768: ([\d.]+) µs against ([\d.]+)",
+                                             design).groups())
+_walk_16k, _split_16k = map(float, re.search(r"16 still walk faster \(64×16384: ([\d.]+) against ([\d.]+)", design).groups())
+assert (_split_32k, _walk_32k, _walk_16k, _split_16k) == (43.3, 54.5, 49.2, 70.0)  # the fold's four times
+assert _split_32k < _walk_32k and _split_16k > _walk_16k  # 32 wide chunks ran faster split, 16 faster walked
+# a threshold k splits rows of n >= k wide chunks: 16 walked and 32 split fit "any threshold from 17 to 32"
+assert [k for k in range(1, 65) if 16 < k and 32 >= k] == list(range(17, 33)) and 17 <= Config().split_min_chunks <= 32
+# why 1024, not 1056: segments of one whole number of chunks, rounded up (plan._plan's seg = cdiv(chunks, cdiv(4 × want, programs)))
+assert "seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(4 * want, n_programs)))" in inspect.getsource(plan._plan)
+_long = tile_plan(8, 131072)
+assert -(-1056 // 8) == 132 and 131072 // 256 == 512 and -(-512 // 132) == 4 == _long["seg"]
+assert 512 // 4 == 128 == _long["segments"] and 8 * 128 == 1024 == _long["row_programs"] * _long["segments"]
 
 # %% [markdown]
 # <details><summary>Sources</summary>
@@ -1009,8 +1067,8 @@ assert "the chunk's composed map (a, b, reset)" in chunk_src  # c_a, c_b, c_r, a
 # This section is for maintainers of `distributed.py`, whose `_TimeSharded` does both. It needs
 # notebook 11, sections 1–5, and reuses their example: 4 rows of 24 steps on three ranks. Each
 # rank's segment has its forward map $(A_r, B_r)$, and $c_r$ is the carry that enters it. So rank
-# $r$'s first output, $B_r + A_r\,c_r$, is $c_{r-1}$ (for $r \ge 1$). The names are notebook 11's,
-# section 6.
+# $r$'s first output is $f_r = B_r + A_r\,c_r$, and $f_r = c_{r-1}$ (for $r \ge 1$). The names are
+# notebook 11's, section 6.
 
 # %%
 gen = torch.Generator().manual_seed(0)
@@ -1080,11 +1138,11 @@ print("the gradient scan split over three ranks = autograd's, max difference",
 # 1. **Pass 1.** Each rank computes $\sigma_r$, the gradient its own outputs send into its carry
 #    $c_r$, with nothing entering from the ranks before. **Exchange 1** gathers every rank's
 #    $\sigma_r$: one number per row.
-# 2. **Compose.** Let $x_r = \partial L/\partial c_{r-1}$, through ranks $< r$: the gradient that
-#    enters rank $r$ at its first output, from the loss on the ranks before it. Then $x_0 = 0$ and
+# 2. **Compose.** Let $x_r = \partial L/\partial f_r$, through ranks $< r$: the gradient that
+#    enters rank $r$ at its first output $f_r$, from the loss on the ranks before it. Then $x_0 = 0$ and
 #    $x_{r+1} = \sigma_r + A_r\,x_r$ (a reset selects $\sigma_r$ alone, as in notebook 11,
 #    section 3). This is the *forward* map's $A_r$, all of rank $r$'s own $a$: rank $r$'s first
-#    output is $c_{r-1} = B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
+#    output is $f_r = B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
 # 3. **Pass 2.** Each rank runs its segment's backward again, with $x_r$ added to the upstream
 #    gradient at its first output.
 # 4. **For GAE.** The gradient of each boundary value $V(s_{t+1})$ is computed on the rank that

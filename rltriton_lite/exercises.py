@@ -2550,6 +2550,12 @@ def _kernel_reads(launched) -> set:
     return names
 
 
+def _your_function(fn) -> str:
+    """The student's function, named so a name like `atomic` reads as a name in a sentence."""
+    name = getattr(fn, "__name__", None)
+    return f"your function `{name}`" if name and name != "<lambda>" else "your function"
+
+
 def _no_kernel_note(ex, launched) -> str:
     if ex.needs in ("kernel", "scan") and not any(launch.mine for launch in launched):
         return "\n(And " + _NO_KERNEL.format(fn="your function") + ".)"
@@ -2560,10 +2566,9 @@ def _require(ex, case, fn, args, launched, widest, functions, got=None):
     """What the exercise's task asks for besides the values, for one call (``ex.needs``): an
     AssertionError that says what is missing. Last, that the answer is the student's kernel's
     (``_written_by_their_kernel``)."""
-    name = getattr(fn, "__name__", "your function")
     mine = [launch for launch in launched if launch.mine]
     if ex.needs in ("kernel", "scan") and not mine:
-        raise AssertionError(f"{ex.name}, {case}: " + _NO_KERNEL.format(fn=name))
+        raise AssertionError(f"{ex.name}, {case}: " + _NO_KERNEL.format(fn=_your_function(fn)))
     package = next((launch for launch in launched if not launch.theirs and _kernel_module(launch.kernel).split(".")[0]
                     == __name__.split(".")[0]), None) if ex.needs in ("kernel", "scan") else None
     if package is not None:
@@ -5447,7 +5452,7 @@ def _twice(fn, args, kw):
     first = fn(*args)
     mine = [launch for launch in LAUNCHES[before:] if launch.mine]
     if not mine:
-        raise AssertionError(_NO_KERNEL.format(fn=getattr(fn, "__name__", "your function")))
+        raise AssertionError(_NO_KERNEL.format(fn=_your_function(fn)))
     if SEEN["atomics"] > atomics or (not INTERPRET and any(n.startswith("atomic_") for n in _kernel_reads(mine))):
         raise AssertionError("your kernel uses an atomic (tl.atomic_add): atomics commit in the order the "
                              "programs finish, so on a GPU the bits change from run to run (the interpreter "
@@ -6472,8 +6477,8 @@ def _segment_carries_cases(d):
         after = np.concatenate([reset[:, 1:], np.zeros((rows, 1), dtype=bool)], 1)
         out.append((f"{what}, {rows} row{'s' * (rows > 1)}, {S} segments", (A, B, reset, initial), {},
                     _segment_carries_reference(A, B, reset, initial),
-                    {"the segment before one that resets (the carry into it is that segment's B alone: nothing "
-                     "after it is read)": after}))
+                    {"the segment before one that resets (the carry into it is the next "
+                     "segment's B alone, since that segment resets: no segment after it is read)": after}))
     return out
 
 

@@ -5,9 +5,10 @@ Each tool takes a kernel's function ``fn(rewards, terminated, gamma, chunk)``, t
 00c's ``reset_scan``: ``check_small`` checks it against ``rl.discounted_returns``, ``time_lab``
 times it beside the package (wall time, GPU time, % of the memory floor), ``target_verdict``
 applies the lab's target to ``time_lab``'s rows, and ``profile_once`` profiles one call with
-``torch.profiler``. ``read_reference`` reads the lab's reference, the course's own answer timed on
-an H100 by the teacher's ``tools/lab_probe.py``, and ``committed`` one row of the committed H200
-run.
+``torch.profiler``. ``compile_for_h100`` compiles its kernels for an H100, with no GPU needed,
+and reports their registers and shared memory. ``read_reference`` reads the lab's reference, the
+course's own answer timed on an H100 by the teacher's ``tools/lab_probe.py``, and ``committed``
+one row of the committed H200 run.
 
 The device is picked at each call, not at import: CUDA if ``torch.cuda.is_available()``, else the
 CPU, where a Triton kernel runs in the interpreter (``TRITON_INTERPRET=1``, which must be set
@@ -21,7 +22,8 @@ import statistics
 
 import torch
 
-from . import bench, profile
+# exercises: imported with lab, before any kernel runs, so that compile_for_h100 finds triton.language as imported
+from . import bench, exercises, profile
 from .returns import discounted_returns
 
 LAB_CHUNK = 256  # the chunk the lab passes to fn unless told otherwise: one of the variants of the lab
@@ -204,6 +206,102 @@ def measure_call(call, expected):
     torch.testing.assert_close(call(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
     _, wall_us, _ = bench.measure(call, bench._torch_sync("cuda"), bench.QUICK, use_do_bench=True)
     return wall_us, bench.kernel_ms(call, bench.QUICK)
+
+
+COMPILE_TRIED = "3.9"  # the only Triton version compile_for_h100 was tried with (it reaches into Triton's internals)
+
+
+def compile_for_h100(fn, chunk=LAB_CHUNK, num_warps=None, resident_programs=None):
+    """Rows of warps, registers a thread, shared bytes and resident programs of each kernel that one call
+    of fn(rewards, terminated, gamma, chunk) launches, compiled for an H100/H200 (sm_90), not run: it
+    needs no GPU. num_warps, if given, replaces the launch's own. resident_programs(registers, warps, shared
+    bytes), 13b's exercise, counts the last column: None there without it or while it raises NotImplementedError
+    (the starter). [] where Triton cannot compile for NVIDIA GPUs. Tried with Triton COMPILE_TRIED only: on
+    another it warns."""
+    import triton
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    if not triton.__version__.startswith(COMPILE_TRIED + "."):
+        print(f"note: compile_for_h100 was tried with Triton {COMPILE_TRIED} only, and this is Triton "
+              f"{triton.__version__}; if it fails, pip install \"triton=={COMPILE_TRIED}.*\" and run its cell again")
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton's default (fusion on), set to silence its warning
+    ptxas = _ptxas()
+    if not os.path.exists(ptxas):
+        print(f"skipped: this Triton cannot compile for NVIDIA GPUs here (no {ptxas})")
+        return []
+    launches = []  # 1. one call of fn on a small CPU input, each launch recorded instead of run
+    saved = InterpretedFunction.run, JITFunction.run
+    InterpretedFunction.run = JITFunction.run = lambda k, *args, grid, warmup, **kw: launches.append((k, args, kw))
+    try:
+        fn(torch.zeros(1, 1024), torch.zeros(1, 1024, dtype=torch.bool), 0.99, chunk)
+    finally:
+        InterpretedFunction.run, JITFunction.run = saved
+    made = {}
+
+    def as_jit(v):  # a @triton.jit function as a JITFunction to compile (the interpreter keeps its Python as .fn)
+        if not exercises._is_jit(v) or isinstance(v, JITFunction):
+            return v
+        if id(v) not in made:  # (kept alive in made, so that its id is not reused)
+            made[id(v)] = (v, Compiled(v.fn))
+        return made[id(v)][1]
+
+    class Compiled(JITFunction):  # reaches the @triton.jit functions it calls as JITFunctions too
+        @property
+        def __globals__(self):
+            return {k: as_jit(v) for k, v in self._raw.items()}
+
+        @__globals__.setter
+        def __globals__(self, g):
+            self._raw = g
+
+        def get_capture_scope(self):
+            return {k: as_jit(v) for k, v in super().get_capture_scope().items()}
+
+    rows = []
+    for kernel, args, kw in launches:  # 2. each launch compiled for sm_90 against a stand-in driver
+        kw = kw if num_warps is None else {**kw, "num_warps": num_warps}
+        with exercises._compiling_for_sm90(as_jit):
+            kernel_sm90 = Compiled(kernel.fn).warmup(*args, grid=(1,), **kw)
+        regs, _ = _usage(kernel_sm90, ptxas)  # 3. ptxas -v on its PTX: the registers a thread
+        warps, shared = kernel_sm90.metadata.num_warps, kernel_sm90.metadata.shared
+        try:
+            resident = None if resident_programs is None else resident_programs(regs, warps, shared)
+        except NotImplementedError:  # the starter, not solved yet
+            resident = None
+        rows.append({"kernel": kernel.fn.__name__, "chunk": chunk, "num_warps": warps, "registers": regs,
+                     "shared bytes": shared, "resident programs": resident})
+    return rows
+
+
+def _ptxas():
+    """The ptxas Triton itself compiles sm_90 with: a newer Triton writes a PTX version that only its newer
+    ptxas reads (Triton 3.9: ptxas-blackwell), an older one ships one ptxas. tools/compile_sm90.py uses it too."""
+    import triton
+
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+        return get_ptxas(90).path
+    except (ImportError, TypeError, AttributeError):  # an older Triton ships one ptxas
+        return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+
+
+def _usage(kernel, ptxas=None):
+    """(registers a thread, bytes spilled) of a compiled kernel, from ptxas -v on its PTX (-1 where ptxas
+    does not say). tools/compile_sm90.py and tools/lab_compile_counts.py use it too."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(kernel.asm["ptx"])
+        res = subprocess.run([ptxas or _ptxas(), "-v", f"-arch=sm_{kernel.metadata.target.arch}a", src,
+                              "-o", os.path.join(d, "k.o")], capture_output=True, text=True)
+    out = res.stdout + res.stderr
+    regs = re.search(r"Used (\d+) registers", out)
+    spill = re.search(r"(\d+) bytes spill stores", out)
+    return (int(regs.group(1)) if regs else -1), (int(spill.group(1)) if spill else -1)
 
 
 def _device():

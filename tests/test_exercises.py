@@ -3294,6 +3294,18 @@ def test_a_kernel_exercise_needs_a_kernel(name):
         exercises.check(name, pure_python(name))
 
 
+def test_the_no_kernel_message_names_the_function_as_a_name():
+    """A round-70 review: a PyTorch-only answer named `atomic` read "... write the kernel ... and atomic to
+    launch it"; the function's name is quoted as a name. A lambda has no name to quote."""
+    def atomic(x):
+        return x.mean()
+
+    with pytest.raises(AssertionError, match="and your function `atomic` to launch it, not to compute"):
+        exercises.check("two_stage_mean", atomic)
+    with pytest.raises(AssertionError, match="and your function to launch it, not to compute"):
+        exercises.check("two_stage_mean", lambda x: x.mean())
+
+
 @triton.jit
 def _returns_one_step_at_a_time(R, G, gamma, T):  # a Triton kernel, but a loop over the steps: no scan
     row = tl.program_id(0)
@@ -5006,7 +5018,7 @@ def test_segment_carries_speaks_of_segments_and_names_the_next_segment_s_reset(t
     solution, reset[:, s + 1], raised an IndexError at the last segment with nothing said about it."""
     msg = _failure("segment_carries", _carries_multiplied)
     assert "the error starts at the latest wrong segment, index (0, 1)" in msg, msg
-    assert "Hint: that segment is the segment before one that resets (the carry into it is that segment's B alone" \
+    assert "Hint: that segment is the segment before one that resets (the carry into it is the next segment's B alone" \
         in msg and "step" not in msg.split("Hint:")[1].split(". A NaN")[0], msg
 
     next_reset = [("np.where(reset[:, s],", "np.where(reset[:, s + 1],")]

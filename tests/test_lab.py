@@ -1,15 +1,18 @@
 """``rltriton_lite.lab``, notebook 13b's tools: the check accepts a right kernel function and refuses a
 wrong one (in the Triton interpreter on a CPU), nothing is timed or profiled on a CPU, the target's
-verdicts on made-up rows, and the committed files read back (the lab's H100 reference, the H200 run)."""
+verdicts on made-up rows, the committed files read back (the lab's H100 reference, the H200 run), and a
+kernel compiled for an H100 without a GPU."""
 from __future__ import annotations
 
 import re
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import rltriton_lite as rl
-from rltriton_lite import lab
+from rltriton_lite import exercises, lab
 
 from conftest import DEVICE
 
@@ -191,3 +194,39 @@ def test_every_module_attribute_the_package_names_exists():
                 assert hasattr(module, node.attr), f"{path.name}:{node.lineno}: {node.value.id}.{node.attr} does not exist"
                 checked += 1
     assert checked > 20  # (the walk found the package's cross-module reads: lab's bench.* and profile.* among them)
+
+
+@triton.jit
+def _walk_kernel(R, D, G, gamma, T):
+    """13b's step_by_step: one row per program, walked from its last step."""
+    base = tl.program_id(0).to(tl.int64) * T
+    g = 0.0
+    for i in range(0, T):
+        t = base + T - 1 - i
+        g = tl.load(R + t) + tl.where(tl.load(D + t) != 0, 0.0, gamma * g)
+        tl.store(G + t, g)
+
+
+def _walk(rewards, terminated, gamma, chunk):
+    out = torch.empty_like(rewards)
+    _walk_kernel[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1])
+    return out
+
+
+def _starter(regs, num_warps, shared_bytes):
+    """13b's resident_programs as a notebook has it before it is solved."""
+    raise NotImplementedError
+
+
+def test_compile_for_h100_counts_a_right_kernel_without_a_gpu():
+    lab.check_small(_walk)  # a right kernel function
+    rows = lab.compile_for_h100(_walk, num_warps=1, resident_programs=exercises._resident_reference)
+    if not rows:
+        pytest.skip("this Triton cannot compile for NVIDIA GPUs here")
+    (row,) = rows
+    assert (row["kernel"], row["chunk"], row["num_warps"], row["shared bytes"]) == ("_walk_kernel", lab.LAB_CHUNK, 1, 0)
+    assert 0 < row["registers"] <= 255 and row["resident programs"] == exercises._resident_reference(row["registers"], 1, 0)
+    # the starter's resident_programs, or none: n/a (None), as in 13b before the exercise is solved
+    (starter,) = lab.compile_for_h100(_walk, chunk=16, resident_programs=_starter)
+    assert starter["resident programs"] is None and starter["chunk"] == 16 and starter["num_warps"] == 4
+    assert lab.compile_for_h100(_walk)[0]["resident programs"] is None

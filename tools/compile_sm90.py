@@ -16,10 +16,7 @@ move between versions (checked with 3.6 and 3.9).
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 import sys
-import tempfile
 
 os.environ.pop("TRITON_INTERPRET", None)
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -29,6 +26,7 @@ import triton  # noqa: E402
 import triton.runtime.driver as drv  # noqa: E402
 
 from rltriton_lite.exercises import _sm90_driver  # noqa: E402
+from rltriton_lite.lab import _ptxas, _usage  # noqa: E402  (the ptxas 13b's compile_for_h100 uses)
 
 drv.set_active(_sm90_driver())  # (importing the package launches nothing)
 
@@ -44,31 +42,7 @@ _run = triton.runtime.jit.JITFunction.run
 SPILL_LIMIT = 64
 
 
-def _ptxas() -> str:
-    """The ptxas Triton itself compiles sm_90 with: a newer Triton writes a PTX version that only its
-    newer ptxas reads (Triton 3.9: ptxas-blackwell), an older one ships one ptxas."""
-    try:
-        from triton.backends.nvidia.compiler import get_ptxas
-        return get_ptxas(90).path
-    except (ImportError, TypeError, AttributeError):
-        return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
-
-
-_PTXAS = _ptxas()
-
-
-def _usage(kernel) -> tuple[int, int]:
-    """(registers, bytes spilled) of a compiled kernel, from ptxas -v on its PTX."""
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "k.ptx")
-        with open(src, "w") as f:
-            f.write(kernel.asm["ptx"])
-        res = subprocess.run([_PTXAS, "-v", f"-arch=sm_{kernel.metadata.target.arch}a", src, "-o", os.path.join(d, "k.o")],
-                             capture_output=True, text=True)
-    out = res.stdout + res.stderr
-    regs = re.search(r"Used (\d+) registers", out)
-    spill = re.search(r"(\d+) bytes spill stores", out)
-    return (int(regs.group(1)) if regs else -1), (int(spill.group(1)) if spill else -1)
+_PTXAS = _ptxas()  # _usage: (registers, bytes spilled) of a compiled kernel, from ptxas -v on its PTX
 
 
 def _compile_only(self, *args, grid, warmup, **kwargs):
