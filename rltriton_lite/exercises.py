@@ -1409,10 +1409,13 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole) and "NaN" not in (own or ""):
         at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
         if at_end and _resets_selected(ex):  # the scan selects at a reset: the NaN is in the step's own terms
-            hints.append("A NaN or inf where the answer is finite, at an episode end. The scan selects where the "
-                         "step resets (" + ("a = 0 in linear_scan" if SCAN_RULES.strip() in ex.task else
-                                            "your reset flag set") + "), so the NaN comes from what that step "
-                         "computes itself (or its reset is missing): most likely a next value behind a termination "
+            where = ("the scan (given) selects there, so the NaN comes from what your code computes at that step"
+                     if ex.local else  # an epilogue's: the reset is the given prologue's, not the student's
+                     "the scan selects where the step resets (" + ("a = 0 in linear_scan" if SCAN_RULES.strip()
+                                                                    in ex.task else "your reset flag set") +
+                     "), so the NaN comes from what that step computes itself (or its reset is missing)")
+            hints.append("A NaN or inf where the answer is finite, at an episode end. " + where[0].upper() + where[1:]
+                         + ": most likely a next value behind a termination "
                          "was multiplied by zero (0 * NaN = NaN) or added without a select. Select it away; do not "
                          "multiply it by zero." + _fix(ex.select_fix or _SELECT_FIX))
         elif at_end:
@@ -4930,7 +4933,8 @@ def _q_lambda_cases(d):
 
 def _q_lambda_hint(args, i, bad, got, expected):
     """Q(lambda)'s targets with next_q read at offs + a, the action stride forgotten, with the trace not cut
-    at the window's last step or at a non-greedy action, or bootstrapped from the action taken."""
+    at the window's last step or at a non-greedy action (or there in b alone), or bootstrapped from the action
+    taken."""
     r, q, action, term, gamma, lam, A = _as_numpy(tuple(args))
     action = action.astype(np.int64)  # (as the cases pass it to the key)
     flat = q.reshape(-1)
@@ -4940,6 +4944,7 @@ def _q_lambda_hint(args, i, bad, got, expected):
         uncut = _key("q_lambda", r, q, action, term, gamma, lam, window_end=False)
         taken = _key("q_lambda", r, q, action, term, gamma, lam, taken=True)
         peng = _key("q_lambda", r, q, action, term, gamma, lam, greedy_cut=False)
+        carried = _key("q_lambda", r, q, action, term, gamma, lam, carry_cut=False)
     if _is_slip(got, taken, expected):  # (a round-57 review's case: no hint then)
         return _Whole("These are the targets bootstrapped from the Q of the action taken, Q(s_{t+1}, u_{t+1}): Watkins's "
                       "Q(lambda) bootstraps from the greedy value, max_u Q(s_{t+1}, u), and follows the action taken "
@@ -4954,6 +4959,11 @@ def _q_lambda_hint(args, i, bad, got, expected):
                       "Watkins's Q(lambda) learns the greedy policy's values, so the trace stops where the action "
                       "taken is not greedy: l_t = 0 there, and G_t bootstraps fully from max_q." + _fix(
                           " A cut where q_taken < max_q: reset = term | ~greedy | (t == T - 1), and lam_t 0 there."))
+    if _is_slip(got, carried, expected):  # (a round-71 review's case: the step named, no fix then)
+        return _Whole("Your b bootstraps fully where the next action is not greedy (lambda_t = 0 there), but the "
+                      "carry still goes on through a = gamma lam: G_{t+1} still reaches a step where Watkins's trace "
+                      "stops. The cut must stop the carry too." + _fix(
+                          " Set reset = term | ~greedy | (t == T - 1): the reset drops the carry where lambda_t is 0."))
     if _is_slip(got, uncut, expected):
         return _Whole("These are Q(lambda)'s targets with the trace not cut at the window's last step (t == T - 1): "
                       "there is no G_{t+1} to weigh there, so lambda_t must be 0 and the target bootstraps fully "
@@ -6910,6 +6920,11 @@ def _resident_hint(regs, num_warps, shared_bytes, got):
         (min(v for k, v in {**limits, "shared": 228000 // shared_bytes if shared_bytes else SM_SHARED}.items()),
          "your shared-memory limit is 228,000 bytes, 228 kB in decimal: the SM's 228 KiB are 228 * 1024 = "
          "233,472 bytes (a KiB is 1,024 bytes, a kB 1,000)." + _fix(" shared memory: 233472 // shared_bytes.")),
+        # after 228,000: on the fixed case where both give 3, a student who read 228 kB sees that hint
+        (min(v for k, v in {**limits, "shared": SM_SHARED // (shared_bytes + 1024)}.items()),
+         "your count reserves 1 KiB of shared memory for each program (shared_bytes + 1024). A real sm_90 GPU "
+         "does, but this exercise's model leaves the reserve out, as its task says." + _fix(
+             " shared memory: 233472 // shared_bytes.")),
         (min(SM_PROGRAMS, SM_WARPS // num_warps, -(-SM_REGISTERS // (regs * 32 * num_warps)), limits["shared"]),
          "your register limit rounds up: a program runs only where all its registers fit, so the count rounds "
          "down." + _fix(" Use // (floor division).")))
@@ -6942,7 +6957,8 @@ H100 or H200 holds at once. Each program has num_warps warps of 32 threads; each
 registers; each program uses shared_bytes bytes of shared memory (0: none). The SM's limits: 65,536
 registers, 64 warps, 32 programs, and 233,472 bytes (228 KiB) of shared memory. The answer is the
 smallest of the four counts each limit allows (a program is resident whole or not at all). The model
-leaves out the GPU's rounding of registers and shared memory to its allocation units.
+leaves out the GPU's rounding of registers and shared memory to its allocation units, and the
+1 KiB of shared memory sm_90 reserves for each program.
 """, scan=None, hint=lambda args, i, bad, got, expected: _resident_hint(*args, got))
 def _resident_cases(d):
     cases = (("4 warps, no shared memory", (48, 4, 0)),
@@ -6954,6 +6970,8 @@ def _resident_cases(d):
              ("2 warps, 1 KiB of shared memory", (d.choice(64, (40, 48, 64, 96)), 2, 1024)),
              ("one warp, few registers, a little shared memory: the cap on programs again",
               (d.choice(16, (16, 24, 32)), 1, d.int(1000, 500, 4000))),
+             # 6 programs' worth, in 228 KiB and in 228 kB alike; 5 with 1 KiB reserved for each program
+             ("4 warps, shared memory the tightest limit (6 programs)", (32, 4, d.int(37950, 37889, 38000))),
              # 4 programs' worth in 228 KiB, 3 in 228,000 bytes (228 kB): a KiB read as 1,000 bytes shows
              ("4 warps, shared memory the tightest limit", (32, 4, d.int(58000, 57001, 58368))))
     return [(f"{what}: regs={a[0]}, num_warps={a[1]}, shared_bytes={a[2]}", a, {}, _resident_reference(*a))

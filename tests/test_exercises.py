@@ -784,7 +784,9 @@ def wrong_answers(name: str):
                      ("the termination multiplied by 0 in b (0 * NaN in the step's own b: the harness's reset at "
                       "a = 0 cannot select it away)", _q_lambda_multiplied),
                      ("no reset at the window's last step, lam_t = 0 there in b alone (a round-46 review's case)",
-                      _q_lambda_no_window_reset)],
+                      _q_lambda_no_window_reset),
+                     ("no reset at a non-greedy action, lam_t = 0 there in b alone (a round-71 review's case)",
+                      _q_lambda_cut_in_b_only)],
         "retrace": [("c not truncated at 1", _retrace_untruncated),
                     ("Q of the taken action for the expectation", _retrace_taken_q),
                     ("gamma missing from a_t (a review's case)", _retrace_no_gamma_in_a),
@@ -993,6 +995,8 @@ def wrong_answers(name: str):
                                                                    233472 // sh if sh else 32)),
             ("228,000 bytes of shared memory: 228 kB for 228 KiB (a round-46 review's case)",
              lambda r, w, sh: min(32, 64 // w, 65536 // (r * 32 * w), 228000 // sh if sh else 32)),
+            ("1 KiB of shared memory reserved for each program, as sm_90 does (a round-71 review's case, named 228 kB "
+             "then)", lambda r, w, sh: min(32, 64 // w, 65536 // (r * 32 * w), 233472 // (sh + 1024))),
             ("max for min, no shared memory as the SM's 233,472 bytes (a round-50 review's case)",
              lambda r, w, sh: max(32, 64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else 233472)),
             ("max for min, no shared memory left out (a round-50 review's case)",
@@ -1120,6 +1124,9 @@ W_SAYS = {
     ("resident_programs", "the register count rounded up"): "rounds up",
     ("resident_programs", "228,000 bytes of shared memory: 228 kB for 228 KiB (a round-46 review's case)"):
         "your shared-memory limit is 228,000 bytes, 228 kB in decimal: the SM's 228 KiB are 228 * 1024 = 233,472",
+    ("resident_programs", "1 KiB of shared memory reserved for each program, as sm_90 does (a round-71 review's case, "
+     "named 228 kB then)"): "your count reserves 1 KiB of shared memory for each program (shared_bytes + 1024). A real "
+                            "sm_90 GPU does, but this exercise's model leaves the reserve out",
     ("noise_verdict", ">= for >: exactly x apart called faster"): "exactly x apart is within the noise",
     ("noise_verdict", "the signs swapped"): "your signs are swapped",
     ("noise_verdict", "the far ends compared"): "than their nearest ends (the low ends, the far ends or the middles",
@@ -1202,6 +1209,9 @@ W_SAYS = {
         ("soft_lambda_targets", "reset = term alone: the window's last step not a reset (a round-46 review's case)"),
         ("q_lambda", "no reset at the window's last step, lam_t = 0 there in b alone (a round-46 review's case)"),
         ("retrace", "no reset at the window's last step, c = 0 there in b alone (a round-46 review's case)"))},
+    ("q_lambda", "no reset at a non-greedy action, lam_t = 0 there in b alone (a round-71 review's case)"):
+        ("Your b bootstraps fully where the next action is not greedy (lambda_t = 0 there), but the carry still goes "
+         "on through a = gamma lam", "reset = term | ~greedy | (t == T - 1)"),
     ("gae_pairs", "no reset at the window's last step (a review's case)"):
         ("Hint: Your window's last step does not reset, so the value past the window (here 100",
          "Set a = 0 at the last step (t = T - 1) as well as where terminated or truncated."),
@@ -1495,7 +1505,8 @@ W_SAYS = {
         ("That is the answer with a slip: ms, the do_bench time, taken for the GPU time", "The GPU time is kernel_ms"),
     ("vtrace_pg", "(1 - term) multiplied, not selected: 0 * NaN at a terminal last step (a later review's case)"):
         "Hint: that step is a termination at the window's last step (no bootstrap). A NaN or inf where the answer is "
-        "finite, at an episode end",
+        "finite, at an episode end. The scan (given) selects there, so the NaN comes from what your code computes at "
+        "that step: most likely",  # (no reset of the student's named: a round-71 review, an epilogue has none)
     ("n_step_returns", "no termination in t .. t + n - 1 counted: the scan form across an episode end (a later "
                        "review's case)"):
         ("Hint: Every wrong step has a termination within its n steps (t .. t + n - 1)",
@@ -2063,6 +2074,14 @@ def _q_lambda_no_window_reset(X, P, offs, t, m, T):  # lam_t = 0 in b at the win
     greedy = q_taken == max_q
     lam_t = tl.where(greedy & (t < T - 1), lam, 0.0)
     return gamma * lam, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q), term | ~greedy
+
+
+@triton.jit
+def _q_lambda_cut_in_b_only(X, P, offs, t, m, T):  # lam_t = 0 in b at a non-greedy action, the reset left out there
+    gamma, lam, A = P[0], P[1], P[2]
+    r, term, max_q, q_taken = _q_lambda_loads(X, offs, m, A)
+    lam_t = tl.where((q_taken == max_q) & (t < T - 1), lam, 0.0)
+    return gamma * lam, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q), term | (t == T - 1)
 
 
 @triton.jit

@@ -53,11 +53,13 @@ def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_en
     return G
 
 
-def q_lambda(r, next_q, next_action, term, gamma, lam, window_end=True, taken=False, greedy_cut=True):
+def q_lambda(r, next_q, next_action, term, gamma, lam, window_end=True, taken=False, greedy_cut=True,
+             carry_cut=True):
     """Watkins's Q(lambda), one step at a time: a tie for the max counts as greedy. ``window_end``
-    False, ``taken`` and ``greedy_cut`` False are the hint's slips: the trace not cut at the window's last
-    step; the bootstrap from the Q of the action taken, not the max; the trace not cut at a non-greedy
-    action (Peng's Q(lambda))."""
+    False, ``taken``, ``greedy_cut`` False and ``carry_cut`` False are the hint's slips: the trace not cut
+    at the window's last step; the bootstrap from the Q of the action taken, not the max; the trace not cut
+    at a non-greedy action (Peng's Q(lambda)); cut there in the bootstrap's weight alone, the carry still
+    weighed by lam."""
     G = np.zeros(r.shape)
     B, T = r.shape
     for row in range(B):
@@ -71,7 +73,7 @@ def q_lambda(r, next_q, next_action, term, gamma, lam, window_end=True, taken=Fa
                 greedy = q[next_action[row, t]] == max_q
                 max_q = q[next_action[row, t]] if taken else max_q
                 trace = lam if (greedy or not greedy_cut) and (t < T - 1 or not window_end) else 0.0
-                g = r[row, t] + gamma * ((1 - trace) * max_q + trace * g_next)
+                g = r[row, t] + gamma * ((1 - trace) * max_q + (trace if carry_cut else lam) * g_next)
             G[row, t] = g_next = g
     return G
 
