@@ -43,7 +43,7 @@
 # | --- | --- |
 # | $y_t$ | the scan's output at step $t$: $y_t = b_t + a_t\,y_{t+1}$ |
 # | $a_t$, $b_t$ | step $t$'s affine map $y \mapsto b_t + a_t\,y$: $a_t$ scales the value after, $b_t$ is what step $t$ adds |
-# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)) in §2–7 and the appendix; in §8, steps 1 and 2 |
+# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)), never time steps. Section 8 writes step 2's multiplier as $a[2]$ |
 # | $\kappa_t$ (`k` in code) | step $t$'s reset flag. Where it is set, the step ignores the value after it (section 4) |
 # | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end, and its reset flag (section 6) |
 # | $\hat A_t$ | an advantage (from 00c on), not the scan's composed $A_t$ |
@@ -52,7 +52,7 @@
 # </details>
 #
 # Without a GPU, the next cell runs the kernels on the CPU, in Triton's *interpreter*. Import
-# `rltriton_lite` before any scan runs there ([appendix: why](#Appendix:-how-the-interpreter-and-the-GPU-differ)).
+# `rltriton_lite` before any scan runs there ([GPU note 3](00b_triton_from_zero.ipynb#GPU-notes)).
 
 # %%
 import os
@@ -167,6 +167,8 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
+#
+# **For returns: `combine(later, earlier)`.** This section shows why.
 #
 # The loop starts from $y_T$, the value after the last step, and applies the maps from the end:
 # $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$. So it is a **reverse scan**: its **scan order**, the
@@ -317,7 +319,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 # $0 \cdot \text{NaN} = \text{NaN}$, so one bad reward would poison every earlier episode. A
 # **select** is safe: it takes $b_t$, as `np.where` does, and never reads $y_{t+1}$. The select may
 # test a flag or $a_t = 0$. The kernels test a *reset flag* $\kappa$ (kappa) that each step
-# carries. With the flag, $a_t$ at an episode end is never read: a step may keep its ordinary
+# carries. With the flag, $a_t$ at an episode end never affects an output: a step may keep its ordinary
 # multiplier there, and no code has to test a float for 0.
 #
 # A step with a reset ignores its input: its map is $y \mapsto b_t$. So when the second operand
@@ -504,7 +506,7 @@ exercises.attempt("combine_arrays", combine_arrays)
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
 a = torch.tensor([[0.9, 0.0, 0.9, 0.9, 0.9, 0.9]], device=DEVICE)  # a = 0 at step 1: a reset, the episode ends there
 mask = torch.tensor([[1, 1, 1, 1, 0, 1]], device=DEVICE)          # step 4 is padding
-y = rl.linear_scan(a, b, mask=mask, backend=KERNEL)  # KERNEL: the Triton kernel, on a CPU too (GPU note 2)
+y = rl.linear_scan(a, b, mask=mask, backend=KERNEL)  # KERNEL: the Triton kernel, on a CPU too (00b's GPU note 6)
 expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), mask=mask.cpu().numpy())
 print("the kernel:", np.round(y[0].cpu().numpy(), 4))
 print("the loop:  ", np.round(expected[0], 4))
@@ -521,7 +523,7 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 #
 # | the form | where | how it is computed |
 # | --- | --- | --- |
-# | a reset flag $\kappa_t$ | section 4's combine, your exercises, the package's kernels | selected, in the combine and on the carry; $a_t$ there is never read |
+# | a reset flag $\kappa_t$ | section 4's combine, your exercises, the package's kernels | selected, in the combine and on the carry; $a_t$ there never affects an output |
 # | $a_t = 0$ | `rl.linear_scan`, and the transposed scan of section 8 | $a_t = 0$ *is* the flag: tested, never multiplied |
 # | a product with $a_t = 0$ | nowhere | never: $0 \cdot \text{NaN} = \text{NaN}$ leaks into earlier episodes |
 
@@ -702,45 +704,45 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 8. Gradients are a scan too
 #
-# Here subscripts are time steps, not a combine's operands: $a_2$ is step 2's multiplier.
+# Here a number in brackets is a time step: $a[2]$ is step 2's multiplier.
 #
 # Take a loss $L$ of all the $y_t$. The backward pass hands you the **upstream gradient** `dy`:
 # $dy_t$ is the direct effect of $y_t$ on $L$. But $y_t$ also feeds $y_{t-1}$, and so reaches $L$
 # through it too. Write $g_t$ for the *total* gradient with respect to $y_t$. The chain rule gives:
 #
 # * $g_t = dy_t + a_{t-1}\,g_{t-1}$: the direct path, plus the path through $y_{t-1}$. No step comes
-#   before step 0, so $g_0 = dy_0$.
+#   before step 0, so $g[0] = dy[0]$.
 # * $\partial L/\partial b_t = g_t$, since $b_t$ enters only $y_t$, with coefficient 1.
 # * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
 #
 # So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, the **transposed scan**. The
-# package runs it with the same kernel and `reverse=False`. The code below puts $a_{-1} = 0$,
-# section 5's reset form, so that $g_0 = dy_0$.
+# package runs it with the same kernel and `reverse=False`. The code below puts $a[-1] = 0$,
+# section 5's reset form, so that $g[0] = dy[0]$.
 #
 # The next cell checks, with autograd on the plain loop, a case of $T = 3$ steps, worked by hand
 # in the fold below.
 #
 # <details><summary>Details: the transposed scan by hand, T = 3 (optional)</summary>
 #
-# Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y_3 = 1$ and $L = y_0 + y_1 + y_2$, so every
+# Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y[3] = 1$ and $L = y[0] + y[1] + y[2]$, so every
 # $dy_t = 1$:
 #
-# * The loop runs from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
-#   $y_0 = 1 + 0.5 \cdot 9 = 5.5$.
-# * The transposed scan runs from the start: $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$,
-#   $g_2 = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
-# * $\partial L/\partial a = (g_0\,y_1,\ g_1\,y_2,\ g_2\,y_3) = (9,\ 6,\ 4)$.
+# * The loop runs from the end: $y[2] = 1 + 3 = 4$, $y[1] = 1 + 2 \cdot 4 = 9$,
+#   $y[0] = 1 + 0.5 \cdot 9 = 5.5$.
+# * The transposed scan runs from the start: $g[0] = 1$, $g[1] = 1 + 0.5 \cdot 1 = 1.5$,
+#   $g[2] = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
+# * $\partial L/\partial a = (g[0]\,y[1],\ g[1]\,y[2],\ g[2]\,y[3]) = (9,\ 6,\ 4)$.
 #
-# The last multiplier, $a_2$, never enters $g$, because no step comes after it.
+# The last multiplier, $a[2]$, never enters $g$, because no step comes after it.
 #
 # In symbols, unroll the loop and read off the coefficients:
 #
-# $$y_2 = b_2 + a_2\,y_3, \qquad y_1 = b_1 + a_1\,b_2 + a_1\,a_2\,y_3,$$
+# $$y[2] = b[2] + a[2]\,y[3], \qquad y[1] = b[1] + a[1]\,b[2] + a[1]\,a[2]\,y[3],$$
 #
-# $$y_0 = b_0 + a_0\,b_1 + a_0\,a_1\,b_2 + a_0\,a_1\,a_2\,y_3.$$
+# $$y[0] = b[0] + a[0]\,b[1] + a[0]\,a[1]\,b[2] + a[0]\,a[1]\,a[2]\,y[3].$$
 #
-# With every $dy_t = 1$, $\partial L/\partial b_2 = 1 + a_1 + a_0\,a_1 = dy_2 + a_1\,g_1$,
-# where $g_1 = 1 + a_0$, as the recurrence says.
+# With every $dy_t = 1$, $\partial L/\partial b[2] = 1 + a[1] + a[0]\,a[1] = dy[2] + a[1]\,g[1]$,
+# where $g[1] = 1 + a[0]$, as the recurrence says.
 #
 # </details>
 
@@ -810,11 +812,13 @@ print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}
 #    $4 \cdot 10^{-6}$ at chunk 1, $1.2 \cdot 10^{-6}$ at chunk 4, and about $1.2 \cdot 10^{-5}$
 #    at chunks 16 and 64. At $H = 10^2$, it stays near $5 \cdot 10^{-7}$ at every chunk size.
 #
-#    Why: a chunk of 1 is the float32 loop, so its error is the rounding of $y_t$ at every step.
-#    In a chunk of $k = 16$ or $64$ steps, almost all the error comes from rounding the chunk's
-#    product $A_t = a^k$. Since $a$ is constant, every chunk rounds $a^k$ the same way, so this
-#    error adds up over the $H/k$ chunks of a horizon. Chunk 4 is lucky: $a^4$ happens to round
-#    almost exactly (relative error $4 \cdot 10^{-10}$, against $5 \cdot 10^{-8}$ for $a^{16}$).
+#    The model: for chunks of $k > 1$ steps, the error is about $(H/k)\,\varepsilon(a^k)$, where
+#    $\varepsilon(a^k)$ is the relative rounding error of the chunk's product $A_t = a^k$ (measured,
+#    0.3 to 0.5 times that). Why: almost all the error comes from rounding $a^k$. Since $a$ is
+#    constant, every chunk rounds it the same way, so the error adds up over the $H/k$ chunks of a
+#    horizon. $\varepsilon(a^k)$ does not grow steadily with $k$, and chunk 4 is lucky: $a^4$ happens
+#    to round almost exactly ($4 \cdot 10^{-10}$, against $5 \cdot 10^{-8}$ for $a^{16}$). A chunk of 1
+#    is the float32 loop, whose error is the rounding of $y_t$ at every step.
 #
 #    </details>
 
@@ -948,7 +952,7 @@ np.testing.assert_allclose([a_s * 0.7 + b_s for a_s, b_s in blelloch], reference
 #
 # In section 4's cell, the second operand's $A$ is 0.125 though it resets, and that is harmless.
 # Once the flag is set, the composed map is $y \mapsto B$, so its $A$ holds whatever the products
-# left and is never read. So `combine_arrays`'s checker compares `a` only where the combined flag is
+# left and never affects an output. So `combine_arrays`'s checker compares `a` only where the combined flag is
 # clear.
 #
 # The three-case table that shows the combine associative on whole triples is in
@@ -956,7 +960,7 @@ np.testing.assert_allclose([a_s * 0.7 + b_s for a_s, b_s in blelloch], reference
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 4's claims (CI runs them; skip when reading)
-# once the flag is set, A is never read: section 4's second operand, steps 0-3, with any A
+# once the flag is set, A never affects an output: section 4's second operand, steps 0-3, with any A
 second = reduce(combine_np, steps8[:4][::-1])
 for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
     for a_run in (0.125, -7.0, np.nan):  # any A in the reset run
@@ -980,7 +984,7 @@ assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 # At $a_t = 0$ the map is already $y \mapsto b_t$, so on finite numbers the select gives what the
 # product would. Only $0 \cdot \text{NaN}$ and $0 \cdot (\pm\infty)$ differ, and the select keeps them
 # out. `rl.linear_scan` takes no reset flag as an input. The package's other kernels take one, and
-# never read $a_t$ where it is set.
+# there $a_t$ never affects an output.
 
 # %% jupyter={"source_hidden": true}
 # Checks: rl.linear_scan takes no reset flag as an input (CI runs them; skip when reading)
@@ -1064,28 +1068,14 @@ L_first = lambda a_in: rl.linear_scan(a_in, b_nan, backend=KERNEL)[:, :2].sum() 
 assert torch.isnan(ga_product[0, 1]) and ga_select[0].tolist() == [1.0, 0.0, 0.0, 0.0]
 
 # %% [markdown]
-# ## Appendix: how the interpreter and the GPU differ
+# ## Appendix: GPU note 3, run
 #
-# Nothing here is needed for the exercises. These are the *GPU notes* that later notebooks cite by
-# number. The folded cell is a check that CI runs.
-#
-# 1. **Two versions of Triton.** The CPU install pins Triton 3.9.0 (`requirements.txt`), and its
-#    interpreter runs every check in these notebooks. What 00b–00d say about the compiler on a GPU
-#    was checked with Triton 3.6, on the course's GPU runs. A GPU machine keeps the Triton of its
-#    CUDA build of torch (see the README).
-# 2. **The `backend` argument** (section 5). Each of the package's functions takes one. Its
-#    default, `"auto"`, runs the Triton kernel on a GPU but plain PyTorch code on a CPU. These
-#    notebooks pass `backend=KERNEL`, which the first cell sets to `"triton"`, so the kernel runs
-#    on both, in Triton's interpreter on a CPU.
-# 3. **Import `rltriton_lite` before you run a scan in the interpreter.** Stock Triton's
-#    interpreter runs `tl.associative_scan` as section 1's sequential loop, which can hide a combine
-#    that is not associative. Importing the package makes it section 1's Hillis–Steele tree, so such
-#    a combine gives wrong numbers there. A GPU groups the steps differently again ([00b, GPU
-#    note 4](00b_triton_from_zero.ipynb#Appendix:-how-the-interpreter-and-the-GPU-differ)). The
-#    folded check below runs a combine that is not associative both ways.
+# The course's GPU notes are one list, in [00b](00b_triton_from_zero.ipynb#GPU-notes). The folded
+# cell runs [GPU note 3](00b_triton_from_zero.ipynb#GPU-notes): a combine that is not associative,
+# under stock Triton's loop and after `import rltriton_lite`.
 
 # %% jupyter={"source_hidden": true}
-# Checks: GPU note 3, a combine that is not associative, under stock Triton's loop and the package's tree (CI runs them; skip when reading)
+# Checks: GPU note 3 (00b), a combine that is not associative, under stock Triton's loop and the package's tree (CI runs them; skip when reading)
 import triton
 import triton.language as tl
 from triton.runtime import interpreter

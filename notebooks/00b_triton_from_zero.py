@@ -25,7 +25,7 @@
 #
 # Here you write notebook 00's reverse scan as a GPU kernel, on rows without episode ends yet.
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
-# [GPU notes](#Appendix:-how-the-interpreter-and-the-GPU-differ), the last appendix.
+# [GPU notes](#GPU-notes) at the end, the course's one list.
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work)
 # says. Every kernel you write follows the card below: come back to it when a kernel misbehaves.
@@ -40,13 +40,13 @@
 # | --- | --- | --- |
 # | Mask every load and store that can run past a tensor's end. | §1 | §1 |
 # | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | §1 | §1 |
-# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | §1's table; GPU note 1 |
+# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | §1's table; [GPU note 1](#GPU-notes) |
 # | Compare a loaded flag with 0 (`!= 0`): needed for int8 or uint8 flags, harmless on bool. Join two flags with `\|`, not `+`. | §1 | §1's table; [the appendix](#Arithmetic-on-loaded-bool-flags) |
-# | Start a float carry as `0.0`, not `0`. | §3 | §1's table; GPU note 2 |
+# | Start a float carry as `0.0`, not `0`. | §3 | §1's table; [GPU note 2](#GPU-notes) |
 # | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | §1 | 00 §4; 00c §1 |
 # | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | §1 | this card |
 # | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | §1 | this card |
-# | In a script of your own, `import rltriton_lite` before you run a kernel. | §1 | GPU note 4 |
+# | In a script of your own, `import rltriton_lite` before you run a kernel. | §1 | [GPU note 3](#GPU-notes) |
 
 # %%
 import os
@@ -62,7 +62,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-import rltriton_lite as rl  # import it before any kernel runs (GPU note 4)
+import rltriton_lite as rl  # import it before any kernel runs (GPU note 3)
 from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -135,8 +135,8 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `term + trunc`, two loaded bool flags | `term \| trunc` |
 # | `carry = 0` before a loop that makes it a float | `carry = 0.0` |
 #
-# [GPU note 1](#Appendix:-how-the-interpreter-and-the-GPU-differ) shows what the wrong forms do,
-# and [an appendix](#Arithmetic-on-loaded-bool-flags) why `term + trunc` is wrong.
+# [GPU note 1](#GPU-notes) says what the wrong forms do, and
+# [an appendix](#Arithmetic-on-loaded-bool-flags) why `term + trunc` is wrong.
 
 # %%
 @triton.jit
@@ -155,7 +155,7 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # %% [markdown]
 # **Debugging.** Three habits for every exercise:
 #
-# * Under the interpreter, `print(x)` in a kernel prints a block as NumPy.
+# * Under the interpreter, `print(x)` in a kernel prints a block as NumPy ([GPU note 4](#GPU-notes)).
 # * Test first on a case small enough to check by hand, such as one row of five steps.
 # * Run it as `exercises.guarded(your_function, *its_arguments)`. This checks each load and store
 #   before it happens. Without it, a store past a tensor's end may print the right answer and then
@@ -241,8 +241,7 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #   `combine(a1, b1, a2, b2)`, and returns one pair. The scan returns two blocks, `a_s, b_s`.
 # * With `reverse=True`, the scan runs from the block's last lane to its first, as a return needs.
 #   Under `+`, `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`.
-# * In a combine, prefer `tl.maximum` and `tl.where` to Python's `max` and `if`
-#   ([GPU note 1](#Appendix:-how-the-interpreter-and-the-GPU-differ) says why).
+# * In a combine too, write `tl.maximum` and `tl.where` ([GPU note 1](#GPU-notes)).
 #
 # `affine_combine` below is notebook 00's `combine`, which applies its first operand first
 # ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
@@ -648,8 +647,7 @@ exercises.attempt("chunked_scan", chunked_scan)
 # ## Appendix: behind the scenes
 #
 # Nothing here is needed for the exercises. It covers why arithmetic on loaded bool flags goes
-# wrong. The last appendix, after this one, holds the GPU notes. The folded cells are checks that
-# CI runs.
+# wrong. The folded cells are checks that CI runs.
 #
 # ### The order rule, seen (section 2)
 #
@@ -720,34 +718,51 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 
 
 # %% [markdown]
-# ## Appendix: how the interpreter and the GPU differ
+# ## GPU notes
 #
-# Nothing here is needed for the exercises. These are the *GPU notes* that the rules card and later
-# notebooks cite by number. Their GPU halves were checked with Triton 3.6's compiler, and no cell
-# can check them on a CPU. [Notebook 00's GPU notes](00_associative_scan.ipynb#Appendix:-how-the-interpreter-and-the-GPU-differ)
-# say why the version matters. The folded cell is a check that CI runs.
+# The course's one list of what differs between Triton's interpreter, on a CPU, and a GPU, cited
+# as "GPU note 3". The grader runs your notebook in the interpreter, on a GPU machine too.
 #
-# 1. **Python operators on blocks** (sections 1 and 2). In a combine, write `tl.maximum` and
-#    `tl.where`, as in a kernel's body, never Python's `max` or `if`. Triton's forms for blocks are
-#    right whether a block or an element reaches them.
+# 1. **Use `tl.*` forms everywhere in a kernel or a combine** (`&`, `|`, `~`, `tl.minimum`,
+#    `tl.maximum`, `tl.where`), never Python's `and`, `or`, `not`, `min`, `max` or `if` on a block.
+#    The checker also compiles your kernel for an H100 (sm_90).
+# 2. **Start a float carry as `0.0`, not `0`.** A GPU compile refuses a loop variable whose type
+#    changes, from int32 to float32. The interpreter runs it; the checker's compile reports it.
+# 3. **Import `rltriton_lite` before you test a scan.** Stock Triton's interpreter runs
+#    `tl.associative_scan` as a loop, where a combine that is not associative can look right.
+#    The package makes it a tree on whole blocks, as on a GPU. Notebook 00's last cell runs both.
+# 4. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
+# 5. **Two versions of Triton.** The CPU install pins Triton 3.9.0, whose interpreter runs every
+#    check. These notes' GPU halves were checked with Triton 3.6.
+# 6. **The `backend` argument** (00, section 5). Its default, `"auto"`, runs PyTorch code on a
+#    CPU. The notebooks pass `backend=KERNEL` (`"triton"`), so the kernel runs on both.
+# 7. **Name a scan's combine in the kernel** (00c, section 2). A GPU compile refuses a combine
+#    passed as a `tl.constexpr` argument, though it accepts a hook passed so.
+# 8. **Index a tuple only with a compile-time constant** (00c, section 2): a literal such as `X[0]`,
+#    or a `tl.static_range` loop's variable. A GPU compile refuses a plain `range` loop's `i`.
+# 9. **`tl.maximum` and a NaN** (00d). Triton promises nothing here. It dropped the NaN in the
+#    interpreter and on an H100 with Triton 3.6. `discounted_max`'s guards make that not matter.
+# 10. **00d's guards are required.** In the interpreter, where the grader runs, the checker makes
+#     `tl.maximum` let a NaN win, so a missing guard fails. Compiled checks cannot do this.
 #
-#    In a kernel's body, the interpreter treats a whole block as one value, with no warning:
-#    `max(x, y)` returns one of the two blocks whole, and an `if` on a block **always takes its
-#    `if` branch**, for every lane, even when the condition is false in every lane. So if a kernel seems to ignore an `else`, look for an `if` on a block. A
-#    GPU compile instead turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
-#    refuses the `if`. So Python's forms can be right on a GPU and wrong in the interpreter.
+# <details><summary>Details: why the notes hold (the interpreter and the compiler, side by side)</summary>
 #
-#    Python's `max` or `if` in a combine may pass under the interpreter. Never copy them into a
-#    kernel body, where they fail as above. The folded check below shows why a combine may pass.
-# 2. **A loop variable whose type changes**, such as a carry started as `0`, from int32 to float32
-#    (the table's last row). A GPU compile refuses it, but the interpreter runs it. The checks
-#    compile your kernel for a GPU too, and say so.
-# 3. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
-# 4. **Import `rltriton_lite` before you test a scan** (section 2). Without the package, the
-#    interpreter runs `tl.associative_scan` as a loop, where a combine that is not associative can
-#    look right. The package makes it a tree on whole blocks, as on a GPU. A GPU groups the steps
-#    another way, so a wrong combine can give other wrong numbers there. The checkers try your
-#    combine grouped both ways, and say so if it is not associative.
+# * **Note 1.** In a kernel's body, the interpreter treats a whole block as one value, with no
+#   warning: `max(x, y)` returns one of the two blocks whole, and an `if` on a block **always takes
+#   its `if` branch**, for every lane, even when the condition is false in every lane. So if a
+#   kernel seems to ignore an `else`, look for an `if` on a block. A GPU compile instead turns
+#   `min`, `max`, `and` and `or` on blocks into the elementwise forms and refuses the `if`.
+#   In a combine, Python's `max` or `if` may pass under the interpreter, as the folded check below
+#   shows. Never copy them into a kernel body.
+# * **Notes 2, 7 and 8.** The interpreter runs Python, so it accepts these forms, and no cell can
+#   show the compiler's errors. The checker's compile for sm_90 needs no GPU.
+# * **Note 3.** A GPU groups the steps another way again, so a wrong combine can give other wrong
+#   numbers there. The checkers try your combine grouped several ways, and say so if it is not
+#   associative.
+# * **Note 5.** `requirements.txt` pins the CPU's Triton. A GPU machine keeps the Triton of its
+#   CUDA build of torch (see the README).
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 1's claims on Python's max and if, and GPU note 1's interpreter side, in a body and in a combine (CI runs them; skip when reading)
@@ -803,7 +818,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a ke
     # imported, the interpreter first tries the combine on whole blocks. When a Python form such as max, if or
     # and asks whether a block is true, it falls back to the element-by-element loop. So Python's max in a
     # combine gives the right values on the CPU, and a print in the combine shows one block, then single
-    # elements. The loop can also hide a combine that is not associative (note 4).
+    # elements. The loop can also hide a combine that is not associative (note 3).
     from triton.runtime import interpreter
 
     tree = interpreter.ScanOps.generic_scan  # the package's, installed by `import rltriton_lite`

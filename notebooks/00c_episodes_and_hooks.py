@@ -28,8 +28,8 @@
 #   session, `hooked_scan` in the second.
 #   [Notebook 00d](00d_more_scans.ipynb) has two optional exercises.
 #
-# New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
-# [GPU notes](#GPU-notes), in the appendix at the end. The exercises work as
+# New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in
+# [00b's GPU notes](00b_triton_from_zero.ipynb#GPU-notes). The exercises work as
 # [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says, and your kernels
 # follow [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules).
 
@@ -47,7 +47,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-import rltriton_lite as rl  # (also makes the interpreter run tl.associative_scan as a tree, like a GPU)
+import rltriton_lite as rl  # before any scan runs (00b's GPU note 3)
 from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -200,7 +200,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # ```python
 # term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
-# a = tl.where(m, ___, 1.0)  # ___: a real step's a_t, reset or not: the combine never reads a where the flag is set
+# a = tl.where(m, ___, 1.0)  # ___: a real step's a_t, reset or not: where the flag is set, a never affects an output
 # a_s, b_s, k_s = tl.associative_scan((a, r, term), 0, reset_combine, reverse=True)
 # g = tl.where(k_s, ___, ___)  # which branch lets the carry in, and which keeps it out?
 # ```
@@ -350,8 +350,8 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # | rule | why |
 # | --- | --- |
-# | 1. Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | [GPU note 1](#GPU-notes) |
-# | 2. Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | [GPU note 2](#GPU-notes) |
+# | 1. Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | [GPU note 7](00b_triton_from_zero.ipynb#GPU-notes) |
+# | 2. Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | [GPU note 8](00b_triton_from_zero.ipynb#GPU-notes) |
 #
 # Here is a ten-line kernel that uses the four pieces. It passes each input through the hook,
 # weights it by its number in `P`, sums the results, and caps the sum at 1 when `CAP` is set.
@@ -520,16 +520,24 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # | your part | its line in `scan._walk` |
 # | --- | --- |
-# | the prologue's call | `PROLOGUE(...)` returns your `a, b, reset`, then `valid` (your mask `m`) and `keep` (values the epilogue reuses, as GAE's $V$) |
-# | the padding | your three lines, with `valid` in place of `m` |
-# | the scan and the select | `_scan_chunk(...)` does both: it returns your `y` first and the next carry, `after`, third |
+# | the prologue's call | `PROLOGUE(...)` returns your `a, b, reset` |
+# | the padding | your three lines |
+# | the scan and the select | `_scan_chunk(...)` does both |
 # | the store | `EPILOGUE(...)` |
 # | the carry | `carry = after` |
 #
-# The next cell prints those lines of `_walk`, each beside its part. The prologue's call prints
-# twice: the second also passes a look-ahead, for notebook 12 only, so ignore it until then.
-# [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
-# names the other lines, for speed, long rows and later notebooks.
+# The next cell prints those lines of `_walk`, each beside its part.
+#
+# <details><summary>Details: what else those lines hold (for later notebooks)</summary>
+#
+# * The prologue also returns `valid`, your mask `m`, and `keep`, values the epilogue reuses, as
+#   GAE's $V$. The padding uses `valid` in place of `m`.
+# * `_scan_chunk` returns your `y` first and the next carry, `after`, third.
+# * The prologue's call prints twice: the second also passes a look-ahead, for notebook 12 only.
+# * [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
+#   names the other lines, for speed, long rows and later notebooks.
+#
+# </details>
 
 # %%
 import inspect
@@ -627,14 +635,13 @@ else:
 # %% [markdown]
 # ## Appendix: behind the scenes
 #
-# Nothing here is needed for the exercises. It covers the fine print of section 2's Triton, the
-# harness's source, and what differs on a GPU.
+# Nothing here is needed for the exercises. It covers the fine print of section 2's Triton and the
+# harness's source.
 #
 # ### The fine print of section 2's four pieces
 #
 # * `if FLAG:` is not the trap of notebook 00b, section 1, where `if` tests a *block* of run-time
-#   values. Triton's GPU compiler refuses that, and the interpreter silently takes the `if` branch
-#   for the whole block (00b's GPU note 1). A constexpr is one value, known before the kernel runs.
+#   values ([GPU note 1](00b_triton_from_zero.ipynb#GPU-notes)). A constexpr is one value, known before the kernel runs.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
 
@@ -707,16 +714,3 @@ assert "tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2" in s
 assert reference.linear_scan([0.5], [3.0], initial=10.0).tolist() == [8.0]
 assert reference.linear_scan([0.5, 0.0], [3.0, 0.0], initial=10.0)[0] == 3.0
 assert "reset | ~m" in source_of(exercises._undefined_outside)  # the contract: the checker's prologues set the flag past T
-
-# %% [markdown]
-# ### GPU notes
-#
-# The interpreter accepts both forms below, so no cell here can show these errors, which the GPU
-# compiler of Triton 3.6 gives. Both are [Triton rules](00b_triton_from_zero.ipynb#Triton-rules).
-#
-# 1. **A combine passed as an argument** (section 2). The compiler accepts a hook passed as a
-#    `tl.constexpr` argument, but it refuses a `tl.associative_scan` combine passed this way. So
-#    the course's kernels, and yours, name their combine in the kernel itself.
-# 2. **A tuple's index** (section 2). A plain `range` loop's `i` is a run-time value, and the
-#    compiler refuses it as a tuple's index. Use a literal such as `X[0]`, or the variable of a
-#    `tl.static_range` loop.

@@ -28,7 +28,7 @@
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says,
 # and your kernels follow [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules). What
-# differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
+# differs on a GPU is in [00b's GPU notes](00b_triton_from_zero.ipynb#GPU-notes).
 
 # %%
 import os
@@ -41,7 +41,7 @@ if not torch.cuda.is_available():
 import triton
 import triton.language as tl
 
-from rltriton_lite import exercises  # (the import makes the interpreter scan as a tree, like a GPU)
+from rltriton_lite import exercises  # before any scan runs (00b's GPU note 3)
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
@@ -152,8 +152,7 @@ exercises.attempt("strided_scan", strided_scan)
 #   Then find the identity, the pair that changes no $y$. The padding lanes load it. Its $c$ is
 #   also the first carry, since nothing after the row may change $h$. Last, add the reset flag as
 #   in 00c, section 1 (notebook 00's [reset conventions](00_associative_scan.ipynb#Reset-conventions)).
-# * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1, a
-#   [Triton rule for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled)).
+# * **Name your combine in the kernel itself**, as in 00c, section 2 ([GPU note 7](00b_triton_from_zero.ipynb#GPU-notes)).
 #
 # **The guards.** A long run's $g$, a power of $\gamma$, underflows to 0 in float32 when
 # $\gamma = 0.01$. Once you have the identity, check what that 0 times the identity's $c$ gives. The
@@ -162,8 +161,8 @@ exercises.attempt("strided_scan", strided_scan)
 # * in the combine, where $c_1$ is the identity's $c$, the composed $c$ is $c_2$;
 # * after the scan, where the carry is the identity's $c$, $h_t$ is the scanned map's $c$.
 #
-# The checker enforces the guards only under the interpreter: on a GPU a kernel without them
-# passes (GPU note 3, below). Write them anyway.
+# The grader runs your notebook under the interpreter, where the checker enforces both guards
+# ([GPU note 10](00b_triton_from_zero.ipynb#GPU-notes)).
 #
 # <details><summary>The two guards, with the identity's value (open once you have found the identity)</summary>
 #
@@ -251,28 +250,8 @@ exercises.attempt("discounted_max", discounted_max)
 # * A scan needs only an associative combine. Steps $y \mapsto \max(r, \gamma y)$ compose too,
 #   with their own identity, and the reset flag selects as it does for affine maps.
 
-# %% [markdown]
-# ## GPU notes
-#
-# <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
-#
-# 1. **A combine passed as an argument.** Triton 3.6's compiler for a GPU refuses a
-#    `tl.associative_scan` combine passed as a `tl.constexpr` argument (00c's GPU note 1). The
-#    interpreter runs it, so no CPU run shows this.
-# 2. **`tl.maximum` and a NaN.** Triton's documentation does not promise what `tl.maximum` does
-#    with a NaN. Measured, it dropped the NaN on an H100 with Triton 3.6, as the interpreter does.
-#    The exercise's guards make the answer independent of it.
-# 3. **How the checker tests the guards.** Without the guards, `tl.maximum` happens to drop the
-#    NaN (note 2), so nothing would show. So under the interpreter, the checker patches
-#    `tl.maximum` to let a NaN win, and a missing guard shows. It cannot patch a compiled kernel,
-#    so on a GPU a kernel without guards passes. Guard anyway: Triton promises nothing about
-#    `tl.maximum` and a NaN.
-#
-# </details>
-
-
 # %% jupyter={"source_hidden": true}
-# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards; GPU notes 2 and 3, tl.maximum and a NaN (CI runs them; skip when reading)
+# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards; 00b's GPU notes 9 and 10, tl.maximum and a NaN (CI runs them; skip when reading)
 import numpy as np
 
 _r_view = torch.zeros(2, 3).T  # strided_scan's Hint 3: a transposed view, strides (1, 3)
@@ -311,7 +290,7 @@ assert o_guard.tolist() == [-3.0, 1.0]  # c1 = -inf, g2 = 0: c2 itself, no NaN; 
 
 
 @triton.jit
-def _unguarded_c(C1, G2, C2, O):  # GPU note 3's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
+def _unguarded_c(C1, G2, C2, O):  # GPU note 10's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
     i = tl.arange(0, 2)
     c1, g2, c2 = tl.load(C1 + i), tl.load(G2 + i), tl.load(C2 + i)
     tl.store(O + i, tl.maximum(c2, g2 * c1))
@@ -330,6 +309,6 @@ o_none, o_all = torch.empty_like(x_), torch.empty_like(x_)
 _max_nan[(1,)](x_, y_, o_none, o_all)
 assert torch.isnan(o_all).all()  # ALL: the NaN wins
 assert o_none.tolist() == [-3.0, -3.0]  # NONE: the other operand, as np.fmax (the interpreter; an H100, Triton 3.6)
-# GPU note 3: Triton's documentation of tl.maximum names the flag, and no result with a NaN
+# GPU note 9: Triton's documentation of tl.maximum names the flag, and no result with a NaN
 _nan_lines = [line for line in tl.maximum.__doc__.lower().splitlines() if "nan" in line]
 assert _nan_lines and all("propagate" in line for line in _nan_lines)

@@ -21,7 +21,6 @@
 # > * The discounted return $G_t$ is computed from the last step back to the first: it is a reverse scan.
 # > * An episode ends by a termination (nothing follows) or a truncation (the return then adds the next state's value).
 # > * A kernel splits the work in three: a per-step setup, the shared scan, and a per-step store.
-# > * Section 2's table says what each kind of step does at an episode's end; later notebooks point back to it.
 # > * You write one exercise, the $n$-step return, in PyTorch.
 #
 # * **Time:** 1.5–2 h with the open questions; 30 min–1 h for the reading and the checked exercise.
@@ -31,12 +30,6 @@
 #   open questions can wait.
 # * **Next:** notebook 01b, where you write Triton prologues of your own and the return's backward.
 #
-# > **Terms used here** (each links to the glossary)
-# >
-# > * [**termination, truncation**](GLOSSARY.md#termination-and-truncation): an episode ends; after a truncation it would have gone on.
-# > * [**bootstrap**](GLOSSARY.md#bootstrap): the value of the next state, standing in for the rewards a cut leaves out.
-# > * [**reset flag**](GLOSSARY.md#reset): set at a step that ignores what comes after it.
-#
 # Policy-gradient methods weight a log-probability by the return $G_t$. Here you compute it as one
 # scan, with episode ends and a rollout window that cuts episodes:
 #
@@ -45,9 +38,9 @@
 #
 # $r_t$ is the reward and $\gamma_t$ the discount at step $t$. Flags mark the episode ends:
 #
-# * $\text{term}_t$ marks a **termination**. Nothing follows it.
-# * $\text{trunc}_t$ marks a **truncation**: a time limit cuts the episode. The end of the rollout
-#   window cuts it in the same way. The return then **bootstraps**: it adds
+# * $\text{term}_t$ marks a [**termination**](GLOSSARY.md#termination-and-truncation). Nothing follows it.
+# * $\text{trunc}_t$ marks a [**truncation**](GLOSSARY.md#termination-and-truncation): a time limit cuts the episode. The end of the rollout
+#   window cuts it in the same way. The return then [**bootstraps**](GLOSSARY.md#bootstrap): it adds
 #   $\gamma_t V'_t$, with $V'_t = V(s_{t+1})$ the value of the real next state, in place of the
 #   rewards that follow.
 # * $\text{done}_t$ is new. It marks any episode end: $\text{done}_t = \text{term}_t \lor
@@ -91,9 +84,8 @@ to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The return's plainest form is a loop that walks the window from the last step to the first,
-# carrying $G_{t+1}$. Every version below, the NumPy split and the kernel, is checked against this
-# float64 reference loop.
+# The plainest form is a loop from the last step to the first, carrying $G_{t+1}$. Every version
+# below is checked against this float64 loop.
 
 # %%
 print(inspect.getsource(reference.discounted_returns))
@@ -119,7 +111,7 @@ print(G)
 #
 # The return is $G_t = b_t + a_t G_{t+1}$, with $a_t = \gamma_t$ and $b_t = r_t$ at an ordinary step.
 #
-# **The reset flag.** Where done$_t$ holds, the step's **reset flag** is set: the step ignores what
+# **The reset flag.** Where done$_t$ holds, the step's [**reset flag**](GLOSSARY.md#reset) is set: the step ignores what
 # comes after it, so $G_t = b_t$. Such a step is a **cut step**. Tensor code (NumPy, PyTorch,
 # `rl.linear_scan`) writes the same thing as $a_t = 0$. Triton code passes the flag beside the pair,
 # and the package's hooks call it `done`. From here on the course says "reset flag", or "$a_t = 0$"
@@ -170,23 +162,17 @@ print("prologue + scan + epilogue == the loop")
 # | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$ (unread); flag true |
 # | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$ (unread); flag true |
 #
-# * **An end does two things.** Its reset flag cuts the **carry**, the value carried in from step
-#   $t+1$. And its $b_t$ takes the bootstrap.
-# * **The last two columns** are the same reset flag in two kinds of code: $a_t = 0$ in tensor code,
-#   the flag ($a_t$ unread) in Triton. Either way the scan takes $y_t = b_t$ there.
 # * **Why selects.** NaNs are real inputs: a failed environment step gives one, and so may the
 #   next value $V'_t$ of a terminated step, which has no next state. So a factor
 #   $(1-\text{term}_t)$ in a formula is a **select** in the code (`np.where`, `torch.where`,
-#   `tl.where`). The reset keeps out a NaN at later steps ($t+1$ on), since it cuts the carry.
-#   A NaN in the step's own $b_t$ needs a select that you write.
+#   `tl.where`). The reset cuts the **carry** from step $t+1$, so a later NaN stays out; a NaN in
+#   the step's own $b_t$ needs a select that you write.
 # * **The window's last step is a cut step too.** Its bootstrap in $b_{T-1}$ already stands for every step
 #   after the window. From $y_T = 0$ the reset changes nothing. But start the scan from a value,
-#   `initial` in `rl.linear_scan`, and without the reset $G_{T-1} = b_{T-1} + \gamma_{T-1}\,$`initial`:
-#   the steps after the window count twice, once in the bootstrap and once in `initial`.
-#   [The appendix](#Appendix:-two-windows-of-one-rollout) puts numbers on it.
-# * **Other estimators:** [notebook 04's table](04_vtrace.ipynb#One-table-for-every-estimator) gives every
-#   estimator's $b_t$ at a cut step: an ordinary step's $b_t$ plus its $a_t$ times the critic's estimate of
-#   $y_{t+1}$ (none at a termination).
+#   `initial` in `rl.linear_scan`, and without the reset the steps after the window count twice:
+#   [the appendix's](#Appendix:-two-windows-of-one-rollout) $G_1$ becomes 7.25 in place of 6.
+# * **Other estimators:** [notebook 04's table](04_vtrace.ipynb#One-table-for-every-estimator) gives
+#   each one's $b_t$ at a cut step.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the reset flag as a = 0 (tensor code) and as a flag (Triton), in each scan exercise's task (CI runs them; skip when reading)
@@ -256,8 +242,8 @@ np.testing.assert_allclose(to_numpy(G2), expected2, rtol=1e-5, atol=1e-5)
 print("kernel == loop")
 
 # %% [markdown]
-# A NaN reward stays inside its episode: the steps before it in that episode become NaN, and
-# nothing else does.
+# A NaN reward stays inside its episode: the step holding it and the steps before it in that
+# episode become NaN, and nothing else does.
 
 # %%
 r_nan = torch.ones(1, 10, device=DEVICE)
@@ -298,16 +284,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## Exercises
 #
-# > **Conventions for these exercises**
-# > * Tensor code: a reset is $a_t = 0$ in `rl.linear_scan`'s pairs, which take no flag ([the episode-end table](#The-episode-end-table)).
-# > * Entry $t$ of `rewards` and `terminated` is step $t$'s own: $r_t$, and a bool.
-# > * `next_values[t]` $= V(s_{t+1})$, the value of the state *after* step $t$.
-# > * Select, never multiply by 0: `next_values` behind a termination may be NaN, and $0 \cdot \text{NaN}$ is NaN.
-# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
-#
+# Every exercise of 01 to 04c follows one [conventions card](GLOSSARY.md#conventions-for-every-exercise).
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code. The Triton
-# ones are in notebook 01b.
+# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code.
 
 # %% [markdown]
 # ### Tensor code: the reset flag is $a_t = 0$
@@ -360,10 +339,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # **It returns:** the $n$-step return $G^{(n)}_t$ of every step, (B, T).
 #
-# **Contract** (with the conventions above).
-#
 # * **Inputs:** `rewards`, `next_values`, `terminated`, all (B, T); `gamma` a number; `n` an int, which may exceed `T`.
-# * **Shift:** $V(s_{t+n})$ is `next_values[t + n - 1]`.
 # * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
 #   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless a termination (no bootstrap) or the
 #   window's end (bootstrap from its last step's `next_values`) comes first.
@@ -377,20 +353,19 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Read the idea worked above first: $S_t$ by one reverse scan, then two cases. For each step $t$,
-# ask which case holds. Then ask which values of $S$ and `next_values` it needs. Build index
-# tensors over $t$, not a loop.
+# $S_t$ by one reverse scan, then the two cases above. For each step $t$, which case holds, and
+# which values of $S$ and `next_values` does it need? Build index tensors over $t$, not a loop.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $S$ is `rl.linear_scan(a, b)`, with the return's pairs, as `S_of` above builds them for one row.
+# * $S$ is `rl.linear_scan(a, b)`, as `S_of` above.
 # * Step $t$ "runs on" if $t + n < T$ and no termination lies in $[t, t+n)$.
 # * Count the terminations of each window: a `torch.cumsum` of the flags, with a 0 in front. Take
 #   its difference between $t + n$ and $t$.
 # * Where it runs on, $G_t = S_t - \gamma^n (S_{t+n} - V(s_{t+n}))$. Elsewhere $G_t = S_t$.
-# * $V(s_{t+n})$ is `next_values[:, t + n - 1]`. Clamp every index to the row: `n` may exceed `T`.
+# * Clamp every index to the row: `n` may exceed `T`.
 #
 # </details>
 #
@@ -467,11 +442,10 @@ exercises.attempt("n_step_returns", n_step_returns)
 # * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$, plus the
 #   bootstrap $\gamma_t V'_t$ at a truncation or the window's end that does not terminate.
 #   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
-# * [The episode-end table](#The-episode-end-table) states the episode-end rules once, for every
-#   estimator. At a cut step $b_t$ holds the bootstrap: for the return, $r_t + \gamma_t V'_t$.
+# * [The episode-end table](#The-episode-end-table): at a cut step $b_t$ holds the bootstrap; for the
+#   return, $r_t + \gamma_t V'_t$.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
-# * Next, notebook 01b: the return's prologue in Triton, through a harness, and its gradient.
 
 # %% [markdown]
 # ## Appendix: two windows of one rollout

@@ -18,11 +18,9 @@
 #
 # > **In short**
 # >
-# > * Notebook 01 split the return into a per-step setup (the prologue), a scan and a store. Here you write prologues in Triton.
-# > * A small test kernel, `exercises.scan_hook`, runs a prologue of yours inside a chunked scan.
+# > * A small test kernel, `exercises.scan_hook`, runs a Triton prologue of yours inside a chunked scan; 03–07 use it too.
 # > * The return's gradient is a second scan, run forwards in time.
-# > * You write two exercises: that backward scan, and the return with its gradient in a `torch.autograd.Function`.
-# > * Notebooks 03–07 run their Triton exercises through the same test kernel.
+# > * You write that backward scan, and the return with its gradient in a `torch.autograd.Function`.
 #
 # * **Time:** 1.5–2 h, the reading and two checked exercises (no open questions).
 # * **Needs:** notebook 01 (its episode-end table) and 00c (your `reset_scan`: the harness runs its scan), and
@@ -30,15 +28,8 @@
 # * **Minimum path:** all of it. Section 1's harness runs the Triton exercises of notebooks 03–07,
 #   and 02's appendix compares the package's hooks with it.
 #
-# > **Terms used here** (each links to the glossary)
-# >
-# > * [**harness**](GLOSSARY.md#harness): `exercises.scan_hook`, the small scan kernel that runs a prologue of yours.
-# > * [**hook**](GLOSSARY.md#hook): a `@triton.jit` function that a kernel calls, such as a prologue or an epilogue.
-# > * [**transposed scan**](GLOSSARY.md#transposed-scan): the backward of a reverse scan, run forwards in time.
-#
-# Notebook 01 wrote the return $G_t = b_t + a_t G_{t+1}$ as a prologue, a scan and an epilogue, with
-# the episode ends of [its table](01_discounted_return.ipynb#The-episode-end-table). Here you write
-# such prologues yourself, in Triton, and the scan that gives the return's gradient.
+# Notebook 01 wrote the return $G_t = b_t + a_t G_{t+1}$ as a prologue, a scan and an epilogue. Here
+# you write such prologues yourself, in Triton, and the scan that gives the return's gradient.
 
 # %%
 import inspect
@@ -64,11 +55,11 @@ KERNEL = "triton"
 # ## 1. The harness for Triton prologues
 #
 # The hook exercises here and in notebooks 03–07 hand your `@triton.jit` function to a small
-# **harness**, described here.
+# [**harness**](GLOSSARY.md#harness), described here.
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
 # prologue inside the chunked scan with reset flags that you wrote in 00c (`reset_scan`). It runs one
-# program per row and returns the scanned `y`. The **hooks** you write take their
+# program per row and returns the scanned `y`. The [**hooks**](GLOSSARY.md#hook) you write take their
 # arguments in this order:
 #
 # * `prologue(X, P, offs, t, m, T) -> (a, b, reset)`, with `reset` a bool per step.
@@ -85,9 +76,6 @@ KERNEL = "triton"
 # | `m` | the in-bounds mask |
 # | `T` | the row length |
 #
-# Not every input's entry $t$ describes step $t$: `next_values[t]` is $V(s_{t+1})$, for one. The
-# glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists them all.
-#
 # Three rules, all visible in the kernel printed below:
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
@@ -95,7 +83,7 @@ KERNEL = "triton"
 #   (`m` false) become the **identity** (1, 0), with the reset flag off.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`).
 #
-# Reset flags, bootstraps and NaNs follow [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
+# Reset flags, bootstraps and NaNs follow the [conventions card](GLOSSARY.md#conventions-for-every-exercise).
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -138,7 +126,7 @@ torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (
 #
 # $$g_t = dy_t + a_{t-1}\, g_{t-1}, \qquad g_0 = dy_0 .$$
 #
-# This is the **transposed scan** of notebook 00, section 8: a scan
+# This is the [**transposed scan**](GLOSSARY.md#transposed-scan) of notebook 00, section 8: a scan
 # run *forwards* in time. Step $t$ takes the multiplier of the step before: it resets where step
 # $t-1$ reset, and step 0 resets, with nothing before it.
 # For the return, 01's section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
@@ -184,18 +172,10 @@ print(f"g_4: {g_done[4]:.3f} from done_3 (autograd agrees), {g_term[4]:.3f} from
 # %% [markdown]
 # ## Exercises
 #
-# > **Conventions for these exercises**
-# > * A prologue is `(X, P, offs, t, m, T) -> (a, b, reset)`, as in [section 1](#1.-The-harness-for-Triton-prologues): `X` your inputs, `P` your numbers (`P[0]` is γ if you pass `(gamma,)`).
-# > * `tl.load(X[i] + offs, mask=m, other=0.0)` loads step $t$'s entry of input $i$; at `offs - 1`, step $t-1$'s.
-# > * Triton code: a reset is the bool `reset` beside the pair, and $a_t$ is unread where it is set ([01's episode-end table](01_discounted_return.ipynb#The-episode-end-table)).
-# > * The step where a scan starts resets: the window's last step in a reverse scan, step 0 in a forward one.
-# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
-#
-# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. Both are Triton prologues.
-#
-# Some checker cases start the scan past the window from 100, not 0, so a missing reset flag at the
-# window's last step shows up.
+# Both are Triton prologues for [section 1's harness](#1.-The-harness-for-Triton-prologues), under the
+# [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: at `offs - 1` a load reads
+# step $t-1$'s entry, and the step where a scan starts resets (step 0 in a forward scan). Some
+# checker cases start the scan past the window from 100, not 0, so a missing reset shows up.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the checkers' 100 past the window (CI runs them; skip when reading)
@@ -215,8 +195,6 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 # **It returns:** each step's triple $(a, b, \text{reset})$, whose forward scan is the gradient
 # $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 #
-# **Contract** (with the conventions above).
-#
 # * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32.
 # * **Shift:** read $a_{t-1}$ at `offs - 1`.
 #
@@ -234,10 +212,8 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 2 wrote this scan as a Python loop, and notebook 00, section 8, in NumPy. There `a_prev`
-# was `a` shifted one step right. Here the shift is an address: step $t$ reads $a$ at step $t-1$. The harness runs the
-# scan. You only return the triples: which factor multiplies $g_{t-1}$, the value carried into the
-# step? And which step has no value carried into it?
+# Section 2 wrote this scan as a loop. Here the shift is an address: step $t$ reads $a$ at step
+# $t-1$. Which factor multiplies $g_{t-1}$, the value carried in? Which step has none carried in?
 #
 # </details>
 #
@@ -312,12 +288,10 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
-# **Contract** (with the conventions above).
-#
 # * **Multiplier:** $\gamma$ at every step, reset or not. So, unlike `transposed_scan`'s multiplier
 #   of 0, a terminated step's $\gamma$ does not stop $g$: the backward needs the flag of the step before.
 # * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
-# * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, cut as in [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
+# * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
 # * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$.
 #   It returns `g, None, None`.
 # * **Note: the backward's `X` is `(grad, terminated)`:** $dy$ (here $dG$) is `X[0]`, where `transposed_scan` had it at `X[1]`.
@@ -333,10 +307,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# You have written both scans already. The forward is the return as a prologue. The backward is
-# your `transposed_scan`, with the discount and the flag of the step before. In each recurrence,
-# which factor multiplies the carried value, and where is it cut? The skeleton below shows where
-# each prologue goes.
+# The forward is the return as a prologue; the backward is your `transposed_scan`. In each
+# recurrence, which factor multiplies the carried value, and where is it cut?
 #
 # </details>
 #

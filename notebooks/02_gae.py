@@ -21,21 +21,13 @@
 # > * Generalized advantage estimation (GAE) says how much better each action did than the critic expected.
 # > * It is a discounted sum of TD errors, so it is one reverse scan, like notebook 01's return.
 # > * You write its per-step pairs $(a_t, b_t)$ in PyTorch, and check the package's kernel against a plain loop.
-# > * Section 5 points to timings: at small sizes the host, not the GPU, sets the time.
 # > * An optional appendix reads the package's own Triton prologue, and has you write one.
 #
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
-# * **Needs:** notebook 01; for the appendix's exercise, 01b (the harness). No GPU.
-# * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
-#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Needs:** notebook 01; for the appendix's exercise, 01b (writing Triton prologues). No GPU.
+# * **Conventions:** the glossary's [card for every exercise](GLOSSARY.md#conventions-for-every-exercise).
 # * **Minimum path:** sections 1–3 and the checked exercise `gae_pairs`. Sections 4–5, the open
 #   questions and the optional appendix (with its exercise `gae_prologue`) can wait.
-#
-# > **Terms used here** (each links to the glossary)
-# >
-# > * [**prologue**](GLOSSARY.md#prologue): the per-step setup before the scan, which returns each step's pair $(a_t, b_t)$.
-# > * [**$b_t$ at a cut step**](GLOSSARY.md#cut-step): where the reset flag is set, $b_t$ holds the whole target, bootstrap included.
-# > * [**host-bound**](GLOSSARY.md#host-bound): a call whose time the host (Python, checks, launches) sets, not the kernel.
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**. It says how much
 # better the return after the action was than the critic expected. Generalized advantage estimation
@@ -59,8 +51,6 @@
 #
 #   At a truncation `values[t+1]` belongs to the next episode, so a call that passes `truncated`
 #   without `next_values` raises a ValueError.
-# * Flags, [reset flags](GLOSSARY.md#reset) and [selects](GLOSSARY.md#select) follow
-#   [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 #
 # <details><summary>Details: why the average is a scan, and the source (optional)</summary>
 #
@@ -167,19 +157,15 @@ print("prologue + scan + epilogue == the loop")
 # **It returns:** the pairs `(a, b)`, each shaped like `rewards`, whose scan `rl.linear_scan(a, b)`
 # gives the advantages $\hat A_t$.
 #
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
-#
-# * **Reset flag:** $a_t = 0$ (tensor code).
-# * **At step $t$:** `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t = V(s_{t+1})$, and the bool
-#   flags `terminated[t]`, `truncated[t]`, all (B, T); `gamma`, `lam` numbers. No shift: step $t$ reads entry $t$.
+# * **Inputs:** all (B, T), step $t$'s own at entry $t$ ([the card](GLOSSARY.md#conventions-for-every-exercise));
+#   `gamma`, `lam` numbers. A reset is $a_t = 0$.
 # * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
-#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$; done is any episode end or the window's last step.
-# * **[$b_t$ at a cut step](GLOSSARY.md#cut-step):** $\delta_t$ itself, since it already holds the bootstrap. NaNs as in 01's table.
+#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
+# * **[$b_t$ at a cut step](GLOSSARY.md#cut-step):** $\delta_t$ itself, since it already holds the bootstrap.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 2's `gae_as_scan` builds these pairs in NumPy, in its `b` and `a` lines, and yours is the
-# same in torch with two kinds of episode end. Which factor multiplies $\hat A_{t+1}$, and at which
+# Section 2's `gae_as_scan` builds these pairs in NumPy; yours adds truncations. Which factor multiplies $\hat A_{t+1}$, and at which
 # kinds of step is it cut?
 #
 # </details>
@@ -351,7 +337,7 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # At 16×128 the host, not the kernel, sets the wall time. In the committed H200 run, a naive GAE
 # kernel launched bare (no checks, no autograd) is compared with our call. The naive kernel's GPU
-# time is over 4× ours, yet both calls are host-bound: our wall time reads 1.7× the naive kernel's, a
+# time is over 4× ours, yet both calls are [host-bound](GLOSSARY.md#host-bound): our wall time reads 1.7× the naive kernel's, a
 # gap within the noise of these single timings (09's noise rule: single timings within 2.3× are not
 # told apart). The table, its chart and what they show are in
 # [notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours).
@@ -374,13 +360,6 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 
 # %% [markdown]
 # ## Exercises
-#
-# > **Conventions for these exercises**
-# > * `values[t]` $= V_t = V(s_t)$ and `next_values[t]` $= V'_t = V(s_{t+1})$: step $t$ reads entry $t$, no shift.
-# > * A reset is $a_t = 0$ in tensor code (`gae_pairs`), and the flag `done` beside the pair in Triton (`gae_prologue`, $a_t$ unread there).
-# > * done is any episode end or the window's last step; a termination also drops the bootstrap, by a select (its $V'_t$ may be NaN).
-# > * [$b_t$ at a cut step](GLOSSARY.md#cut-step) is $\delta_t$ unchanged: it already holds the bootstrap.
-# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
 #
 # The checked exercise `gae_pairs` is at the end of section 2, and the optional `gae_prologue` in
 # the appendix. Solutions are in `notebooks/solutions/`.
@@ -407,8 +386,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## What you now know
 #
-# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, with the reset flags of
-#   [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table). At a cut step $b_t$
+# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, and at a cut step $b_t$
 #   is $\delta_t$ unchanged. The returns are $\hat A_t + V_t$, from the same pass.
 # * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel, so every
 #   estimator is a short prologue and epilogue.
@@ -485,9 +463,6 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag,
 # `step`'s `valid`, and `keep = (v,)`: $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
 #
-# **Contract** ([conventions](GLOSSARY.md#signatures-and-reset-conventions)).
-#
-# * **Reset flag:** `done`, from `step` ($a_t$ unread where it is set), as in [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 # * **At step $t$:** the template's helpers give `gamma, lam, term, done, valid` (`step`), `r` $= r_t$, and
 #   `v` $= V_t$, `v_next` $= V(s_{t+1})$. No shift for you: `values_now_and_next` makes it.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
@@ -502,9 +477,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# This is your `gae_pairs` again, in the package's slots, and `_returns_prologue` above has the same
-# shape: read its `b` line and its `return` line. The starter's template already makes the three
-# helper calls, so what is left is $\delta_t$ and the five values to return.
+# `_returns_prologue` above has the same shape: read its `b` and `return` lines. The template makes
+# the three helper calls; what is left is $\delta_t$ and the five values to return.
 #
 # </details>
 #

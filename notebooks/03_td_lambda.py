@@ -21,23 +21,15 @@
 # > * The λ-return mixes short and long returns: λ = 0 is the one-step TD target, λ = 1 the full return.
 # > * It is one reverse scan, like the return and GAE, with its own per-step pairs.
 # > * Section 5 measures how λ trades the critic's bias for the rewards' noise.
-# > * A worked Triton prologue computes it through notebook 01b's test kernel.
 # > * You write Watkins's Q(λ), which stops following the rollout where an action was not greedy,
 # >   and Retrace, which weighs that rollout by π/μ instead.
 #
 # * **Time:** 3–4 h with the open questions; 1.5–2 h for the reading, `q_lambda` and `retrace`.
 # * **Needs:** notebooks 01, 01b (the harness) and 02; the bias and variance of an estimator;
 #   importance sampling (for `retrace`). No GPU.
-# * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
-#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** the glossary's [card for every exercise](GLOSSARY.md#conventions-for-every-exercise).
 # * **Minimum path:** sections 1–4, the worked prologue, `q_lambda` and `retrace`. Section 5 (bias and
 #   variance), 6 and the open questions can wait.
-#
-# > **Terms used here** (each links to the glossary)
-# >
-# > * [**harness**](GLOSSARY.md#harness): `exercises.scan_hook`, the small scan kernel that runs a prologue of yours.
-# > * [**reset flag**](GLOSSARY.md#reset): set at a step that ignores what comes after it; Q(λ) also sets it where it cuts its trace.
-# > * [**$b_t$ at a cut step**](GLOSSARY.md#cut-step): where the reset flag is set, $b_t$ holds the whole target, bootstrap included.
 #
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$. Dreamer and
 # many actor-critics use it as the critic's target.
@@ -51,8 +43,7 @@
 #
 # </details>
 #
-# Its backward form, as in rlax's `lambda_returns`, with $V'_t = V(s_{t+1})$ and the flags of
-# [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table):
+# Its backward form, as in rlax's `lambda_returns`, with $V'_t = V(s_{t+1})$:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
@@ -402,14 +393,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## Exercises
 #
-# > **Conventions for these exercises**
-# > * A prologue is `(X, P, offs, t, m, T) -> (a, b, reset)`; where `reset` is true, $a_t$ is unread.
-# > * A termination and the window's last step ($t = T-1$) reset; there [$b_t$ at a cut step](GLOSSARY.md#cut-step) holds the whole target.
-# > * Entry $t$ of every `next_*` input belongs to step $t+1$: load it at `offs`, unshifted.
-# > * Behind a termination the `next_*` inputs may be NaN: drop them with `tl.where`, never a product with 0.
-# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
-#
-# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises), under the
+# [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: no truncation input, and
+# entry $t$ of every `next_*` input belongs to step $t+1$, loaded at `offs`, unshifted.
 #
 # A worked prologue first: TD(λ) with terminations, for
 # [notebook 01b's harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues)
@@ -445,9 +431,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # Here $u$ is an action ($a_t$ stays the scan's multiplier), and $u_{t+1}$ the action taken at
 # $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's, so the
-# trace is cut and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
-# prologue on $\max_u Q$, with the per-step $\lambda^{\text{eff}}_t$ where it has `lam_t` (λ itself, `P[1]`, is one
-# number); what is new is the max, and whether $u_{t+1}$ is greedy.
+# trace is cut and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. What is new against the
+# worked prologue: the max, and whether $u_{t+1}$ is greedy.
 #
 # <details><summary>Details: sources (optional)</summary>
 #
@@ -461,23 +446,18 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is the $G_t$
 # above.
 #
-# **Contract** (with the conventions above).
-#
 # * **Reset flag:** set wherever the trace is cut (where $\lambda^{\text{eff}}_t = 0$ cuts it, a reset or $a_t = \gamma\lambda^{\text{eff}}_t = 0$:
 #   either passes).
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
-#   No truncation input.
 # * **Greedy:** $Q(s_{t+1}, u_{t+1}) = M_t = \max_u Q(s_{t+1}, u)$. **A tie for the max counts as greedy**: an
 #   argmax that picks the first tied action is wrong.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from the worked `td_lambda_prologue` above, TD(λ) with terminations, and expand the
-# bracket: the factor that multiplies $G_{t+1}$ is $a_t$, and the rest is $b_t$. Put
-# $M_t = \max_u Q(s_{t+1}, u)$ where it has $V(s_{t+1})$, and the per-step $\lambda^{\text{eff}}_t$ where it has
-# `lam_t`. The new work is two values per step, the max over the actions and whether $u_{t+1}$ is
-# greedy, and one loop over the actions gives both.
+# Start from `td_lambda_prologue` above: the factor of $G_{t+1}$ is $a_t$, the rest is $b_t$. Put
+# $M_t$ where it has $V(s_{t+1})$, and $\lambda^{\text{eff}}_t$ where it has `lam_t`. One loop over the
+# actions gives the max and whether $u_{t+1}$ is greedy.
 #
 # </details>
 #
@@ -673,17 +653,14 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is Retrace's
 # $G_t$ above.
 #
-# **Contract** (with the conventions above).
-#
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
-#   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`. No truncation input.
+#   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`.
 # * **At the window's last step:** $c = 0$ there turns the ordinary $b_t$ into [$b_t$ at a cut step](GLOSSARY.md#cut-step), as `lam_t = 0` does in the worked prologue.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# It has the shape of the worked `td_lambda_prologue` above, or of your `q_lambda`. Expand the
-# bracket: the factor that multiplies $G_{t+1}$ is $a_t$, and everything else goes into $b_t$.
+# The shape of `td_lambda_prologue` or your `q_lambda`: the factor of $G_{t+1}$ is $a_t$, the rest $b_t$.
 #
 # </details>
 #
@@ -796,7 +773,6 @@ exercises.attempt("retrace", retrace)
 #
 # * The λ-return is one reverse scan, with $a_t = \gamma_t\lambda_t$ and $b_t = r_t + \gamma_t w_t
 #   V'_t$: $w_t = 1-\lambda_t$ inside an episode, 1 at its end and at the window's last step.
-# * λ = 0 gives the one-step TD target, and λ = 1 the discounted return.
 # * λ trades the critic's error for the rewards' noise. In section 5 the MSE is lowest near
 #   λ = 0.73, and an unbiased but noisy critic has a trade-off too.
 # * Watkins's Q(λ) is TD(λ) on $\max_u Q(s_{t+1}, u)$, its trace cut where the next action is not

@@ -21,25 +21,17 @@
 # > * V-trace (IMPALA) builds a critic target from data that an older policy collected, with clipped importance weights.
 # > * Written backwards in time, it is one reverse scan, like the estimators of notebooks 01–03.
 # > * Section 2 ends with one table: what each estimator of 01–04 puts in $b_t$ where its trace is cut.
-# > * You write V-trace's policy-gradient advantage as a Triton epilogue.
-# > * [Notebook 04c](04c_vtrace_kernel.ipynb), the capstone, then has you write V-trace's kernels yourself.
+# > * You write V-trace's policy-gradient advantage as a Triton epilogue; [04c](04c_vtrace_kernel.ipynb), the whole kernel.
 #
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the minimum path.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow [notebook 01's episode-end table](01_discounted_return.ipynb#The-episode-end-table);
-#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** the glossary's [card for every exercise](GLOSSARY.md#conventions-for-every-exercise).
 # * **Minimum path:** sections 1 and 2 (the loop, the split, the table), then the exercise `vtrace_pg`, then 04c.
 #   Sections 3–5 (the package's kernel), the open questions, the appendices and
 #   [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
 # * **Map:** 1 the loop · 2 prologue, scan, epilogue, one table for every estimator · 3 the kernel ·
 #   4 kernel against the loop · 5 how fast it is · exercise `vtrace_pg` · open questions ·
 #   appendices: IMPALA's code, the table checked, V-trace against Retrace, gradients, what the ratios do.
-#
-# > **Terms used here** (each links to the glossary)
-# >
-# > * [**harness**](GLOSSARY.md#harness): `exercises.scan_hook`, the small scan kernel that runs a prologue (and an epilogue) of yours.
-# > * [**$b_t$ at a cut step**](GLOSSARY.md#cut-step): where the reset flag is set, $b_t$ holds the whole target, bootstrap included.
-# > * [**`y_in`**](GLOSSARY.md#y-in): the value that entered step $t$ in the scan, $y_{t+1}$ in a reverse scan.
 #
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
 # $\pi$. V-trace corrects the $n$-step return with two importance weights of the action taken
@@ -69,8 +61,7 @@
 #
 # </details>
 #
-# Written backwards, with the flags of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table)
-# and $V'_t = V(s_{t+1})$, V-trace is a first-order recurrence:
+# Written backwards, with $V'_t = V(s_{t+1})$, V-trace is a first-order recurrence:
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
@@ -261,8 +252,10 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # | V-trace | $\gamma_t c_t$ | $V_t + \rho_t\delta_t - \gamma_t c_t V'_t$ | $V'_t$ | $V_t + \rho_t\delta_t$ | done$_t$ | above: $v_2 = 2$, not 1 |
 # | Retrace | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | $Q_{t+1}$ | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ ($c = 0$) | term$_t$ or $t = T-1$ | [03, `retrace`'s Hint 3](03_td_lambda.ipynb#Exercises): $G_3 = 1 + 0.5 \cdot 6 = 4$ |
 #
-# **What entry $t$ holds.** In the prologues and epilogues of 01–04, step $t$ loads entry $t$ of each
-# input, unshifted in time. What that entry holds differs:
+# <details><summary>Details: what entry t holds, estimator by estimator (optional)</summary>
+#
+# In the prologues and epilogues of 01–04, step $t$ loads entry $t$ of each input, unshifted in
+# time. What that entry holds differs:
 #
 # * **return:** `rewards[t]` is $r_t$; `next_values[t]` is $V(s_{t+1})$, the value after step $t$.
 # * **GAE:** `values[t]` is $V(s_t)$; `next_values[t]` as for the return.
@@ -274,6 +267,8 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 #
 # Only a backward shifts a load: [01b's transposed scan](01b_prologues_and_backward.ipynb#2.-The-backward)
 # reads $a_{t-1}$ at `offs - 1`.
+#
+# </details>
 #
 # **On the minimum path,** go on to [the exercise](#Exercises) now. Sections 3–5 show the package's
 # kernel, checked against the loop and timed.
@@ -410,14 +405,10 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## Exercises
 #
-# > **Conventions for these exercises**
-# > * An epilogue is `(X, P, offs, t, m, T, y, y_in)`: `y` is $y_t$; `y_in` is $y_{t+1}$, the value the scan carried into step $t$ (0 after the row).
-# > * At a termination `y_in` is the next episode's value: select it away.
-# > * `next_values[t]` is $V(s_{t+1})$; behind a termination it may be NaN: drop it with `tl.where`, never a product with 0.
-# > * The given prologue sets the reset flag at a termination and at the window's last step, $t = T-1$.
-# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
-#
-# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises), under the
+# [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: an epilogue,
+# `(X, P, offs, t, m, T, y, y_in)`, where [`y_in`](GLOSSARY.md#y-in) is $y_{t+1}$, the value carried
+# into step $t$ (0 after the row). At a termination it is the next episode's value: select it away.
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue).
@@ -429,13 +420,10 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$ with
 # $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$.
 #
-# **Contract** (with the conventions above).
-#
 # * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
-# * **Shift:** `y` is $v_t$ and `y_in` is $v_{t+1}$ ($y_t = b_t + a_t\,y_{in}$;
-#   [the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues) passes both to `epilogue`).
-# * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step. No truncation input.
+# * **Shift:** `y` is $v_t$ and `y_in` is $v_{t+1}$ inside the window; at its last step $v_{t+1}$ is
+#   `next_values`. No truncation input.
 # * **One clip:** $\bar\rho$ (`P[1]`) serves both $\rho_t$ and $\rho^{pg}_t$ here, unlike section 2's own clip
 #   $\bar\rho_{pg}$ (`pg_rho_bar`). So does the IMPALA paper, and so do the package's defaults $\bar\rho_{pg} = \bar\rho = 1$.
 #
@@ -623,16 +611,12 @@ assert term_q2.any()
 #   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, with the reset flag set where done$_t$.
 # * $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value `vs` converges to, and
 #   $c_t = \lambda_t\min(\bar c, \pi/\mu)$ how far a TD error travels.
-# * IMPALA's code scans $v_t - V_t$ from one `values` input, which forces $V'_t = V_{t+1}$: wrong
-#   across padding, and where the next values are not `values[t+1]`
-#   ([appendix](#Appendix:-IMPALA's-reference-code)).
 # * `pg_advantages` come from the same pass, as in rlax: the IMPALA paper's advantage at λ = 1.
 #   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
 #   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
 # * [Section 2's table](#One-table-for-every-estimator) gives $b_t$ at a cut step for all six
-#   estimators: at every cut step but a termination, the ordinary $b_t$ plus $a_t$ times the
-#   critic's estimate of $y_{t+1}$; at a termination, a select drops the bootstrap.
+#   estimators.
 #
 # Next, the capstone: [notebook 04c](04c_vtrace_kernel.ipynb) has you write V-trace as whole
 # kernels of your own, with no harness.
@@ -646,10 +630,11 @@ assert term_q2.any()
 # `vs_minus_v_xs[t] = deltas[t] + discounts[t] * cs[t] * vs_minus_v_xs[t + 1]`,
 #
 # with `deltas[t]` $= \rho_t(r_t + \text{discounts}_t V_{t+1} - V_t)$ and `discounts[t]` $= \gamma_t$,
-# or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Two problems:
+# or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Reusing it has two limits:
 #
 # * Its $V_{t+1}$ comes from the one `values` input (the bootstrap value after the last step). That
-#   forces $V'_t = V_{t+1}$: false across padding, and wherever the next values are not `values[t+1]`.
+#   forces $V'_t = V_{t+1}$, false wherever the next values are not `values[t+1]`. It takes no
+#   padding input either: a padded batch is beyond what it was written for, not a fault in it.
 # * It ends an episode by setting the discount to 0. At a truncation that 0 drops the bootstrap
 #   $\gamma V_{t+1}$ along with the trace, where a time limit should keep it.
 

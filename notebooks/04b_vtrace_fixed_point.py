@@ -18,8 +18,8 @@
 #
 # > **In short**
 # >
-# > * V-trace clips its importance weights at $\bar\rho$. This notebook asks which value the critic then learns.
-# > * Section 1 works it out in a one-state example: training stops where the mean one-step correction is 0.
+# > * V-trace clips its importance weights at $\bar\rho$. Which value does the critic then learn?
+# > * Training stops where the mean one-step correction is 0 (section 1, on a one-state example).
 # > * The traces $c_t$ change how far a correction travels, not where training stops.
 # > * You write that fixed point for any finite MDP, in NumPy.
 # > * An optional appendix compares notebook 04's policy-gradient advantage with the IMPALA paper's.
@@ -29,18 +29,13 @@
 # * **Optional:** notebook 04's kernels and exercises do not need it. Notebook 06 reuses its
 #   one-state problem, and explains it again.
 #
-# > **Terms used here** (each links to the glossary)
-# >
-# > * [**$\pi$, $\mu$, $\rho_t$, $c_t$**](GLOSSARY.md#symbols): the target and behaviour policies, and V-trace's two clipped importance weights.
-# > * [**bootstrap**](GLOSSARY.md#bootstrap): the value of the next state, $V'_t$, standing in for the rewards a cut leaves out.
-#
 # Notebook 04 wrote V-trace's target with two truncated importance weights of the action taken,
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \qquad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}),
 #   \qquad v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t).$$
 #
-# Here π is the learner's (target) policy and μ the behaviour policy that collected the data.
-# $V'_t$ is the value of the next state, and $\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t$
+# Here π is the learner's (target) policy and μ the behaviour policy that collected the data
+# ([symbols](GLOSSARY.md#symbols)). $V'_t$ is the value of the next state, and $\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t$
 # is the TD error. The critic $V$ is trained towards `vs` $= v_t$. Where does that training stop?
 # With $\bar\rho = \infty$, it stops at $V^\pi$, the value of π (where $\mu > 0$ wherever $\pi > 0$).
 # With a finite $\bar\rho$, as in IMPALA, it can stop elsewhere.
@@ -58,10 +53,9 @@ rng = np.random.default_rng(41)
 # %% [markdown]
 # ## 1. Which value the target converges to
 #
-# This notebook keeps to a tabular critic, with one free value per state. It stops where the mean correction `vs` − V is 0 in every state.
-#
-# **The condition.** That happens where, and only where, the mean *one-step* correction is 0 in
-# every state:
+# With a tabular critic (one free value per state), training stops where the mean correction
+# `vs` − V is 0 in every state. That happens where, and only where, the mean *one-step* correction
+# is 0 in every state:
 #
 # $$E_\mu[\rho_t\,\delta_t \mid s_t = s] = 0 \quad \text{for every state } s.$$
 #
@@ -124,11 +118,13 @@ rng = np.random.default_rng(41)
 #
 # </details>
 #
-# **In training's windows.** Training sees windows of $T$ steps, which cut the series short, yet
-# the fixed point is the same: the window's average correction is an invertible matrix times $d$,
-# so it too is 0 only where $d$ is (the two folds below show it).
+# **In training's windows** of $T$ steps the series is cut short, yet the fixed point is the same.
+# Averaged over a window's positions, term $k$ counts with the weight $(T-k)/T$: the correction is
+# $\frac{1}{T}\sum_{k<T}(T-k)\,(\gamma C)^k d$. The matrix is $(T\,I - N)(I - \gamma C)^{-1}$, where the
+# rows of $N = \sum_{j=1}^{T}(\gamma C)^j$ sum to less than $T$; so it is invertible, and the
+# average is 0 only where $d$ is.
 #
-# <details><summary>Details: the average over a window's positions (optional)</summary>
+# <details><summary>Details: the window's weights, and why its matrix is invertible (optional)</summary>
 #
 # A window's last step is a cut step (its [reset flag](GLOSSARY.md#reset) is set), so its $b$ is
 # [$b_t$ at a cut step](GLOSSARY.md#cut-step): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
@@ -151,23 +147,16 @@ rng = np.random.default_rng(41)
 #    $T-1-j$: the table's row $j$.
 # 3. **A term's mean does not depend on the position.** Given the state, term $k$'s mean is
 #    $(\gamma C)^k d$ wherever it appears (the series' fold above, with the Markov property).
-# 4. **A stationary rollout puts each state at every position equally often.** In a stationary
-#    rollout the state at every step has the same distribution, $d_\mu$ (μ's stationary
-#    distribution), and where a window starts has nothing to do with which state is there. So each
-#    position of a window holds state $s$ with the same probability $d_\mu(s)$, and the sum over
-#    $s$'s visits is proportional to the plain average over the $T$ positions. Term $k$ reaches $T-k$ of
-#    them (its column of the table), so the average counts it with the weight $(T-k)/T$:
+# 4. **A stationary rollout puts each state at every position equally often.** Every position of
+#    a window holds state $s$ with the same probability, $d_\mu(s)$ (μ's stationary distribution).
+#    So summing over $s$'s visits is, up to a factor, averaging over the $T$ positions. Term $k$
+#    reaches $T-k$ of them (its column of the table), so the average counts it with the weight $(T-k)/T$:
 #
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
 #
-# which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$. The matrix in front
-# of $d$ is invertible (the next fold), so the average is 0 only where $d$ is.
+# which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$.
 #
-# </details>
-#
-# <details><summary>Details: why the window's matrix is invertible, in four steps (optional)</summary>
-#
-# Write $X = \gamma C$.
+# **Why the matrix is invertible,** in four steps. Write $X = \gamma C$.
 #
 # 1. **Count by row, not by column.** Write each term by its matrix: term $k$ is $X^k d$. In the
 #    table above, the last position receives term 0 alone, so its row adds up to $I$.
@@ -420,8 +409,6 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 #
 # **It returns:** `V`, shape (S,), the value that V-trace's critic converges to when it learns
 # from μ's data: the $V$ at which $E_\mu[\rho_t\delta_t \mid s_t = s] = 0$ in every state.
-#
-# **Contract.**
 #
 # * **No steps, no resets:** float64; nothing is scanned.
 # * **Inputs:** `P_trans[s, u, s2]`, (S, A, S), the probability of `s2` after action `u` in state `s`; `R`, (S, A), the mean

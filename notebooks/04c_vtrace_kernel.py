@@ -18,7 +18,6 @@
 #
 # > **In short**
 # >
-# > * Notebook 04 ran your V-trace code inside a test kernel. Here you write whole Triton kernels yourself.
 # > * The first kernel scans `vs` row by row, in chunks, carrying one number from chunk to chunk.
 # > * The second kernel computes the policy-gradient advantage, which reads the next step's `vs`.
 # > * A short demo shows why the unused slots past a row's end must hold a step that changes nothing.
@@ -72,14 +71,10 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # %% [markdown]
 # ## Exercises
 #
-# > **Conventions for these exercises**
-# > * Reset flag: $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan` ($a_t$ unread where it is set).
-# > * Padding lanes, past the row's end, are yours to fill: the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
-# > * `next_values[t]` $= V'_t = V(s_{t+1})$; behind a termination it may be NaN: select it away, never multiply by 0.
-# > * done is a termination or the window's last step; [$b_t$ at a cut step](GLOSSARY.md#cut-step) is the formula above with $[\lnot\text{done}_t] = 0$.
-# > * All of them: [signatures and reset conventions](GLOSSARY.md#signatures-and-reset-conventions).
-#
-# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises), under the
+# [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: the reset flag is $k_t$
+# in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`, and the
+# padding lanes past the row's end are yours to fill, with the identity.
 #
 # **`vtrace_kernel`** (the capstone).
 #
@@ -89,8 +84,6 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # **It returns:** `(vs, pg)`, both (B, T): V-trace's targets $v_t$, and the advantage of your
 # `vtrace_pg` (04), clipped at ρ̄.
-#
-# **Contract** (with the conventions above).
 #
 # * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t$,
 #   (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
@@ -127,48 +120,16 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # * **Part 1, the loop.** One program per row walks the row's chunks of `chunk` steps, from the
 #   last to the first. It carries one number from chunk to chunk, $v$ at the first step of the
 #   chunk just done, starting at 0.
-# * **Part 2, the triple.** Split the recurrence as above, with the reset flags and
-#   [selects](GLOSSARY.md#select) of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
-#   At a cut step, [$b_t$](GLOSSARY.md#cut-step) is the formula above with
-#   $[\lnot\text{done}_t] = 0$. Padding lanes, past the row's end, get the
-#   [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$ (not tested by the checker: padding
-#   lanes lie only past a row's last step, which resets).
+# * **Part 2, the triple.** Split the recurrence as above, with [selects](GLOSSARY.md#select). At a
+#   cut step, [$b_t$](GLOSSARY.md#cut-step) is the formula above with $[\lnot\text{done}_t] = 0$.
+#   Padding lanes get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
 # * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
 #   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
 #   ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
 #   So `reset_combine(later, earlier)` gives $b_e + a_e\,(b_l + a_l x)$: the later map is applied
-#   first, to the value $x$ carried in. On a chunk's last three lanes, without resets:
-#
-#   | lane | first operand `(a1, b1, k1)`: the later steps | second operand `(a2, b2, k2)`: the earlier step | the lane's map of the carry $x$ |
-#   | --- | --- | --- | --- |
-#   | $t+2$, the chunk's last | none: the lane keeps its own triple | none | $b_{t+2} + a_{t+2}\,x$ |
-#   | $t+1$ | lane $t+2$'s map | step $t+1$'s triple | $b_{t+1} + a_{t+1}(b_{t+2} + a_{t+2}\,x)$ |
-#   | $t$ | lane $t+1$'s map (steps $t+2$, then $t+1$) | step $t$'s triple | $b_t + a_t\,(\text{lane } t+1\text{'s})$ |
-#
-#   In numbers: $a = 0.5$ on every lane, $b = (1, 2, 3)$ on lanes $(t, t+1, t+2)$, a reset at lane
-#   $t+1$, and a carry $x = 10$:
-#
-#   | lane | its triple | its scanned map `(a_s, b_s, k_s)` | `vs` |
-#   | --- | --- | --- | --- |
-#   | $t+2$ | $(0.5, 3, \text{false})$ | its own triple, $(0.5, 3, \text{false})$ | $3 + 0.5 \cdot 10 = 8$ |
-#   | $t+1$ | $(0.5, 2, \text{true})$ | its own triple: the reset keeps lane $t+2$ out | $2$, no $x$ |
-#   | $t$ | $(0.5, 1, \text{false})$ | $(0.5 \cdot 0.5,\ 1 + 0.5 \cdot 2,\ \text{true}) = (0.25, 2, \text{true})$ | $2$, no $x$ |
-#
-#   Triton combines lanes in a tree, not one by one
-#   ([00b, section 2](00b_triton_from_zero.ipynb#2.-A-scan-of-one-block) replays one), but every
-#   call gets the later run first.
-#   Each step gets the scanned map `(a_s, b_s, k_s)` of itself and the chunk's later steps, as in
-#   your `reset_scan`.
-# * **Part 4, the carry and the store.** `vs` is `b_s + a_s * carry` where `k_s` is false (no
-#   reset up to the chunk's end), and `b_s` alone where it is true; it is stored at every real step.
-# * **Part 5, the second kernel's $v_{t+1}$.** Each element of the (B, T) output on its own:
-#   $v_{t+1}$ is the row's `vs` at step $t+1$, or `next_values` at the window's last step.
-# * **Part 6, the advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in your
-#   `vtrace_pg`, with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every
-#   real element.
-
-# %% [markdown]
-# Part 3's numbers, through `reset_combine` (a fourth lane, the identity, pads the block to 4):
+#   first, to the value $x$ carried in. The cell below runs it on a chunk's last three lanes:
+#   $a = 0.5$ on every lane, $b = (1, 2, 3)$ on lanes $(t, t+1, t+2)$, a reset at lane $t+1$, and a
+#   carry $x = 10$ (a fourth lane, the identity, pads the block to 4).
 
 # %%
 @triton.jit
@@ -189,6 +150,37 @@ vs3 = torch.where(k_s3 != 0, b_s3, b_s3 + a_s3 * 10.0)  # part 4, with the carry
 print("maps:", list(zip(a_s3[:3].tolist(), b_s3[:3].tolist(), (k_s3[:3] != 0).tolist())), " vs:", vs3[:3].tolist())
 assert a_s3[:3].tolist() == [0.25, 0.5, 0.5] and b_s3[:3].tolist() == [2.0, 2.0, 3.0]  # the table's maps
 assert (k_s3[:3] != 0).tolist() == [True, True, False] and vs3[:3].tolist() == [2.0, 2.0, 8.0]  # and its vs
+
+# %% [markdown]
+# Lane by lane:
+#
+# | lane | its triple | its scanned map `(a_s, b_s, k_s)` | `vs` |
+# | --- | --- | --- | --- |
+# | $t+2$ | $(0.5, 3, \text{false})$ | its own triple, $(0.5, 3, \text{false})$ | $3 + 0.5 \cdot 10 = 8$ |
+# | $t+1$ | $(0.5, 2, \text{true})$ | its own triple: the reset keeps lane $t+2$ out | $2$, no $x$ |
+# | $t$ | $(0.5, 1, \text{false})$ | $(0.5 \cdot 0.5,\ 1 + 0.5 \cdot 2,\ \text{true}) = (0.25, 2, \text{true})$ | $2$, no $x$ |
+#
+# In symbols, without resets, the later lanes enter as the first operand:
+#
+# | lane | first operand `(a1, b1, k1)`: the later steps | second operand `(a2, b2, k2)`: the earlier step | the lane's map of the carry $x$ |
+# | --- | --- | --- | --- |
+# | $t+2$, the chunk's last | none: the lane keeps its own triple | none | $b_{t+2} + a_{t+2}\,x$ |
+# | $t+1$ | lane $t+2$'s map | step $t+1$'s triple | $b_{t+1} + a_{t+1}(b_{t+2} + a_{t+2}\,x)$ |
+# | $t$ | lane $t+1$'s map (steps $t+2$, then $t+1$) | step $t$'s triple | $b_t + a_t\,(\text{lane } t+1\text{'s})$ |
+#
+# Triton combines lanes in a tree, not one by one
+# ([00b, section 2](00b_triton_from_zero.ipynb#2.-A-scan-of-one-block) replays one), but every
+# call gets the later run first.
+# Each step gets the scanned map `(a_s, b_s, k_s)` of itself and the chunk's later steps, as in
+# your `reset_scan`.
+#
+# * **Part 4, the carry and the store.** `vs` is `b_s + a_s * carry` where `k_s` is false (no
+#   reset up to the chunk's end), and `b_s` alone where it is true; it is stored at every real step.
+# * **Part 5, the second kernel's $v_{t+1}$.** Each element of the (B, T) output on its own:
+#   $v_{t+1}$ is the row's `vs` at step $t+1$, or `next_values` at the window's last step.
+# * **Part 6, the advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in your
+#   `vtrace_pg`, with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every
+#   real element.
 
 # %% [markdown]
 # Why padding lanes need the identity: one chunk of 3 steps and a padding lane filled with NaN (`junk`)

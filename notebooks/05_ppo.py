@@ -205,7 +205,9 @@ out = rl.ppo_clip_loss(log_probs, old_log_probs, adv, epsilon=0.2, normalize_adv
 print(out)
 
 # %% [markdown]
-# The same pipeline in float64 NumPy, `reference.gae` then `reference.ppo_clip_loss`, must agree:
+# `ret` is the critic's target: it feeds the value loss, and the entropy bonus is a separate term.
+# Both sit beside this loss in [notebook 10's loop](10_train_ppo.ipynb#2.-The-training-loop,-with-the-two-pieces-as-parameters).
+# The same pipeline in float64 NumPy must agree:
 
 # %%
 e_adv, e_ret = reference.gae(n(rewards), n(values), gamma=0.99, lambda_=0.95, terminated=n(term),
@@ -307,7 +309,7 @@ print("bitwise identical across calls")
 # for your card. Compare them with the committed H100 file that the next cell prints.
 #
 # **Further:** the exercise `two_stage_mean` asks for these two kernels. The package's own two,
-# trimmed, are in [the appendix](#The-two-reduction-kernels).
+# trimmed, are in [the maintainers' fold](#The-two-reduction-kernels) at the end.
 
 # %%
 ATOMICS_PROBE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-atomics-probe.txt")
@@ -370,9 +372,8 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# *Optional: not on the minimum path.* The kernel meets the reference on random minibatches with padding that holds NaN, asymmetric
-# clipping ($\epsilon_{\text{high}} > \epsilon_{\text{low}}$), advantage normalisation and the
-# three reductions. Then it meets CleanRL's `ppo.py`, and its gradients meet autograd's.
+# *Optional.* The kernel against the reference (NaN padding, asymmetric clipping, normalisation,
+# three reductions), then CleanRL's `ppo.py`, then autograd.
 #
 # <details><summary>Details (optional): DAPO's "clip-higher"</summary>
 #
@@ -451,27 +452,17 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. How fast is it (H100, measured)
 #
-# *Optional: not on the minimum path.* The eager PyTorch formula against the fused loss, with the backward, at three shapes:
+# With the backward, the eager formula takes 7.7–9.2× the fused loss's GPU time but only
+# 1.56–1.59× its wall time, because both calls are mostly host time
+# ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)).
 #
-# | eager formula ÷ fused loss | ratio |
-# |---|---|
-# | GPU time | 7.7–9.2× |
-# | wall time | 1.56–1.59× |
+# <details><summary>Details (optional): what notebook 09 does not show</summary>
 #
-# Both calls are mostly host time, so a large GPU saving becomes a small wall-clock one.
-#
-# <details><summary>Details (optional): how it was measured, and the H200</summary>
-#
-# * The probe `tools/wall_probe.py --losses` timed both calls in paired rounds on one card, an H100.
-# * Each range runs from the lowest to the highest of three medians, one per timed shape (16×128,
-#   4096×128 and 64×16384), rounded outwards.
-# * GPU time counts the kernels alone. It is less than a thirtieth of the fused loss's wall time,
-#   and between a thirtieth and a seventh of the eager formula's. The rest is host time: Python,
-#   autograd and the launches.
-# * A plain `torch.autograd.Function` around two naive Triton kernels (the probe's
-#   `minimal_autograd_fn` row) takes 0.97–1.16× the fused loss's wall time: about as fast.
-# * On notebook 09's committed H200 run, a different card, the GPU-time ratio is 7.5 to 9.8.
-# * Every row: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# * Each range runs over three shapes (16×128, 4096×128, 64×16384), from `tools/wall_probe.py --losses`.
+# * GPU time is under a thirtieth of the fused loss's wall time, and between a thirtieth and a
+#   seventh of the eager formula's.
+# * A plain `torch.autograd.Function` around two naive Triton kernels takes 0.97–1.16× the fused
+#   loss's wall time. On the committed H200 run, the GPU-time ratio is 7.5 to 9.8.
 #
 # </details>
 
@@ -858,12 +849,11 @@ assert (np.diff(_clip) >= 0).all() and _clip[-1] > 0.95  # "clip_fraction rises 
 #   `clip_fraction` and `approx_kl`.
 
 # %% [markdown]
-# ## Appendix: inside the package
+# <details><summary>For maintainers: inside the package (optional)</summary>
 #
-# *Optional.* This appendix is for readers who want to read the package's own code. Nothing above depends on
-# it, and the exercises do not need it.
-
-# %% [markdown]
+# Nothing above depends on this, and the exercises do not need it. The folded cells after this one
+# check it against the package's source.
+#
 # ### The two reduction kernels
 #
 # `_reduce.reduce` runs section 3's two kernels, from `rltriton_lite/_reduce.py`. Here they are,
@@ -900,38 +890,7 @@ assert (np.diff(_clip) >= 0).all() and _clip[-1] > 0.95  # "clip_fraction rises 
 # With `normalize_advantages=True`, passes of the same kind run before the loss pass: one for the
 # advantages' mean, and under `"none"` one more for their spread (the next subsection). The
 # kernels also sum several statistics at once, divide by a count, and issue loads ahead of time.
-
-# %% jupyter={"source_hidden": true}
-# Checks: the trimmed listing above against the package's source (CI runs them; skip when reading)
-# Each pair: the source line, and the listing's line with one statistic (the N_STATS index dropped).
-for _fn, _pairs in (
-        (_reduce._partials_kernel, [
-            ("acc = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)", None),
-            ("for i in tl.range(first + 1, first + tiles, num_stages=STAGES):", None),
-            ("acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)", None),
-            ("total = tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0)", None),
-            ("tl.store(PART + tl.program_id(0) * N_STATS + k, total)",
-             ("tl.store(PART + tl.program_id(0), total)", " * N_STATS + k", ""))]),
-        (_reduce._finish_kernel, [
-            ("for start in range(0, n_parts, BLOCK_P):", None)])):  # one program, a fixed order
-    _lines = [_l.split("#")[0].strip() for _l in inspect.getsource(getattr(_fn, "fn", _fn)).splitlines()]
-    for _line, _trim in _pairs:
-        assert _line in _lines, (_fn, _line)  # each line the listing keeps is in the package's kernel
-        if _trim is not None:
-            assert _line.replace(_trim[1], _trim[2]) == _trim[0]  # ... and differs only by the second index
-_src = inspect.getsource(getattr(_reduce._partials_kernel, "fn", _reduce._partials_kernel))
-_fsrc = inspect.getsource(getattr(_reduce._finish_kernel, "fn", _reduce._finish_kernel))
-assert "def _finish_kernel(\n    PART,  # [n_parts, N_STATS] partial sums\n    OUT,  # [N_STATS]" in _fsrc
-assert "\n    n_parts,\n" in _fsrc  # the listing's signature: PART, OUT, n_parts, ...
-assert "    ELEMENTWISE: tl.constexpr," in _src
-assert "FINISH: tl.constexpr,  # one program: it writes the totals (or means) itself" in _src  # one launch or two
-assert "row, t, m = _tile_index(" in _src and "reduce(_ppo_forward, 5, X," in inspect.getsource(ppo)  # PPO's hook
-assert isinstance(ppo._ppo_forward, triton.runtime.KernelInterface)  # @triton.jit (interpreted on a CPU): ELEMENTWISE
-assert "return b_loss, m_valid.to(ACC), m_clip.to(ACC), b_kl, b_adv * b_adv" in inspect.getsource(
-    ppo._ppo_forward.fn)  # the five: loss, count, clipped, approx_kl's term, (A - mu)^2
-assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
-
-# %% [markdown]
+#
 # ### The five statistics, and when the normalisation divides
 #
 # The forward's pass returns five statistics, which the reduction sums: the loss, the count of
@@ -966,19 +925,64 @@ assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
 # | `"sum"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
 # | `"none"` | $\mu$; the squares; the loss | each element's loss, inside the loss pass |
 #
-# **Why `"none"` takes one pass more.** Under `"mean"` and `"sum"`, the squares and the loss share
-# one pass, because dividing by $\sigma$ commutes with the sum (the identity above). So the pass
-# sums undivided losses before $\sigma$ is known, and step 3 divides the total once. Under `"none"`,
-# the loss pass writes every element's loss to memory, and each one needs the division. That costs
-# one more pass, and there are two places to put it:
+# **Why `"none"` takes one pass more.** Under `"mean"` and `"sum"`, the loss pass sums undivided
+# losses and step 3 divides the total once. Under `"none"`, every element's loss is written out and
+# needs the division, so the package finds $\sigma$ first, in a squares pass of its own (the
+# table's third row), rather than pay for a pass that rewrites every loss.
 #
-# * **$\sigma$ last:** the loss pass writes undivided losses. A write-back pass then reads every
-#   loss, divides it and writes it again.
-# * **$\sigma$ first, the package's choice:** a pass of its own sums the squares and finds
-#   $\sigma$. It writes nothing per element. The loss pass then divides each element as it
-#   computes it.
+# ### The three functions and their helpers
 #
-# So the package pays for the squares pass and saves the write-back pass.
+# The kernel's per-element code comes in three functions:
+#
+# * `_ppo_terms` computes what the forward and the backward share.
+# * `_ppo_forward` returns the five statistics that the reduction sums.
+# * `_ppo_backward` computes the gradient in one elementwise pass.
+#
+# What the helpers do, in one line each (the glossary has a table of them):
+#
+# * `load_mask` loads which elements count.
+# * `load` loads an input, masked, in the dtype the arithmetic uses.
+# * `param` reads a number such as ε.
+# * `store` and `store_grad` write an output and a gradient.
+#
+# In the code, the gradient rule is `tl.where(b_clipped < b_unclipped, 0.0, ...)`, and
+# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0. How the normalisation reaches
+# the kernel, through its slot `X[NORM]`, is in the last box of [notebook 13c,
+# section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code).
+#
+# To read them: `inspect.getsource(ppo._ppo_forward.fn)`, and likewise for the other two.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the trimmed listing above against the package's source (CI runs them; skip when reading)
+# Each pair: the source line, and the listing's line with one statistic (the N_STATS index dropped).
+for _fn, _pairs in (
+        (_reduce._partials_kernel, [
+            ("acc = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)", None),
+            ("for i in tl.range(first + 1, first + tiles, num_stages=STAGES):", None),
+            ("acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)", None),
+            ("total = tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0)", None),
+            ("tl.store(PART + tl.program_id(0) * N_STATS + k, total)",
+             ("tl.store(PART + tl.program_id(0), total)", " * N_STATS + k", ""))]),
+        (_reduce._finish_kernel, [
+            ("for start in range(0, n_parts, BLOCK_P):", None)])):  # one program, a fixed order
+    _lines = [_l.split("#")[0].strip() for _l in inspect.getsource(getattr(_fn, "fn", _fn)).splitlines()]
+    for _line, _trim in _pairs:
+        assert _line in _lines, (_fn, _line)  # each line the listing keeps is in the package's kernel
+        if _trim is not None:
+            assert _line.replace(_trim[1], _trim[2]) == _trim[0]  # ... and differs only by the second index
+_src = inspect.getsource(getattr(_reduce._partials_kernel, "fn", _reduce._partials_kernel))
+_fsrc = inspect.getsource(getattr(_reduce._finish_kernel, "fn", _reduce._finish_kernel))
+assert "def _finish_kernel(\n    PART,  # [n_parts, N_STATS] partial sums\n    OUT,  # [N_STATS]" in _fsrc
+assert "\n    n_parts,\n" in _fsrc  # the listing's signature: PART, OUT, n_parts, ...
+assert "    ELEMENTWISE: tl.constexpr," in _src
+assert "FINISH: tl.constexpr,  # one program: it writes the totals (or means) itself" in _src  # one launch or two
+assert "row, t, m = _tile_index(" in _src and "reduce(_ppo_forward, 5, X," in inspect.getsource(ppo)  # PPO's hook
+assert isinstance(ppo._ppo_forward, triton.runtime.KernelInterface)  # @triton.jit (interpreted on a CPU): ELEMENTWISE
+assert "return b_loss, m_valid.to(ACC), m_clip.to(ACC), b_kl, b_adv * b_adv" in inspect.getsource(
+    ppo._ppo_forward.fn)  # the five: loss, count, clipped, approx_kl's term, (A - mu)^2
+assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
 
 # %% jupyter={"source_hidden": true}
 # Checks: the passes of each reduction, and σ divided out after the sum (CI runs them; skip when reading)
@@ -1002,30 +1006,3 @@ _rho, _x = 2 * torch.rand(1000, generator=_g, dtype=torch.float64), torch.randn(
 for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)x)/σ for σ > 0, bit for bit
     assert torch.equal(torch.minimum(_rho * _x / _sigma, _rho.clamp(0.8, 1.2) * _x / _sigma),
                        torch.minimum(_rho * _x, _rho.clamp(0.8, 1.2) * _x) / _sigma)
-
-# %% [markdown]
-# ### The three functions and their helpers
-#
-# The kernel's per-element code comes in three functions:
-#
-# * `_ppo_terms` computes what the forward and the backward share.
-# * `_ppo_forward` returns the five statistics that the reduction sums.
-# * `_ppo_backward` computes the gradient in one elementwise pass.
-#
-# What the helpers do, in one line each (the glossary has a table of them):
-#
-# * `load_mask` loads which elements count.
-# * `load` loads an input, masked, in the dtype the arithmetic uses.
-# * `param` reads a number such as ε.
-# * `store` and `store_grad` write an output and a gradient.
-#
-# In the code, the gradient rule is `tl.where(b_clipped < b_unclipped, 0.0, ...)`, and
-# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0. How the normalisation reaches
-# the kernel, through its slot `X[NORM]`, is in the last box of [notebook 13c,
-# section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code).
-#
-# The next cell prints the three functions (a folded printout).
-
-# %% jupyter={"outputs_hidden": true}
-for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
-    print(inspect.getsource(getattr(fn, "fn", fn)))

@@ -175,16 +175,37 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # | the window's last step | 0 | yes | $r_t + \gamma_t V'_t$ ($r_t$ if it terminates) |
 #
 # **Why both guards.** $\lambda^{\text{eff}}_t = 0$ alone seems to stop the trace, but it leaves two
-# holes. The reset and $[\lnot\text{term}_t]$ close them:
-#
-# | guard | what it removes | what breaks without it |
-# | --- | --- | --- |
-# | the reset | the value carried in from step $t + 1$ | $a_t = 0$ drops a finite value but not a NaN: $0 \cdot \text{NaN}$ is NaN |
-# | $[\lnot\text{term}_t]$, a `tl.where` in Triton | $\gamma_t V'_t$ at a termination | $\lambda^{\text{eff}}_t = 0$ alone leaves $\gamma_t V'_t$ in $b_t$, and any NaN it holds |
-#
-# So $a_t$ at a done step does not matter: the reset selects $y_t = b_t$ and never reads it.
-# The prologue's $\gamma_t\lambda^{\text{eff}}_t = 0$ and the plain $\gamma_t\lambda_t$ of notebook 03's
-# prologue give the same targets.
+# holes. Three steps show them, with $\gamma = \lambda = 0.5$ and α = 0 for short. Step 1
+# terminates, and the buffer holds NaN from there on: in $V'_1$, a next state that does not exist,
+# and at step 2.
+
+# %%
+r3, v3 = np.array([1.0, 1.0, np.nan]), np.array([3.0, np.nan, np.nan])  # V'_t: NaN behind the termination
+term3, done3 = np.array([False, True, False]), np.array([False, True, True])  # step 2: the window's last
+lam_eff3 = np.where(done3, 0.0, 0.5)
+a3 = 0.5 * lam_eff3  # γ λ^eff: 0 at both done steps
+
+
+def scan3(b, reset):  # y_t = b_t at a reset, b_t + a_t y_{t+1} elsewhere
+    y, G3 = 0.0, np.zeros(3)
+    for t in (2, 1, 0):
+        y = G3[t] = b[t] if reset[t] else b[t] + a3[t] * y
+    return G3
+
+
+b_no_where = r3 + 0.5 * (1 - lam_eff3) * v3  # λ^eff = 0 alone: γ V'_1 stays in b_1
+b_where = r3 + np.where(term3, 0.0, 0.5 * (1 - lam_eff3) * v3)  # [¬term_t] removes it
+for name, G3 in (("no [¬term]", scan3(b_no_where, done3)), ("no reset", scan3(b_where, np.zeros(3, bool))),
+                 ("both guards", scan3(b_where, done3))):
+    print(f"{name:12s} G_0, G_1 = {G3[0]}, {G3[1]}")
+assert np.isnan(scan3(b_no_where, done3)[:2]).all() and np.isnan(scan3(b_where, np.zeros(3, bool))[:2]).all()
+np.testing.assert_allclose(scan3(b_where, done3)[:2], [2.0, 1.0])  # 1.75 + 0.25 · 1, and r_1
+
+# %% [markdown]
+# Without $[\lnot\text{term}_t]$, $b_1$ keeps $\gamma V'_1$, a NaN. Without the reset,
+# $y_1 = b_1 + 0 \cdot y_2$, and $0 \cdot \text{NaN}$ is NaN. The reset does the work at a done
+# step: it selects $y_t = b_t$ without reading $a_t$, so the prologue's
+# $\gamma_t\lambda^{\text{eff}}_t = 0$ and notebook 03's plain $\gamma_t\lambda_t$ give the same targets.
 #
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
 # $V' = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2 is the window's
@@ -263,7 +284,7 @@ _bracket = 0.97 * ((1 - _lam_eff) * _v - _lam_eff * 0.2 * _lp_next)
 assert (_bracket[TRUNC] == 0.97 * _v[TRUNC]).all()  # ... so they bootstrap from V'_t alone
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 2's guard table and a_t at a done step, on the random rows (CI runs them; skip when reading)
+# Checks: section 2's guards and a_t at a done step, on the random rows (CI runs them; skip when reading)
 _done = TERM | TRUNC
 _done[:, -1] = True
 _lam_eff = np.where(_done, 0.0, 0.8)
@@ -296,7 +317,7 @@ for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or
 # `rl.sac_targets` runs section 2's scan as one Triton kernel, with one change: the package scans
 # $G_t - \alpha\log\pi_t$ instead of $G_t$, so that each step reads only its own $\log\pi$, never a
 # next step that may be padding. The exercise scans $G_t$, as section 2 does. Why and how:
-# [the appendix](#The-scan-of-H).
+# [the maintainers' fold](#The-scan-of-H).
 #
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic (on ties, the first one).
@@ -306,7 +327,7 @@ for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or
 # * **Left to the caller:** pass the *target* critics' outputs as `next_q`, computed under
 #   `torch.no_grad()`.
 #
-# More on the critics and the elementwise kernel: [the appendix](#The-critics-and-the-elementwise-kernel).
+# More on the critics and the elementwise kernel: [the maintainers' fold](#The-critics-and-the-elementwise-kernel).
 
 # %% [markdown]
 # ## 4. The actor and temperature losses
@@ -383,8 +404,8 @@ print("actor and temperature losses == the loop, gradients as derived")
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# *Optional: not on the minimum path.* First, the kernel against the loop, on random rollouts with three critics, terminations,
-# truncations, left and right padding, a per-step discount, λ = 0.8, and a time-major buffer:
+# *Optional.* The kernel against the loop: three critics, terminations, truncations, padding, a
+# per-step γ, λ = 0.8 and a time-major buffer.
 
 # %%
 torch.manual_seed(5)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
@@ -416,17 +437,14 @@ np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
 print("kernel == loop: critics, episodes, truncations, padding, per-step γ, time-major")
 
 # %% [markdown]
-# **λ > 0 follows the buffer's actions, not π's.** A one-state problem (as in notebook 04b,
-# section 1) measures the bias. Its two actions pay 1 and 0. The current policy $\pi = (0.8, 0.2)$
-# mostly takes the first; an older $\mu = (0.2, 0.8)$ filled the buffer. The critic is exact. The
-# bias $D_t = \mathbb{E}[G_t - Q^\pi(u_t)]$ at step $t$ of the window, with $u_t \sim \mu$,
-# follows a recursion:
+# **λ > 0 follows the buffer's actions, not π's.** In a one-state problem, two actions pay 1 and
+# 0; $\pi = (0.8, 0.2)$, but an older $\mu = (0.2, 0.8)$ filled the buffer, and the critic is exact.
+# The bias $D_t = \mathbb{E}[G_t - Q^\pi(u_t)]$, with $u_t \sim \mu$, follows a recursion:
 #
 # $$D_t = \gamma\lambda\,(\Delta + D_{t+1}), \qquad D_{T-1} = 0,$$
 #
-# with $\Delta < 0$ the gap per step between $\mu$'s and $\pi$'s soft rewards. The bias $D_0$ is 0
-# at λ = 0 and grows in size with λ. The next cell measures it over 4,000 replayed windows of 60
-# steps.
+# with $\Delta < 0$ the gap per step between $\mu$'s and $\pi$'s soft rewards: 0 at λ = 0, larger
+# with λ. The next cell measures it over 4,000 replayed windows of 60 steps.
 #
 # <details><summary>Details (optional): the setup in full, and the recursion derived</summary>
 #
@@ -490,10 +508,8 @@ for lam_ in (0.0, 0.5, 1.0):
 assert round(D, 3) == -3.895  # λ = 1: D_0 = Δ (0.9 + 0.9² + ... + 0.9⁵⁹)
 
 # %% [markdown]
-# The plot shows what α and λ do to the targets on one row, with rewards 1, noisy critics and
-# log-probabilities around −1. α shifts the targets up by the entropy bonus $-\alpha\log\pi$. λ
-# replaces the one-step bootstrap by the rewards and bonuses collected, and smooths out the
-# critics' noise.
+# On one row with noisy critics: α shifts the targets up by the entropy bonus $-\alpha\log\pi$, and
+# λ replaces the one-step bootstrap by the rewards and bonuses collected, smoothing the noise.
 #
 # <details><summary>Details (optional): the plot's numbers, and where they come from</summary>
 #
@@ -564,8 +580,7 @@ assert round(abs(bias - expected), 2) == 0.18  # −1.20 is 0.18 from −1.02 ..
 assert abs(bias - expected) < 1.5 * std_err  # ... 1.05 standard errors here: "about one"
 
 # %% [markdown]
-# The gradients, through the transposed scan to every input, match autograd of the PyTorch path
-# in float64:
+# The gradients match autograd of the PyTorch path in float64:
 
 # %%
 torch.manual_seed(7)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
@@ -587,29 +602,20 @@ print("gradients match")
 assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
 
 # %% [markdown]
-# ## 6. How fast is it (H100, measured)
+# ## 6. How fast is it (H100, measured; the λ = 0 elementwise path only)
 #
-# *Optional: not on the minimum path.* At λ = 0, which runs the elementwise kernel, not the λ > 0 scan: the eager formula against
-# `rl.sac_targets`, with the backward, at three shapes.
+# At λ = 0, with the backward, the eager formula takes 4.6–9.2× the GPU time of `rl.sac_targets`
+# but only 1.08–1.26× its wall time: both calls are mostly host time
+# ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)).
 #
-# | eager formula ÷ `rl.sac_targets` | ratio |
-# |---|---|
-# | GPU time | 4.6–9.2× |
-# | wall time | 1.08–1.26× |
+# <details><summary>Details (optional): what notebook 09 does not show</summary>
 #
-# As in notebook 05, both calls are mostly host time, so the wall clock gains little.
-#
-# <details><summary>Details (optional): how it was measured, and the H200</summary>
-#
-# * The probe is [notebook 05's](05_ppo.ipynb#6.-How-fast-is-it-(H100,-measured)),
-#   `tools/wall_probe.py --losses`: the same paired rounds, on the same H100, at the same three
-#   shapes (16×128, 4096×128 and 64×16384). Each range is rounded outwards.
-# * The probe calls `rl.sac_targets` as the benchmark does, with no λ. λ = 0, a number, runs the
-#   elementwise kernel ([the appendix](#The-critics-and-the-elementwise-kernel)).
-# * GPU time counts the kernels alone. It is less than a thirtieth of the fused call's wall time,
-#   and between a thirtieth and a seventh of the eager formula's.
-# * On notebook 09's committed H200 run, a different card, the GPU-time ratio is 5.2 to 7.5.
-# * Every row: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# * The probe, `tools/wall_probe.py --losses`, calls `rl.sac_targets` as the benchmark does, with
+#   no λ: λ = 0, a number, runs the elementwise kernel, not the scan
+#   ([the maintainers' fold](#The-critics-and-the-elementwise-kernel)).
+# * The same three shapes as notebook 05 (16×128, 4096×128, 64×16384); each range rounded outwards.
+# * GPU time is under a thirtieth of the fused call's wall time, and between a thirtieth and a
+#   seventh of the eager formula's. On the committed H200 run, the GPU-time ratio is 5.2 to 7.5.
 #
 # </details>
 
@@ -698,8 +704,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # select them away with `tl.where`. In some cases the carry into step $T-1$ is 100, a value past
 # the window, not 0. Your triple must keep it out, as a reset at the last step does.
 #
-# Why both guards are needed, and why $a_t$ at a done step does not matter: section 2's
-# [guard table](#Where-the-trace-stops).
+# Why both guards are needed, and why a reset never reads $a_t$: section 2's
+# [three-step example](#Where-the-trace-stops).
 #
 # <details><summary>Details (optional): the "past the window" cases, and other forms the checker accepts</summary>
 #
@@ -707,7 +713,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #   stand-in for whatever follows the window. A reset at the last step keeps it out.
 # * **Other forms the checker accepts:** the copied prologue's plain $a_t = \gamma\lambda$, and a
 #   last step that stops the trace with $a_t = 0$ alone ($0 \cdot 100 = 0$). The first passes
-#   because a reset never reads $a_t$ (section 2's guard table).
+#   because a reset never reads $a_t$ (section 2's three-step example).
 #
 # </details>
 
@@ -926,10 +932,10 @@ assert round(_entropy + 6.0, 1) == 14.5  # its mean: the entropy minus the targe
 #   is below the target.
 
 # %% [markdown]
-# ## Appendix: inside the package
+# <details><summary>For maintainers: inside the package (optional)</summary>
 #
-# *Optional.* This appendix is for readers who want to read the package's own code, or section 3's scan of
-# $H$. Nothing above depends on it, and the exercise does not need it.
+# The package's own code, and section 3's scan of $H$. Nothing above depends on it, and the
+# exercise does not need it. The folded cells after this block run the examples and check the text.
 #
 # ### The scan of H
 #
@@ -958,16 +964,79 @@ assert round(_entropy + 6.0, 1) == 14.5  # its mean: the entropy minus the targe
 # **On the example.** $H_2 = G_2 - \alpha\log\pi_2 = 1$: it already holds $\log\pi_2$. The padded
 # step hands it on unchanged, so $H_1 = H_2 = 1$. The epilogue gives
 # $G_0 = b^G_0 + a_0 H_1 = (1 + 0.5 \cdot 0.5 \cdot 4) + 0.25 \cdot 1 = 2.25$, without looking
-# ahead. The next cell runs the kernel on the example.
-#
-# <details><summary>Details (optional): the look-ahead a scan of G would need</summary>
+# ahead. The first folded cell after this block runs the kernel on it.
 #
 # A scan of $G$ would have to find the next real step's $\log\pi$. That step may lie any number of
 # padded steps later, even in a later chunk, so finding it takes a scan of its own.
 #
+# ### Back from H to G
+#
+# The epilogue computes $G_t = b^G_t + a_t H_{t+1}$, where $H_{t+1}$ is the value the
+# scan carries into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read every
+# $\log\pi_t$. But $G$ never needs $\log\pi$ at a step that starts an episode (the row's first
+# step, or the step after a done step): $G_t$ reads $\log\pi_{t+1}$ only when step $t$ is not done.
+# So the shorter form would let a NaN in $\log\pi_0$ leak into $G_0$.
+#
+# Why would $\log\pi_0$ be NaN? $G$ never reads it, so a buffer may leave it unfilled, as NaN.
+# Or the current policy may give the stored action $u_0$ probability 0, so that
+# $\log\pi_0 = -\infty$. Then $H_0 + \alpha\log\pi_0$ is $\infty - \infty$, NaN, too. A folded
+# cell after this block runs the kernel on section 2's random rows with a NaN, then $-\infty$, in
+# $\log\pi_0$ of row 0.
+#
+# ### The epilogue, on section 1's example
+#
+# A reverse scan reaches step $t$ from step $t + 1$ and carries $y_{t+1}$ into it. The course
+# calls that value `y_in` (0 after the row's last step). In the epilogue, `y_in` is
+# $H_{t+1}$. In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives
+# $H = [2.75, 2, 5.5]$. Each $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$.
+# The epilogue gives $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
+#
+# ### The multiplier at a reset, and the exercise
+#
+# The package's prologue writes the plain $\gamma_t\lambda_t$, as notebook 03's does, and the
+# epilogue does not read $a_t$ at a reset either. Why that is safe: the fold "$a_t$ at a done
+# step" beside [the exercise's edge cases](#Exercises).
+#
+# The exercise's harness has no padding inside a row, and its checker runs your prologue alone,
+# with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
+# epilogue, passed as `exercises.scan_hook(..., epilogue=...)` as in notebook 04, would also be
+# right outside the checker.
+#
+# ### The three hooks
+#
+# The package's kernel runs three hooks from `rltriton_lite/sac.py`: the min over critics, the
+# prologue and the epilogue. To read them (`inspect.getsource(sac._sac_prologue.fn)`, and likewise):
+#
+# * **The hooks' arguments.** `step(...)` gives the step's γ, λ and episode flags, and `param`
+#   reads α. (The glossary's table of helpers has both.) Where the exercise's harness passes
+#   `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row, time)
+#   strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in.
+# * **`ahead`** is passed only in calls with a `mask`. It finds the next unmasked step, and the
+#   prologue uses it for one thing: a step with no unmasked step after it is the window's last,
+#   so it is done. `ahead` reads no $\log\pi$. So the kernel still reads each $\log\pi_t$ only at
+#   its own step $t$.
+# * **The prologue and the epilogue.** The prologue's `w` is $1 - \lambda^{\text{eff}}_t$, the bootstrap's
+#   share of the bracket. Its `a = gamma * lam` is the plain $\gamma_t\lambda_t$. The
+#   epilogue's `h_next` is `y_in`, $H_{t+1}$.
+#
+# ### The critics and the elementwise kernel
+#
+# Two details of section 3's kernel:
+#
+# * **The critics.** `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls
+#   the loop over them at compile time. The kernel takes up to `sac.MAX_CRITICS` = 16 critics,
+#   enough for the ensembles of REDQ, a SAC variant with 10 critics. It reads them one by one, so
+#   it never writes the stacked tensor that `torch.min(torch.stack(...))` would build in memory.
+#   A NaN counts as the minimum, so it shows up in the target instead of hiding.
+# * **λ = 0.** Nothing is carried, so there is nothing to scan. When λ = 0 is passed as a number,
+#   not a tensor, the package runs an elementwise kernel instead of the scan. It runs the same
+#   arithmetic without chunks or a time split, and gives the same bits. The scan serves λ > 0 and
+#   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
+#   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
+#
 # </details>
 
-# %%
+# %% jupyter={"source_hidden": true}
 tt = lambda x: torch.as_tensor(np.asarray(x), device=DEVICE)  # noqa: E731  NumPy to torch; float64 stays float64
 # the padding example: steps 0 and 2 are real; step 1 is padding, and holds anything
 G_pad = rl.sac_targets(tt([[1.0, 7.0, 2.0]]), [tt([[4.0, 9.0, 2.0]])], tt([[0.0, 0.0, 0.0]]), gamma=0.5, alpha=1.0,
@@ -991,23 +1060,7 @@ assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padd
 assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * 0.5 * 4 + 0.25 * 1 == 2.25  # "H_2 = 1"; the epilogue's G_0
 assert 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # the G-scan's wrong 2.75
 
-# %% [markdown]
-# ### Back from H to G
-#
-# The epilogue computes $G_t = b^G_t + a_t H_{t+1}$, where $H_{t+1}$ is the value the
-# scan carries into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read $\log\pi_t$
-# where $G$ never needs it: at the row's first step, and at step $d + 1$ after each done step $d$
-# inside the row. Section 2's $b_t$ reads only $\log\pi_{t+1}$, so $\log\pi_{d+1}$ could reach
-# only $G_d$. But step $d$ is done, so $G_d$ stops there and never reads $\log\pi_{d+1}$.
-# The shorter form would read both, so a NaN in $\log\pi_0$ would leak into $G_0$.
-#
-# Why would $\log\pi_0$ be NaN? $G$ never reads it, so a buffer may leave it unfilled, as NaN.
-# Or the current policy may give the stored action $u_0$ probability 0, so that
-# $\log\pi_0 = -\infty$. Then $H_0 + \alpha\log\pi_0$ is $\infty - \infty$, NaN, too. The next
-# cell runs the kernel on section 2's random rows with a NaN, then $-\infty$, in $\log\pi_0$ of
-# row 0.
-
-# %%
+# %% jupyter={"source_hidden": true}
 sac_kw = dict(gamma=0.97, alpha=0.2, lambda_=0.8)
 G_refs = {}
 for bad in (np.nan, -np.inf):  # log π_0 of row 0: a value G never reads
@@ -1039,26 +1092,6 @@ for bad in (np.nan, -np.inf):  # G never needs log π "at step d + 1 after each 
                               truncated=tt(TRUNC), backend=KERNEL, **sac_kw)
     np.testing.assert_allclose(n(_G_after), G_loop, rtol=1e-10, atol=1e-10)
 
-# %% [markdown]
-# ### The epilogue, on section 1's example
-#
-# A reverse scan reaches step $t$ from step $t + 1$ and carries $y_{t+1}$ into it. The course
-# calls that value `y_in` (0 after the row's last step). In the epilogue, `y_in` is
-# $H_{t+1}$. In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives
-# $H = [2.75, 2, 5.5]$. Each $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$.
-# The epilogue gives $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
-#
-# ### The multiplier at a reset, and the exercise
-#
-# The package's prologue writes the plain $\gamma_t\lambda_t$, as notebook 03's does, and the
-# epilogue does not read $a_t$ at a reset either. Why that is safe: the fold "$a_t$ at a done
-# step" beside [the exercise's edge cases](#Exercises).
-#
-# The exercise's harness has no padding inside a row, and its checker runs your prologue alone,
-# with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
-# epilogue, passed as `exercises.scan_hook(..., epilogue=...)` as in notebook 04, would also be
-# right outside the checker.
-
 # %% jupyter={"source_hidden": true}
 # Checks: the scan of H and the plain γλ (CI runs them; skip when reading)
 _r1, _q1, _nlp1 = [1.0, 1.0, 1.0], [[2.0, 4.0, 6.0], [3.0, 3.0, 8.0]], [-2.0, 0.0, -2.0]  # section 1's case
@@ -1088,28 +1121,6 @@ assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _sr
 assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
 assert ((_lam_eff != 0.8) <= _done).all()  # section 2: λ^eff_t is λ_t, but 0 at a done step
 
-# %% [markdown]
-# ### The three hooks
-#
-# The package's kernel runs three hooks from `rltriton_lite/sac.py`: the min over critics, the
-# prologue and the epilogue. The next cell prints them (a folded printout). To read them:
-#
-# * **The hooks' arguments.** `step(...)` gives the step's γ, λ and episode flags, and `param`
-#   reads α. (The glossary's table of helpers has both.) Where the exercise's harness passes
-#   `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row, time)
-#   strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in.
-# * **`ahead`** is passed only in calls with a `mask`. It finds the next unmasked step, and the
-#   prologue uses it for one thing: a step with no unmasked step after it is the window's last,
-#   so it is done. `ahead` reads no $\log\pi$. So the kernel still reads each $\log\pi_t$ only at
-#   its own step $t$.
-# * **The prologue and the epilogue.** The prologue's `w` is $1 - \lambda^{\text{eff}}_t$, the bootstrap's
-#   share of the bracket. Its `a = gamma * lam` is the plain $\gamma_t\lambda_t$. The
-#   epilogue's `h_next` is `y_in`, $H_{t+1}$.
-
-# %% jupyter={"outputs_hidden": true}
-for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
 # %% jupyter={"source_hidden": true}
 # Checks: `ahead` decides done only and never reads log π (CI runs them; skip when reading)
 from rltriton_lite import episode  # noqa: E402
@@ -1125,22 +1136,6 @@ _code = [ln.split("#")[0] for ln in _step.split('"' * 3)[-1].splitlines()]  # st
 assert [ln.strip()[:7] for ln in _code if "last" in ln] == ["last = ", "done = "]  # ... which sets done, nothing else
 assert "LOG_PROBS" not in _hook  # the hook itself reads the mask, never log π
 assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead the package passes
-
-# %% [markdown]
-# ### The critics and the elementwise kernel
-#
-# Two details of section 3's kernel:
-#
-# * **The critics.** `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls
-#   the loop over them at compile time. The kernel takes up to `sac.MAX_CRITICS` = 16 critics,
-#   enough for the ensembles of REDQ, a SAC variant with 10 critics. It reads them one by one, so
-#   it never writes the stacked tensor that `torch.min(torch.stack(...))` would build in memory.
-#   A NaN counts as the minimum, so it shows up in the target instead of hiding.
-# * **λ = 0.** Nothing is carried, so there is nothing to scan. When λ = 0 is passed as a number,
-#   not a tensor, the package runs an elementwise kernel instead of the scan. It runs the same
-#   arithmetic without chunks or a time split, and gives the same bits. The scan serves λ > 0 and
-#   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
-#   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the critics' limit (CI runs them; skip when reading)

@@ -293,9 +293,8 @@ np.testing.assert_allclose(losses["exp, step 3 padded"], 5.5 / 3)  # padding nev
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# *Optional: not on the minimum path.* The kernel meets the reference on random batches with padding that holds NaN, both modes, a
-# small `max_weight` so that the clip binds, and both baseline shapes: $V(s)$, and $K$ sampled Q's
-# reduced by mean or max (stored $K$-major, read through strides):
+# *Optional.* The kernel against the reference: NaN padding, both modes, a `max_weight` that
+# binds, and both baselines, $V(s)$ and $K$ sampled Q's reduced by mean or max.
 
 # %%
 torch.manual_seed(5)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
@@ -329,9 +328,8 @@ assert (by_reduce["max"] <= by_reduce["mean"]).all()
 print({r: f"{w.mean().item():.0%} kept" for r, w in by_reduce.items()})
 
 # %% [markdown]
-# Here $Q$ and the $K = 5$ samples are independent standard normals, so the max keeps an action
-# with probability $1/(K+1) \approx 17\%$ (question 3 asks why). With this seed the cell prints
-# 17 %.
+# With independent standard normals and $K = 5$, the max keeps an action with probability
+# $1/(K+1) \approx 17\%$ (question 3 asks why); this seed prints 17 %.
 #
 # <details><summary>Details (optional): what another seed would print</summary>
 #
@@ -379,24 +377,16 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. How fast is it (H100, measured)
 #
-# *Optional: not on the minimum path.* The eager formula against the fused loss, with the backward, at three shapes:
+# With the backward, the eager formula takes 3.3–4.0× the fused loss's GPU time, yet it wins on
+# wall time at 0.73–0.84×: both calls are mostly host time, and CRR's short formula costs the
+# host less ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)).
 #
-# | eager formula ÷ fused loss | ratio |
-# |---|---|
-# | GPU time | 3.3–4.0× |
-# | wall time | 0.73–0.84× |
+# <details><summary>Details (optional): what notebook 09 does not show</summary>
 #
-# Eager wins on wall time: both calls are mostly host time, and CRR's short formula costs the host
-# less.
-#
-# <details><summary>Details (optional): how it was measured</summary>
-#
-# * The probe is [notebook 05's](05_ppo.ipynb#6.-How-fast-is-it-(H100,-measured)),
-#   `tools/wall_probe.py --losses`: the same paired rounds, on the same H100, at the same three
-#   shapes (16×128, 4096×128 and 64×16384). Each range is rounded outwards.
-# * The fused loss keeps the GPU busy under 10 µs per call. That is less than a thirtieth of its
-#   wall time; for the eager formula, the share is between a thirtieth and a seventh.
-# * Every row: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# * The probe is notebook 05's, `tools/wall_probe.py --losses`, at the same three shapes
+#   (16×128, 4096×128, 64×16384); each range rounded outwards.
+# * The fused loss keeps the GPU busy under 10 µs per call, less than a thirtieth of its wall
+#   time; for the eager formula, the share is between a thirtieth and a seventh.
 #
 # </details>
 
@@ -450,7 +440,7 @@ assert [os.path.basename(f) for f in _loss_walls] == ["H100-2026-12-07-loss-wall
 # <details><summary>Hint 1: where to start</summary>
 #
 # It is one line of arithmetic after one load, like `ppo_clip_hook` in notebook 05.
-# Ask what an elementwise min does with `inf`.
+# Ask what an elementwise min does with a NaN: does it return the NaN, or the other argument?
 #
 # </details>
 #
@@ -458,8 +448,9 @@ assert [os.path.basename(f) for f in _loss_walls] == ["H100-2026-12-07-loss-wall
 #
 # * Load the advantages at `offs` with the mask `m`.
 # * Compute $\exp(\hat A/\beta)$ with `tl.exp`. In float32 it can be `inf`.
-# * Clip it from above at `max_weight`. Pick an operation that maps `inf` to `max_weight` by itself,
-#   and keeps a NaN a NaN: Triton's `tl.minimum` drops a NaN unless its `propagate_nan` says otherwise.
+# * Clip it from above at `max_weight`. Any min maps `inf` to `max_weight`; pick one that keeps a
+#   NaN a NaN. A bare `tl.minimum` turns a NaN into `max_weight` (20), unless its `propagate_nan`
+#   says otherwise.
 #
 # </details>
 #
@@ -490,7 +481,7 @@ assert [os.path.basename(f) for f in _loss_walls] == ["H100-2026-12-07-loss-wall
 # ```python
 # adv = ___  # one masked load of the advantages
 # w = ___  # the exponential weight, with the temperature (inf in float32 for a large advantage)
-# weight = ___  # one elementwise operation: w, never above max_weight, and an inf gives max_weight
+# weight = ___  # one elementwise operation: w, never above max_weight, and a NaN stays NaN
 # ```
 #
 # </details>
@@ -733,15 +724,16 @@ assert math.isclose(_s_run, torch.exp(_x - _x.max()).sum().item(), rel_tol=1e-12
 #   max, then the sum) before it writes; subtracting the max keeps `exp` from overflowing.
 
 # %% [markdown]
-# ## Appendix: inside the package
+# <details><summary>For maintainers: inside the package (optional)</summary>
 #
-# *Optional.* This appendix is for readers who want to read the package's own code. Nothing above depends on
-# it, and the exercises do not need it.
+# Nothing above depends on this, and the exercises do not need it. The folded cells after this
+# block check it against the package's source.
 #
 # ### The three functions, and the memory they touch
 #
 # The kernel's per-element code comes in three functions from `rltriton_lite/crr.py`: `_weights`,
-# `_crr_forward` and `_crr_backward`. The next cell prints them (a folded printout). To read them:
+# `_crr_forward` and `_crr_backward` (to read them: `inspect.getsource(crr._crr_forward.fn)`, and
+# likewise). What to look for:
 #
 # * **The baseline is reduced in the kernel.** $K$ sampled values sit in a trailing dimension
 #   ($K = 1$ for a $V(s)$ baseline). They are folded into a running sum and max as they load, so
@@ -760,13 +752,11 @@ assert math.isclose(_s_run, torch.exp(_x - _x.max()).sum().item(), rel_tol=1e-12
 # * **The gradient has no term through $e^{\hat A/\beta}$.** The critic is trained by its own
 #   loss, and its values enter the policy update only as weights.
 # * **A NaN comes through** because of `propagate_nan=tl.PropagateNan.ALL` in the max and the clip.
-# * **The printout's other names.** `P[P_BINARY]` and `P[P_MAX_BASELINE]` are the two modes'
+# * **Other names.** `P[P_BINARY]` and `P[P_MAX_BASELINE]` are the two modes'
 #   switches. The helpers (`load_mask`, `load`, `param`, `store`, `store_grad`) are in the
 #   glossary's table of them.
-
-# %% jupyter={"outputs_hidden": true}
-for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the forward's five streams, three read and two written (CI runs them; skip when reading)

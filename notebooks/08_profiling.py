@@ -32,8 +32,10 @@
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 #
-# **The running example: GAE's forward at 4096×128.** Its clocks come from one session on one
-# H200, and the text quotes only these:
+# **The running example: GAE's forward at 4096×128** on one H200: 28.1 µs per call on the wall
+# clock, 3.3 µs on the GPU.
+#
+# <details><summary>Sources: the files, their tags, and the running example's clocks</summary>
 #
 # | GAE forward, 4096×128 | µs per call | source |
 # | --- | --- | --- |
@@ -44,7 +46,7 @@
 # Other files time the same call in another session or on another card. [Notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards)
 # compares them.
 #
-# **Sources:** each printout starts with its file's tag. Compare µs only within one session on one
+# Each printout starts with its file's tag. Compare µs only within one session on one
 # card. The run and the wall probe are one session on one H200: the probe ran beside the run, in the
 # same script. Four files give this notebook's figures:
 #
@@ -56,6 +58,8 @@
 # | `[H200 replay probe]` | H200 | GAE's forward, eager and in CUDA graphs: wall time, median of 9 rounds |
 #
 # Question 2's earlier sweep, the H100's L2 size and the full map: [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
+#
+# </details>
 
 # %%
 import json
@@ -175,9 +179,6 @@ assert [FILES[k] for k in ("sweep", "env")] == [f"{profile.COMMITTED_SWEEP}.json
 # %% [markdown]
 # ## 1. The floor model, by hand
 #
-# **In one line: a memory-bound kernel is no faster than its bytes moved at the speed of a copy,
-# its floor.**
-#
 # **Question: how fast could a memory-bound kernel possibly be?** A **memory-bound** kernel, as
 # every kernel of the package is, does a few operations per byte it moves, so its bytes set its
 # time. Per (row, step), GAE **reads** the reward, the value $V(s_t)$ and the episode-end flag, and
@@ -229,11 +230,10 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 # $$\text{wall} \approx \max(\text{host},\ \text{GPU}), \qquad \text{GPU} \approx t_0 + t_\text{floor}.$$
 #
 # * $t_0 \approx 2$ µs is a kernel's fixed GPU cost: its GPU time at 16×128.
-# * **host** is each call's own cost, measured: its wall time at 16×128, where its GPU time is
+# * **host** is each call's own cost, fitted at 16×128: its wall time there, where its GPU time is
 #   negligible. It runs from 23 to 60 µs over our 8 calls.
-# * A **wall time** here is the time per call of calls run back to back, with one synchronisation
-#   at the end. The host then prepares the next call while the GPU runs this one: max() rests on
-#   that overlap.
+# * A **wall time** is the time per call of calls run back to back, with one synchronisation at
+#   the end, so the host prepares the next call while the GPU runs this one.
 
 # %%
 T0_US = 2.0  # the model's fixed GPU cost per kernel (the Checks cell below reads it off the committed run)
@@ -259,15 +259,14 @@ print(profile.table(model_table, digits=3))
 # %% [markdown]
 # **Finding:** at 4096×128 every call's host time exceeds its GPU time: the host sets the wall time.
 #
-# **What this test checks.** The model's wall time here is the host time, which is the wall time
-# measured at 16×128. At 16×128 itself the model's wall time is the measured one, so that shape
-# checks nothing. So the test is that the wall time stays flat from 16×128 to 4096×128 while
-# the host is the bound. It holds within 10 % for 7 of the 8 calls. PPO's rises 24 %. That rise
-# is not explained: the model misses it, and no committed file tests why ([notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards)
-# gives the hypotheses).
+# The host time is fitted at 16×128, so the model matches that shape by construction; the test is
+# that the wall time stays flat from 16×128 to 4096×128. It does, within 10 %, for 7 of the 8 calls.
 #
-# <details><summary>Details: the bytes and the L2 cache</summary>
+# <details><summary>Sources and details: the bytes, the L2 cache, and PPO's rise</summary>
 #
+# * PPO's wall time rises 24 % from 16×128 to 4096×128. The model misses it, and no committed file
+#   tests why ([notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards)
+#   gives the hypotheses). The host times are the `[H200 wall probe]`'s medians.
 # * GAE moves 17 B per (row, step): 285 MB at 16384×1024. In bfloat16 the flag stays 1 byte: 9 B,
 #   not 8.5.
 # * Bytes read again from the **L2 cache**, a faster memory on the GPU chip, can beat the floor.
@@ -309,12 +308,10 @@ assert math.isclose(ppo_floor_ms, r_ppo["floor_ms"], rel_tol=1e-4)
 # %% [markdown]
 # ## 2. GPU time against the floor, on a large batch
 #
-# **In one line: on a large batch the kernels come close to their floor, but do not reach it.**
-#
 # **Question: how close to the floor do the kernels get on a large batch?** **% floor** = floor ÷
 # GPU time: at 100 %, the kernel moves its bytes as fast as a plain copy. The table gives each
-# kernel's % floor at 16384×1024 beside `model_us`'s GPU time. (V-trace's bytes are an exercise, so
-# its row hides them.)
+# kernel's % floor at 16384×1024 beside `model_us`'s GPU time; V-trace's row hides its bytes, an
+# exercise.
 
 # %%
 gpu_table = []
@@ -336,7 +333,7 @@ against(None, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", B, T)["k
 # %% [markdown]
 # **Finding:** close to the floor, not at it: GAE reaches 83 % of its floor.
 #
-# <details><summary>Details: the model's 97 %, the other kernels, and SAC</summary>
+# <details><summary>Sources and details: the model's 97 %, the other kernels, and SAC</summary>
 #
 # * The model gave 97 %: its fixed cost, 2 µs, is small beside GAE's 67 µs floor.
 # * Every kernel's GPU time lies within about 20 % of the model's, mostly above it (`GPU ÷ model`):
@@ -366,9 +363,6 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # %% [markdown]
 # ## 3. Two clocks: wall time versus GPU time at the shapes RL code uses
 #
-# **In one line: at 16×128 and 4096×128 every call is host-bound: the host, not the kernel, sets
-# its time.**
-#
 # **Question: at the shapes RL code uses (16×128, 4096×128, 64×16384), where does a call's time
 # go?** The **GPU time** is timed by replaying a **CUDA graph**, which records a sequence of kernel
 # launches once and replays them with one host call (section 4), so it holds no host work. The
@@ -380,10 +374,8 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # | 1.2× to 2× | **mixed**: neither sets it alone |
 # | at most 1.2× | **GPU-bound**: the kernel is the call |
 #
-# The labels come from the measured ratio.
-#
 # **Predict first**, with `model_us`: GAE's wall ÷ GPU time at 4096×128, and so its label. Take its
-# host time from section 1: 30.6 µs, the wall probe's median at 16×128.
+# host time from section 1: 30.6 µs.
 
 # %%
 my_wall_over_gpu = None  # your prediction: GAE at 4096×128, wall ÷ GPU time per call
@@ -424,13 +416,13 @@ plt.show()
 
 # %% [markdown]
 # **Finding:** mostly to the host. GAE's call at 4096×128 takes 8.4× its GPU time: host-bound, as
-# the model predicted with 7.5×. So at these shapes a faster kernel barely changes what a training
-# loop waits for.
+# the model predicted. So at these shapes a faster kernel barely changes what a training loop waits
+# for.
 #
-# <details><summary>Details: warm-cache GPU times, the largest shape, and where the model breaks</summary>
+# <details><summary>Sources and details: the model's ratio, warm-cache GPU times, the largest shape, where the model breaks</summary>
 #
-# * The µs behind the two ratios: the run timed GAE's call at 28 µs on the wall clock against
-#   3.3 µs on the GPU (the card at the top); the model gives 30.6 µs against 4.1 µs.
+# * The µs behind the ratio: the run timed GAE's call at 28 µs on the wall clock against 3.3 µs on
+#   the GPU; the model gives 30.6 µs (the wall probe's median at 16×128) against 4.1 µs, 7.5×.
 # * GAE's GPU time at 4096×128 is below the model's. Its 8.9 MB fit in the **L2 cache**, a fast
 #   memory on the GPU chip, and stay there between the graph replays that time it.
 # * At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses, which are mixed. Why
@@ -495,16 +487,15 @@ against(None, lowest_x, "the lowest round's ratio, the eager formula ÷ ours")
 
 # %% [markdown]
 # **Finding:** ours was faster in every round: the eager formula took about 1.6× our wall time in
-# the median round.
+# the median round. Without paired rounds, a small gap between two single timings is **within the
+# noise**.
 #
-# **Without paired rounds**, two single timings say which call is faster only when they are far
-# apart; a small gap is **within the noise**. [Notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
-# gives the rule of thumb for "far", the **noise rule**. Practise it with notebook 14's checked
-# exercise [`noise_verdict`](14_appendix_data.ipynb#Exercises).
+# <details><summary>Sources and details: every round, and the noise rule</summary>
 #
-# <details><summary>Details: every round</summary>
-#
-# In every round, the eager formula took over 1.09× our wall time.
+# * In every round of the `[H100 loss probe]`, the eager formula took over 1.09× our wall time.
+# * [Notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
+#   gives the rule of thumb for how far apart two single timings must be, the **noise rule**.
+#   Practise it with notebook 14's checked exercise [`noise_verdict`](14_appendix_data.ipynb#Exercises).
 #
 # </details>
 
@@ -519,8 +510,6 @@ assert round(median_x, 1) == 1.6  # "about 1.6× in the median round"
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
-#
-# **In one line: a CUDA graph takes the host out of a call, removing most of a small call's time.**
 #
 # **Question: how do you take the host's share out of a call, and what does that cost?** **A CUDA
 # graph** records the kernels a region launches, once (`torch.cuda.graph(g)`); `g.replay()`
@@ -545,12 +534,13 @@ against(my_removed_pct, 100 * (1 - replay_hundred / replay_eager),
 
 # %% [markdown]
 # **Finding:** a CUDA graph removes most of a small call: in a graph of 100 calls, GAE's call at
-# 4096×128 lost 88 % of its wall time per call. The model gives 87 %: all but its GPU time.
-# (The 88 % compares two timings of one probe; its eager µs and the card's are compared in
-# [notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards).)
+# 4096×128 lost 88 % of its wall time per call.
 #
-# <details><summary>Details: a graph of one call, and the other algorithms</summary>
+# <details><summary>Sources and details: the model, a graph of one call, and the other algorithms</summary>
 #
+# * The model gives 87 %: all but its GPU time.
+# * The 88 % compares two timings of one probe, the `[H200 replay probe]`; its eager µs and the
+#   card's are compared in [notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards).
 # * Replayed alone, in a graph of one call, GAE's call lost 83 %. Each replay is still one launch,
 #   so a graph of many calls removes more per call.
 # * By the run's GPU and wall times, every algorithm's call at 4096×128 would lose over 85 % in a
@@ -605,9 +595,6 @@ assert all(x > 85 for x in removed.values())  # "every algorithm's call ... woul
 
 # %% [markdown]
 # ## 5. A real measurement on this CPU: one call against CleanRL's loop over time
-#
-# **In one line: a loop over time pays a fixed cost per op per step, a scan per round, and a fused
-# kernel once per call.**
 #
 # **Question: how many tensor ops does CleanRL's loop over time run, against one call?** Each op
 # pays at least a fixed host cost (on a GPU, a kernel launch too), so the count sets a floor. CleanRL's
@@ -686,10 +673,9 @@ against(my_scan_ops_x, scan_growth, "the scan's ops at 2048×1 ÷ at 128×4", mo
 
 # %% [markdown]
 # **Why.** Each step of the loop runs 15 ops (the printout names them), so its count is T times a
-# constant. The scan's count grows only with its rounds, ⌈log₂ T⌉, and not with N. So the count
-# sets a floor on a call's host time on any machine, not a proportion: ops differ in cost.
+# constant. The scan's count grows only with its rounds, ⌈log₂ T⌉, and not with N.
 #
-# <details><summary>Details: the scan's growth, the ops by name, and one env</summary>
+# <details><summary>Sources and details: the scan's growth, the ops by name, and one env</summary>
 #
 # * The scan runs 7 rounds at T = 128 and 11 at T = 2048: its count grew 1.4× for 16× the steps,
 #   not 11/7 = 1.57×, because some ops run once per call, not once per round: 175 ops are 49 + 7 × 18,
@@ -819,8 +805,13 @@ for who, fn in [("CleanRL's loop", cleanrl_gae), ("rl.gae (the PyTorch path)", p
 # %% [markdown]
 # **Finding:** the same story, in the profiler's own counts. The loop's table is a few kinds of tiny op,
 # indexing (`select`), copies and arithmetic, each run hundreds of times per call. `rl.gae` runs more kinds
-# of op (`where`, `cat`) but less than a fifth as many calls. (The profiler also counts ops run
-# inside other ops, so it counts more than `CountOps`.)
+# of op (`where`, `cat`) but less than a fifth as many calls.
+#
+# <details><summary>Details: why the profiler counts more</summary>
+#
+# The profiler also counts ops run inside other ops, so it counts more than `CountOps`.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the profiler's counts (CI runs them; skip when reading)

@@ -30,7 +30,8 @@
 # > **What to remember**
 # > * **The floor:** a kernel nears it only on large batches: over 75 % of it at 16384×1024 (section 1).
 # > * **Host-bound calls:** wall ≈ max(host, GPU); the return at 16×128 takes over 20× its GPU time (section 2.1).
-# > * **A CUDA graph** leaves only the GPU time; GAE at 4096×128 with its backward takes 41× its GPU time (section 3).
+# > * **A backward adds host time:** eager, GAE at 4096×128 with its backward takes 41× its GPU time (section 3).
+# > * **A CUDA graph** would leave only the GPU time.
 # > * Sections 2 and 4 apply these three to the peers and to the fused losses.
 #
 # The benchmark, `python -m rltriton_lite.bench`, times every kernel against its floor and against
@@ -39,7 +40,9 @@
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 #
-# **Sources:** each printout starts with its file's tag. Compare µs only within one session on one
+# <details><summary>Sources: the four files and their tags</summary>
+#
+# Each printout starts with its file's tag. Compare µs only within one session on one
 # card. The run and the wall probe are one session on one H200: the probe ran beside the run, in the
 # same script. Four files give this notebook's figures:
 #
@@ -51,6 +54,8 @@
 # | `[H100 backward profile]` | H100 | PPO's loss at 16×128: where its backward's host time goes |
 #
 # The H100's L2 size and the full map: [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
+#
+# </details>
 
 # %%
 import inspect
@@ -148,10 +153,6 @@ assert round(_drift, 2) == 2.24 and up(_drift) == NOISE_X  # "up to 2.3×", 2.24
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
-# *Reads `[H200 run]`, the one file with the GPU time, and so the % floor, of every call at every shape.*
-#
-# **In one line: a kernel nears its floor on large batches; on small ones its fixed cost dominates.**
-#
 # **Question: does each kernel reach its floor at every shape, and with its backward?** The chart
 # has a panel per pass and a bar per algorithm and shape (log scale). The table gives the same
 # figures as ranges over the algorithms. Its last column is not measured: it is notebook 08's model
@@ -200,16 +201,16 @@ against(None, pct["gae", (16, 128), "fwd"], "GAE 16×128 forward, % floor", mode
 against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward, % floor", model=model_pct["4096×128"])
 
 # %% [markdown]
-# **Finding:** a kernel reaches its floor only where its bytes outweigh its fixed cost: near it at
-# the largest shape, far below it at the smallest, as the model predicts. At 4096×128, GAE's forward
-# measures 63 %.
+# **Finding:** a kernel reaches its floor only where its bytes outweigh its fixed cost: at 4096×128,
+# GAE's forward measures 63 %, far below its floor, as the model predicts.
 #
-# **At the three smaller shapes, % floor also measures the L2 cache:** the graph replays that time
-# the GPU time can read much of a call's bytes from it, faster than the floor's DRAM copy. So % floor
-# can pass 100 % (SAC at 64×16384).
+# <details><summary>Sources and details: the L2 cache, why the run beats the model, few long rows, SAC above 100 %</summary>
 #
-# <details><summary>Details: what fits in the L2, why the run beats the model, few long rows, and SAC above 100 %</summary>
-#
+# * The figures are the `[H200 run]`'s, the one file with the GPU time, and so the % floor, of
+#   every call at every shape.
+# * At the three smaller shapes, % floor also measures the L2 cache: the graph replays that time
+#   the GPU time can read much of a call's bytes from it, faster than the floor's DRAM copy. So
+#   % floor can pass 100 % (SAC at 64×16384).
 # * A forward call at those shapes moves at most 25 MiB, and at most 50 MiB with its backward. An
 #   H100's L2 holds 50 MiB (the H100 env file). No committed file records the H200's.
 #
@@ -268,12 +269,6 @@ assert all(math.isclose(r["floor_ms"], 1e3 * r["bytes"] / res["copy_bandwidth_Bp
 
 # %% [markdown]
 # ## 2. How much faster than each peer?
-#
-# *Reads `[H200 run]`, the one file that times every peer; `[H200 wall probe]`, our calls timed
-# again, gives the noise rule and 2.2's medians.*
-#
-# **In one line: ours beats the Python loops it replaces by over 80× per forward call at T = 128.
-# Compiled scans and the losses' own formulas come closer (takeaway 2 below).**
 #
 # **Question: how does the package's call compare with the Python loops it replaces, and with the
 # other scans and formulas?** The chart shows each peer's wall time per call ÷ ours, in the same
@@ -354,19 +349,19 @@ print(profile.table(peer_table))
 #
 # 1. **The Python loops the package replaces** take over 80× our wall time per forward call at
 #    T = 128. Their cost grows with T, and ours barely does.
-# 2. **Compiled scans, and the losses' formulas run eager or compiled,** take 0.69–9.8× our wall
-#    time forward (single timings drift up to 2.3×: read it as about 0.7–10×). With the backward,
-#    CRR's eager formula leads at 64×16384: single timings cannot show a lead (the fold below), and
-#    section 4's paired rounds give its figures.
+# 2. **Compiled scans, and the losses' formulas run eager or compiled,** take about 0.7–10× our
+#    wall time forward.
 # 3. **Removing the loop helps with few rows, not with 4096 of them:** torchrl's GAE without its
 #    loop (`torchrl_vec_gae`) ran far faster than its loop (`torchrl_gae`) on the 64 long rows, and
 #    no faster at 4096×128.
 #
-# **Practise the noise rule now**, before the fold below applies it: notebook 14's checked exercise
-# [`noise_verdict`](14_appendix_data.ipynb#Exercises).
+# <details><summary>Sources and details: the figures behind these lines, and the noise rule</summary>
 #
-# <details><summary>Details (optional): the figures behind these lines</summary>
-#
+# * The figures are the `[H200 run]`'s, the one file that times every peer, each call once; the
+#   `[H200 wall probe]`, our calls timed again, gives the noise rule and 2.2's medians.
+# * Takeaway 2's range, read from the table, is 0.69–9.8×; single timings drift up to 2.3×, so read
+#   it as about 0.7–10×. With the backward, CRR's eager formula leads at 64×16384: single timings
+#   cannot show a lead (below), and section 4's paired rounds give its figures.
 # * At T = 128 the harness's loop, `pytorch_loop`, took over 100× our wall time forward, and over
 #   45× with the backward. torchrl's loops took over 80× forward.
 # * On the long rows the loop's model gave about 30,000× our wall time. The run measured about
@@ -374,11 +369,7 @@ print(profile.table(peer_table))
 # * torchrl's GAE without its loop ran 287× faster than its loop on the long rows. At 4096×128 it
 #   took 4,762 µs against the loop's 4,051 µs: there the gap to ours is not the loop.
 #
-# </details>
-#
-# <details><summary>Details (optional): are the peers' small leads real? The noise rule</summary>
-#
-# A peer led in 8 of the 119 cases, counting both passes. Each peer was timed once. Our calls were
+# **Are the peers' small leads real? The noise rule.** A peer led in 8 of the 119 cases, counting both passes. Each peer was timed once. Our calls were
 # timed twice in the same session: in the run and in the wall probe. With nothing changed, our two timings differ by up to
 # 2.3×. The **noise rule** takes the faster of our two timings. A peer's lead counts only if that
 # timing is more than 2.3× the peer's ([notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
@@ -387,7 +378,8 @@ print(profile.table(peer_table))
 # them).
 #
 # Paired rounds can still find a lead real. The widest lead, CRR's eager formula with its backward at
-# 64×16384, is faster than ours in every paired round of section 4.
+# 64×16384, is faster than ours in every paired round of section 4. Practise the noise rule with
+# notebook 14's checked exercise [`noise_verdict`](14_appendix_data.ipynb#Exercises).
 #
 # </details>
 
@@ -498,7 +490,7 @@ returns_rows = profile.committed("discounted_return", missing_ok=True)  # the H2
 # wall time is over 20× its GPU time. In all four scans' tables, what the backward adds is mostly
 # host time too (section 3).
 #
-# <details><summary>Details (optional): the figures, and the n/a and ! marks</summary>
+# <details><summary>Sources and details: the figures, and the n/a and ! marks</summary>
 #
 # * At 16×128 the forward takes 1.8 µs on the GPU and 52 µs of wall time.
 # * The backward multiplies the return's wall time by 11 to 17 and its GPU time by only 2 to 3.
@@ -563,14 +555,14 @@ gae_rows = profile.committed("gae", missing_ok=True)  # the H200's table and cha
 
 # %% [markdown]
 # **Finding: the host, not the kernel, sets the wall time.** Forward at 16×128, ours takes 4× less
-# GPU time than the naive kernel, yet is slower on the wall clock: 30.6 µs against 20.6 µs, the
-# wall probe's medians of 15 interleaved rounds. Our call runs checks and planning in Python before
-# its launch; the naive kernel is launched bare. Both calls are host-bound.
+# GPU time than the naive kernel, yet is slower on the wall clock: 30.6 µs against 20.6 µs. Our
+# call runs checks and planning in Python before its launch; the naive kernel is launched bare.
 #
-# <details><summary>Details (optional): the figures, the table's 0.597, and the ! marks</summary>
+# <details><summary>Sources and details: the figures, the table's 0.597, and the ! marks</summary>
 #
+# * The 30.6 and 20.6 µs are the `[H200 wall probe]`'s medians of 15 interleaved rounds. In its
+#   median round, ours took 1.47× the naive kernel's wall time. Both calls are host-bound.
 # * The GPU times: ours 1.8 µs, the naive kernel's 8.0 µs.
-# * In the median round of the wall probe, ours took 1.47× the naive kernel's wall time.
 # * The table's wall times are the run's single timings, 50 µs and 30 µs. So the naive kernel's
 #   `wall ÷ ours` reads 0.597 (1 ÷ 1.7), the table's one under 1. By the noise rule alone that gap is
 #   within the noise (section 2's fold;
@@ -634,7 +626,7 @@ td_rows = profile.committed("td_lambda", missing_ok=True)  # the H200's table an
 # **Finding: yes.** At 16×128 the forward's wall time is over 20× its GPU time: host-bound, as the
 # return is.
 #
-# <details><summary>Details (optional): the figures and the ! marks</summary>
+# <details><summary>Sources and details: the figures and the ! marks</summary>
 #
 # * At 16×128 the forward takes 1.8 µs on the GPU and 41 µs of wall time.
 # * The `!` after `torchrl_vec_td_lambda` is 2.1's cut-off again: 3.0e-4 and 3.4e-4 relative,
@@ -670,7 +662,7 @@ assert not any(r["flagged"] for r in vtrace_rows)  # no line carries a `!`: ever
 # faster at two shapes, but both wall gaps are within the noise, and its lead in GPU time at
 # 16×128 is too small to trust.
 #
-# <details><summary>Details (optional): the figures</summary>
+# <details><summary>Sources and details: the figures</summary>
 #
 # * rl_triton's `wall ÷ ours` reads 0.696 at 16×128 and 0.855 at 64×16384.
 # * Its GPU time at 16×128, 1.52 against our 2.03 µs, is as unsure: a GPU time that small holds
@@ -694,12 +686,6 @@ if vtrace_rows:
 
 # %% [markdown]
 # ## 3. Wall versus GPU time
-#
-# *Reads `[H200 run]` for the chart, the one file with both clocks of every call; from the box on,
-# the losses' backward from `[H100 loss probe]` (paired rounds) and `[H100 backward profile]`.*
-#
-# **In one line: at the shapes RL code uses, a backward adds mostly host time, not GPU time, to
-# every call.**
 #
 # **"With the backward"** (`fwd+bwd`) times one call of `torch.autograd.grad(fwd(), leaves, weights,
 # allow_unused=True)`: the forward, then the inputs' gradients (`weights` 1 for a loss).
@@ -737,13 +723,17 @@ ratio = {k: w / g for k, (w, g) in wall_gpu.items()}  # wall time ÷ GPU time
 anchors = profile.anchor_rows(res, DTYPE)
 
 # %% [markdown]
-# **Finding:** mostly host time. At 4096×128 and 64×16384 (and at 16×128), the wall time the
-# backward adds is over 10× the GPU time it adds, for every call. So take out host work first, for
-# example with a CUDA graph of the whole update step. At the largest shape, 16384×1024, it is only
-# 1.9–15×.
+# **Finding:** mostly host time. At 16×128, 4096×128 and 64×16384, the wall time the backward adds
+# is over 10× the GPU time it adds, for every call. So take out host work first, for example with a
+# CUDA graph of the whole update step.
 #
-# <details><summary>Details: your prediction, the chart's exceptions, and the naive-kernel anchor</summary>
+# <details><summary>Sources and details: your prediction, the largest shape, the chart's exceptions, the naive-kernel anchor</summary>
 #
+# * The chart's figures are the `[H200 run]`'s, the one file with both clocks of every call; from
+#   the loss table below on, the losses' backward comes from the `[H100 loss probe]` (paired rounds) and
+#   the `[H100 backward profile]`.
+# * At the largest shape, 16384×1024, the backward's added wall time is only 1.9–15× its added GPU
+#   time.
 # * **Your prediction.** With its backward, GAE's call at 4096×128 takes 41× its GPU time: the
 #   backward doubled the GPU time, and the wall time it added was far larger than the GPU time it
 #   added.
@@ -760,8 +750,6 @@ anchors = profile.anchor_rows(res, DTYPE)
 # </details>
 
 # %% [markdown]
-# > **From here on: the H100 loss probe (paired rounds).**
-#
 # **How much host time does a backward add?** The three losses and the autograd anchor, forward
 # alone and with the backward:
 
@@ -780,13 +768,15 @@ print(profile.table([{"call": c, "forward": f, "with the backward": b, "the back
 # **Finding:** the backward's cost is host work. The autograd anchor, whose backward is one plain
 # launch, adds even more wall time than each of our calls' backward does, at every shape.
 #
-# **Where that host time goes.** A profile of PPO's call at 16×128, `[H100 backward profile]`, puts
-# about half of the profiled host time in the `autograd.Function`'s backward node, where the
-# package's Python plans, checks and launches the backward's kernel. Its other figures are in
-# [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
+# **Where that host time goes.** A profile of PPO's call at 16×128 puts about half of the profiled
+# host time in the `autograd.Function`'s backward node, where the package's Python plans, checks
+# and launches the backward's kernel.
 #
-# <details><summary>Details: the figures</summary>
+# <details><summary>Sources and details: the figures</summary>
 #
+# * The table is the `[H100 loss probe]`'s, medians of 15 paired rounds; the profile is the
+#   `[H100 backward profile]`, whose other figures are in
+#   [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
 # * A backward adds 220–570 µs to each of our calls, which then take 3.9–14× their forward's wall
 #   time.
 # * Shape by shape (16×128, 4096×128, 64×16384), the autograd anchor's backward adds about 650, 520
@@ -881,13 +871,6 @@ assert round(prof["_FunctionBackward"][0] / host_us, 1) == 0.5  # "about half of
 # %% [markdown]
 # ## 4. Fused losses against their eager formulas
 #
-# *Reads `[H100 loss probe]`, the one file with both clocks of each loss and its eager formula, in
-# paired rounds.*
-#
-# **In one line: fusing a loss pays on the GPU at every shape. On the wall clock it wins forward for
-# all three losses, and with the backward for PPO and SAC; CRR's short eager formula wins with its
-# backward.**
-#
 # **Question: does fusing a loss pay, on the GPU and on the wall clock?** Notebooks 05 to 07 fuse
 # each loss into one or two launches forwards and one backwards; the **eager formula** is the plain
 # PyTorch code ours replaces. Each ratio below is its time ÷ ours: above 1, ours is faster.
@@ -925,9 +908,10 @@ print(profile.table(gpu_table, digits=3))
 # On the GPU, fusing pays at every shape. But every call here is host-bound, so the wall clock
 # decides.
 #
-# <details><summary>Details: the table's ranges</summary>
+# <details><summary>Sources and details: the table's ranges</summary>
 #
-# The eager formula's unfused kernels take 3.3–9.2× our GPU time. Each call's GPU time is under a
+# The figures are the `[H100 loss probe]`'s, the one file with both clocks of each loss and its
+# eager formula, in paired rounds. The eager formula's unfused kernels take 3.3–9.2× our GPU time. Each call's GPU time is under a
 # seventh of its wall time.
 #
 # </details>
@@ -975,8 +959,7 @@ print(profile.table(h100_table, digits=3))
 # **Finding:** forward, ours wins the median round for all three losses. With the backward, PPO's
 # long chain of small ops takes about 1.6× our wall time in the median round, and SAC's eager formula is
 # slower than ours too. Only CRR's short formula wins: with the backward, it is faster in the median
-# round at every shape. At 64×16384 it takes 0.74× our wall time in the median round; section 2's
-# single timing read 0.38×, within the noise.
+# round at every shape.
 #
 # **Why our CRR loses to its eager formula, with the backward.** The paired medians with the backward, in µs per call, beside
 # section 3's autograd anchor:
@@ -1005,8 +988,10 @@ print(profile.table(why_crr))
 # measures this trip on PPO's call (CRR's was not profiled): its backward node is about half of the
 # profiled host time.
 #
-# <details><summary>Details: the wall clock loss by loss, the backward profile, your prediction, and torch.compile</summary>
+# <details><summary>Sources and details: the wall clock loss by loss, the backward profile, your prediction, torch.compile</summary>
 #
+# * **CRR at 64×16384,** with the backward, takes 0.74× our wall time in the median round; section
+#   2's single timing read 0.38×, within the noise.
 # * **PPO:** ours wins every round, at every shape, in both passes.
 # * **SAC** (the λ = 0 target): ours wins every round forward; with the backward, the median at
 #   every shape but every round only at 16×128.

@@ -54,14 +54,6 @@
 # after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
 # of steps is *one* map, $y_{\text{first}} = B + A\,y_{\text{after}}$, and maps can be composed in
 # any grouping.
-#
-# In this notebook you will:
-#
-# * Split a scan across processes by hand, an episode end at the boundary included.
-# * Run the package's `time_group=` on two real processes, started from here.
-# * Check both against the one-process call: the forward, GAE's boundary step, and the backward.
-#
-# The exercise at the end composes the carries of any number of ranks.
 
 # %%
 import inspect
@@ -434,10 +426,9 @@ assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in
 #   $r \ge 1$).
 # * $\sigma_r$ is the gradient that rank $r$'s own steps send into its carry $c_r$. Rank $r$
 #   computes it alone.
-# * $x_r$ is the gradient that enters rank $r$ from the ranks before it. In words: the part of
-#   $\partial L/\partial c_{r-1}$ that comes from the loss on ranks $0, \dots, r-1$ (on their
-#   steps only). Since $c_{r-1} = f_r$, it lands on rank $r$'s first output, so we write
-#   $x_r = \partial L/\partial f_r$, that part only. Nothing enters rank 0, so $x_0 = 0$.
+# * $x_r$ is the gradient that enters rank $r$ from the ranks before it. Write $L_{<r}$ for the
+#   loss on ranks $0, \dots, r-1$ (on their steps only). Then $x_r = \partial L_{<r}/\partial f_r$:
+#   those ranks read $f_r$ as their carry $c_{r-1}$. Nothing enters rank 0, so $x_0 = 0$.
 #
 # **By hand: two ranks of two steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0 holds
 # steps 0 and 1, rank 1 steps 2 and 3.
@@ -460,8 +451,8 @@ assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in
 # forward:               ◀── c_0 = y_2 ───          ◀── c_1 = y_4 ───
 # backward:    g_0 → g_1 ───── x_1 ─────▶ g_2 → g_3 ───── x_2 ─────▶ g_4 → g_5
 #
-# x_r = ∂L/∂f_r = the part of ∂L/∂c_{r−1} from the loss on ranks 0..r−1:
-#              x_1 = ∂L/∂c_0 (from rank 0),    x_2 = ∂L/∂c_1 (from ranks 0 and 1)
+# x_r = ∂L_<r/∂f_r, with L_<r the loss on ranks 0..r−1:
+#              x_1 = ∂L_<1/∂c_0 (rank 0's loss),    x_2 = ∂L_<2/∂c_1 (ranks 0 and 1's loss)
 # ```
 
 # %%
@@ -488,8 +479,8 @@ print("rank 0, rank 1 with x_1 added:", g_rank0[0].tolist(), g_rank1[0].tolist()
 assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b4.grad)
 
 # %% [markdown]
-# **The rule, for any number of ranks.** What rank $r$ passes on, $x_{r+1}$ (the part of
-# $\partial L/\partial c_r$ from the loss on ranks $0, \dots, r$), has two parts:
+# **The rule, for any number of ranks.** What rank $r$ passes on,
+# $x_{r+1} = \partial L_{<r+1}/\partial c_r$, has two parts:
 #
 # * $\sigma_r$, from rank $r$'s own $dy_t$, as rank 0 computed above ($\sigma_0 = 0.75$).
 # * $A_r\,x_r$, from the ranks before it: $x_r$ lands on rank $r$'s first output,
@@ -554,13 +545,13 @@ _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
 _y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
 assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
 assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
-# "the part of ∂L/∂c_{r−1} from the loss on ranks 0..r−1" (the drawing's "x_2 = ∂L/∂c_1 (from ranks 0 and 1)"):
-# d(sum of y_0..y_3)/d c_1 = x_2, rank 2's own dy_4 left out
+# "x_r = ∂L_<r/∂f_r, with L_<r the loss on ranks 0..r−1" (the drawing's "x_2 = ∂L_<2/∂c_1 (ranks 0 and 1's loss)"):
+# L_<2 = the sum of y_0..y_3 (dy_t = 1); d L_<2 / d c_1 = x_2, rank 2's own dy_4 left out
 _c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 _y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
 _y_r0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_y_r1[:, 0])
 assert torch.autograd.grad(_y_r0.sum() + _y_r1.sum(), [_c1])[0].item() == x[2].item() == 0.9375
-_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L/∂c_0 (from rank 0)"
+_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L_<1/∂c_0 (rank 0's loss)"
 _y_c0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_c0)
 assert torch.autograd.grad(_y_c0.sum(), [_c0])[0].item() == x[1].item() == 0.75
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
@@ -575,21 +566,15 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 # %% [markdown]
 # ## 7. What it costs
 #
-# **The four columns.** The cell below reads one timing file, measured on one H100. It times each
-# call four ways. None of the four crosses a network: they are four no-network baselines, and the
-# wire is estimated after the table. The notebook's names come first, the file's column in quotes:
+# One H100 timed three calls, none across a network:
 #
-# * **plain call** ("one device"): the call on one rank's steps, without `time_group=`.
-# * **split, local copy** ("2 ranks, local gather"): all that rank 0 of two ranks runs with
-#   `time_group=`, the two holding the same steps. Each `all_gather` is a local copy.
-# * **split, NCCL with 1 rank** ("NCCL, 1 rank"): the same split through real NCCL calls, in a
-#   group of one rank. It adds NCCL's own cost, and still crosses no link.
-# * **gather + one call, local copy** ("gather, one call"): the alternative. The row is gathered by
-#   a local copy (the rank's steps twice), one plain call runs on it, and the rank's slice is kept.
+# * **plain call:** one rank's steps, without `time_group=`.
+# * **split:** rank 0 of two ranks, with `time_group=`; each `all_gather` is a local copy.
+# * **gather + one call:** the row gathered by a local copy, one plain call on it, the rank's
+#   slice kept.
 #
-# Each line of the file is one call at one shape, in µs per call: *wall time* (calls back to back,
-# host included), then *GPU time* (the kernels alone). Each rank holds the steps of one shape:
-# 1,048,576 on the long row, so two ranks hold 2,097,152.
+# The cell prints GAE forwards on the long row (1,048,576 steps per rank), in µs per call: the
+# *wall time* (calls back to back, host included), then the GPU time.
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
@@ -602,11 +587,44 @@ for line in cost_lines:
         numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
         cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
 (one_wall, one_gpu), (local_wall, local_gpu), _, (joined_wall, joined_gpu) = cost["1 x 1048576", "gae forwards"]
-print("\n".join(cost_lines))
+print("\n".join(cost_lines[1:3]))  # the header and the long row; the file's other lines are in the fold below
+print(f"wall time: plain call {one_wall} µs, split {local_wall / 1e3:.2f} ms, gather + one call {joined_wall:.0f} µs")
 
 # %% [markdown]
+# The split took 17 times the plain call's wall time; the gather took 1.5 times.
+#
+# **The break-even at 8 ranks.** No link was measured, so this is an estimate. On the long row, each
+# rank holds 9 MB of values, rewards and flags. With 8 ranks, the gather brings the other 7 ranks'
+# 63 MB (about 66 million bytes) to each rank: 66/B ms on a link of B GB/s. Two assumptions:
+#
+# * **The split stays at $t_s = 1.31$ ms.** It was measured as rank 0 of *two* ranks, and is
+#   assumed not to grow with more: it sends only a few numbers per row per rank.
+# * **The gathered call grows to $4\,t_g = 0.46$ ms,** with $t_g = 114$ µs measured. It reads 8
+#   ranks' steps, 4 times the 2 ranks' it read when measured.
+#
+# The two are equal at $B = 66/(t_s - 4\,t_g)$, about 78 GB/s. On a faster link the gather wins; on
+# a slower one, the split.
+#
+# **Which to use.** Gather + one call is the default: faster, simpler code, the same advantages.
+# Use `time_group=` in three cases:
+#
+# * **Gradients through the advantages** (section 6). Each rank's piece of the gradient stays on
+#   its rank. `torch.distributed.nn.functional.all_gather` carries gradients, but its backward
+#   sends every rank's whole gradient row.
+# * **A batch too big to gather.** The one call reads 9 bytes and writes 8 per token of the whole
+#   batch, on every rank: 1,024 rows of 1,048,576 tokens are about 18 GB per rank, beside the model.
+# * **Many ranks on a slow link,** below the break-even above. The gather's wire grows with the
+#   ranks' steps. The split's all_gather of maps grows with the ranks too, but only by a few
+#   numbers per row per rank.
+#
+# <details><summary>Details: the other rows, the GPU clock, NCCL, 2 ranks, and where the file comes from</summary>
+#
+# **The fourth column.** The file also times the split through real NCCL calls, in a group of one
+# rank ("NCCL, 1 rank"). It adds NCCL's own cost, and still crosses no link. The file's other
+# column names: "one device" (plain call), "2 ranks, local gather" (split), "gather, one call".
+#
 # **The table.** Its first three rows are GAE on the long row (1,048,576 steps per rank, two
-# ranks); its last two, the range over all 8 lines of the file.
+# ranks, so 2,097,152 gathered); its last two, the range over all 8 lines of the file.
 #
 # | per call | plain call | split, local copy | split, NCCL with 1 rank | gather + one call, local copy |
 # |---|---|---|---|---|
@@ -616,42 +634,17 @@ print("\n".join(cost_lines))
 # | wall time, all 8 lines | 25–620 µs | 0.86–3.30 ms | 1.18–4.47 ms | 46–736 µs |
 # | GPU time, all 8 lines | 3.0–27.8 µs | 59.2–145.1 µs | 55.3–155.0 µs | 9.3–67.8 µs |
 #
-# * **The gather beat the split by both clocks.** Divided by the plain call's, the split (local
-#   copy) took 17 times its wall time (5.5 times its GPU time), and the gather 1.5 times (2.5
-#   times). With the backward, 7.2 times and 1.6 times. On every line, the gather's wall time is
-#   under a quarter of the split's.
+# * **By GPU time too,** the split took 5.5 times the plain call's, the gather 2.5 times. With the
+#   backward, by wall time, 7.2 times and 1.6 times. On every line, the gather's wall time is under
+#   a quarter of the split's.
 # * **The split's cost is the host's, not the wire's.** On every line, each split's GPU time is
 #   under a tenth of its wall time. NCCL adds host time too: its wall time is above the local
 #   copy's on every line, and its GPU time within 10 % of it (lower on 4 lines, higher on 4).
 #
-# **The wire, worked.** No link was measured, so this is an estimate. On the long row, each rank
-# holds 8 MB of values and rewards and 1 MB of flags: 9 MB, with 1 MB $= 2^{20}$ bytes, so about
-# 9.4 million bytes. A gather brings them from the other rank: 9.4/B ms on a link of B GB/s.
-#
-# * **2 ranks.** The gather + one call costs $t_g + 9.4/B$ ms, with $t_g = 0.11$ ms (114 µs, the
-#   table). The split sends only a few numbers per row, so it stays at $t_s = 1.31$ ms. They are
-#   equal at $B = 9.4/(t_s - t_g)$, about 7.9 GB/s. On a faster link the gather wins; on a slower
-#   one, the split.
-# * **8 ranks.** Each rank receives 7 × 9 = 63 MB, about 66/B ms. Assume the gathered call grows
-#   with the steps it reads, to $4\,t_g = 0.46$ ms. The break-even is $66/(t_s - 4\,t_g)$, about
-#   78 GB/s.
-# * **With the NCCL column's $t_s$** (1.64 ms), they fall to about 6.2 GB/s and 56 GB/s.
-#
-# The estimate leaves out the split's own small exchanges: a few numbers per row.
-#
-# **Which to use.** Gather + one call is the default: faster, simpler code, the same advantages.
-# Use `time_group=` in three cases:
-#
-# * **Gradients through the advantages,** into the values, $\gamma$ or $\lambda$ (section 6). Each
-#   rank's piece of the gradient stays on its rank. `dist.all_gather` carries no gradient;
-#   `torch.distributed.nn.functional.all_gather` does, but its backward sends every rank's whole
-#   gradient row.
-# * **A batch too big to gather.** The one call reads 9 bytes and writes 8 per token of the whole
-#   batch, on every rank: 1,024 rows of 1,048,576 tokens are about 18 GB per rank, beside the model.
-# * **Many ranks on a slow link,** below the break-even above: the gather's wire grows with the
-#   number of ranks, the split's does not.
-#
-# <details><summary>Details: where the file comes from, and why the split is slower</summary>
+# **2 ranks.** Each rank's 9 MB (1 MB $= 2^{20}$ bytes) is about 9.4 million bytes. The gather +
+# one call costs $t_g + 9.4/B$ ms, with $t_g = 0.11$ ms; the split $t_s = 1.31$ ms. They are equal
+# at $B = 9.4/(t_s - t_g)$, about 7.9 GB/s. With the NCCL column's $t_s$ (1.64 ms), the two
+# break-evens fall to about 6.2 GB/s (2 ranks) and 56 GB/s (8 ranks).
 #
 # **Source.** `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by
 # `tools/time_group_cost.py`, on one H100 on 2026-12-07 with torch 2.11; no link crossed. The
@@ -750,6 +743,9 @@ assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 
 _w8_call = joined_wall * 8 / 2  # "4 t_g"
 assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == round(_equal_B(8)) == 78  # "about 78 GB/s"
 assert round(joined_wall / 1e3, 2) == 0.11 and round(_w8_call / 1e3, 2) == 0.46  # "t_g = 0.11 ms", "4 t_g = 0.46 ms"
+# "the split's all_gather of maps grows with the ranks too, ... a few numbers per row per rank": 4 (A, B, reset, error)
+assert "maps = torch.tensor([[1.0], [0.0], [0.0], [0.0]], dtype=torch.float64," in _fwd and "maps = gather(maps)" in _fwd
+assert round(local_wall / one_wall) == 17 and round(joined_wall / one_wall, 1) == 1.5  # "17 times", "1.5 times"
 # the same, the split taken at its NCCL figure: "about 6.2 GB/s with 2 ranks and 56 GB/s with 8"
 _nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
 _equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731

@@ -31,15 +31,14 @@
 # tens of thousands of launches.
 #
 # **The question of this notebook:** can one masked scan replace that loop, with the same numbers,
-# and what does it save? **The answer:** yes. verl's function runs its loop at every $\gamma$ and
-# $\lambda$, its default $\gamma = \lambda = 1$ included. One masked scan gives the same numbers
-# (section 4). On an H200, at every shape timed, it was faster than the fair yardstick, a
-# cumulative sum that computes only $\gamma = \lambda = 1$ (verl's default, where it gives the
-# same answer in one PyTorch call), and far faster than a line-for-line
-# copy of verl's loop. Section 7's table has the figures.
+# and what does it save? **The answer:** yes. One masked scan gives verl's numbers at every
+# $\gamma$ and $\lambda$ (section 4). On an H200 it was far faster than a line-for-line copy of
+# verl's loop. At every shape timed it was also faster than the yardstick: a cumulative sum, one
+# PyTorch call that computes only verl's default $\gamma = \lambda = 1$.
 #
-# Sections 1–2 set up the MDP and its masks, 3–4 put verl's loop beside the scan, 5 compares
-# OpenRLHF's semantics, 6 the $\gamma = \lambda = 1$ shortcut, and 7 reads the H200 timings.
+# The verl drop-in adds verl's whitening and costs about 0.4–0.8 ms per call. That is slower than
+# the cumulative sum at 4 of the 5 shapes, and still over 350 times faster than the loop. Section 7
+# has the figures.
 
 # %%
 import inspect
@@ -320,9 +319,10 @@ assert err < 1e-12
 #
 # <details><summary>Details, for maintainers: where the look-ahead runs on a GPU</summary>
 #
-# It runs inside the scan's own launch (or its two, under a time split), except in two cases: a
-# backward will read it (an input needs a gradient), or a time split needs three launches. Then
-# one extra launch computes it first.
+# It runs inside the scan's own launch (or its two, under a
+# [time split](13_appendix_performance.ipynb#0.3-Enough-programs:-why-a-few-long-rows-leave-the-GPU-idle)),
+# except in two cases: a backward will read it (an input needs a gradient), or a time split needs
+# three launches. Then one extra launch computes it first.
 #
 # </details>
 #
@@ -677,10 +677,9 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 # | the per-token loop | over 4,000 times faster at every shape |
 # | the drop-in, `integrations.verl` | 8.6 to 13.6 times faster, 0.34 to 0.68 ms less per call |
 #
-# * The scan beat the cumulative sum, the fair yardstick: at verl's default $\gamma = \lambda = 1$
-#   it gives the same answer in one PyTorch call (section 6).
 # * The loop pays per step of $T$, whatever the batch; the scan pays mostly per call.
-# * The drop-in pays for its whitening: a fraction of a millisecond per training step.
+# * The drop-in's second scan and whitening cost a fraction of a millisecond per call. The rows
+#   give only that total, not how it splits.
 #
 # <details><summary>Details: the other figures</summary>
 #
@@ -802,6 +801,7 @@ assert _whiten.count(".item()") == 1 and "count = n.item()  # the host reads the
 assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... at least 350 times as long"
 # the drop-in against the yardstick (the table; "most shapes" in the text and in "What you now know")
 assert [round(f(wall[(*s, DROP_IN)] for s in shapes)) for f in (min, max)] == [380, 764]  # "380 to 764 µs"
+assert [round(f(wall[(*s, DROP_IN)] for s in shapes) / 1e3, 1) for f in (min, max)] == [0.4, 0.8]  # intro: "0.4–0.8 ms"
 _slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
 assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # "slower than the sum at 4 of the 5"
 assert [round(f(wall[(*s, CUMSUM)] for s in _slower)) for f in (min, max)] == [40, 186]  # "where the sum takes 40 to 186 µs"

@@ -459,7 +459,7 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 # |---|---|---|
 # | 1, sectors: adjacent, aligned loads | `vector`: one lane's 16-byte piece | 4 steps per load at 16384×1024 |
 # | 2, bytes in flight | `stages` = 2 (the next chunk loaded ahead), `warps` = 1 | 2 stages, 1 warp at 16384×1024 |
-# | 3, enough programs | the time split (0.3) | 8×131072: 1.86 ms unsplit, 0.033 ms split (measured: `docs/DESIGN.md`) |
+# | 3, enough programs | the time split (0.3) | 8×131072: 1.86 ms unsplit, 0.033 ms split (measured) |
 # | 3, where the planner does not split | wide chunks of 1024 steps, 4 warps | 64×16384: 12.9 % of the floor (the peer `rl_triton`: 19.9 %; measured: the committed run) |
 #
 # * Each knob serves one of 0.1 to 0.3's three rules.

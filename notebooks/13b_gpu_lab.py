@@ -472,33 +472,29 @@ if any(r["resident programs"] is None for r in walk_compiled):
 # 1-warp programs, the cap on programs.
 #
 # **A model to predict with: resident programs × chunk.** For your `reset_scan`, multiply the
-# resident programs by the steps each program loads per trip round its loop, its chunk (at most the
-# row's 1024 steps). That product counts the steps an SM has in flight.
+# resident programs by its chunk (at most the row's 1024 steps). That product counts the steps an
+# SM's programs *could* have in flight. A program has its chunk in flight only part of each trip
+# round its loop: while its warps wait at a barrier or scan, it loads nothing. So the product ranks
+# variants; it does not say when a kernel has enough steps in flight.
 #
-# How many are enough? Little's law (notebook 13, section 0.2) says: the load bandwidth × the
-# latency, shared among the SMs. On the H200 that is about 11 KB of loads per SM, or about 2,200
-# steps of 5 bytes of loads each (derived, from notebook 13's assumed 600 ns). Below that, the
-# throughput grows with the steps in flight.
+# How many would be enough? Little's law (notebook 13, section 0.2): the load bandwidth × the
+# latency, shared among the SMs. On the H100 that ran the lab's reference that is about 1,500 steps
+# per SM (about 2,200 on the H200). Question 2 asks you to predict with the product and, where the
+# reference disagrees, to say why.
 #
-# The product is only an **upper bound**, and the point of predicting with it is to learn where
-# the bound fails. Question 2 asks you to predict with it and, where the reference disagrees, to
-# say why.
+# <details><summary>Sources: where the 1,500 and 2,200 steps come from, and what the product ignores</summary>
 #
-# <details><summary>Details: where the 11 KB comes from</summary>
-#
-# A step of returns moves 9 bytes: it loads 5 (the reward, 4, and the flag, 1) and stores 4. At
-# the floor, loads are 5/9 of the H200's copy bandwidth: 4.27 TB/s (measured: the committed run)
-# × 5/9 = 2.37 TB/s. Times 600 ns (assumed in notebook 13, not measured) that is 1.42 MB in
-# flight on the whole GPU, ÷ 132 SMs = 10.8 KB per SM, ÷ 5 bytes = about 2,200 steps.
-#
-# </details>
-#
-# <details><summary>Why it is only an upper bound</summary>
-#
-# It takes every program to have its whole chunk in flight all the time. It ignores the barriers
-# between warps and the scan's own time, when a program has no loads in flight. So it ranks some
-# variants wrongly: "Reading the reference" shows one. It needs only the compiler's table, no GPU,
-# and each wrong ranking points at what it ignores.
+# * A step of returns moves 9 bytes: it loads 5 (the reward, 4, and the flag, 1) and stores 4. At
+#   the floor, loads are 5/9 of the copy bandwidth. The latency, 600 ns, is assumed in notebook 13,
+#   not measured.
+# * **H100** (the reference's card): its copy bandwidth in the lab's reference file, 3.02 TB/s,
+#   × 5/9 = 1.68 TB/s; × 600 ns = 1.01 MB in flight; ÷ 132 SMs (the H100 env file) = 7.6 KB per
+#   SM; ÷ 5 bytes = about 1,500 steps.
+# * **H200** (the committed run): 4.27 TB/s × 5/9 = 2.37 TB/s; × 600 ns = 1.42 MB; ÷ 132 SMs =
+#   10.8 KB per SM (about 11 KB); ÷ 5 bytes = about 2,200 steps.
+# * The product takes every program to have its whole chunk in flight all the time. It ignores
+#   the barriers between warps and the scan's own time, so it ranks some variants wrongly:
+#   "Reading the reference" shows one. It needs only the compiler's table, no GPU.
 #
 # </details>
 
@@ -524,6 +520,16 @@ _per_sm = _load_bw * 600e-9 / 132  # bytes of loads in flight per SM at the floo
 assert (round(RES["copy_bandwidth_Bps"] / 1e12, 2), round(_load_bw / 1e12, 2)) == (4.27, 2.37)  # "4.27 TB/s × 5/9 = 2.37"
 assert round(_load_bw * 600e-9 / 1e6, 2) == 1.42 and round(_per_sm / 1e3, 1) == 10.8  # "1.42 MB", "10.8 KB per SM"
 assert round(_per_sm / 1e3) == 11 and round(_per_sm / RETURNS_READ, -2) == 2_200  # "about 11 KB", "about 2,200 steps"
+import re  # noqa: E402
+
+# the same on the H100 that ran the reference: its copy bandwidth from the reference file's header, its SMs from the env file
+_h100_bw = 1e12 * float(re.search(r"copy bandwidth ([\d.]+) TB/s", lab_header)[1])
+_h100_env = open(os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-env.txt"), encoding="utf-8").read()
+assert "H100" in _h100_env and " SMs 132" in _h100_env  # "÷ 132 SMs (the H100 env file)"
+_h100_load = _h100_bw * RETURNS_READ / lab.STEP_BYTES
+H100_ENOUGH = _h100_load * 600e-9 / 132 / RETURNS_READ  # steps in flight per SM that Little's law asks for on the H100
+assert (round(_h100_bw / 1e12, 2), round(_h100_load / 1e12, 2), round(_h100_load * 600e-9 / 1e6, 2)) == (3.02, 1.68, 1.01)
+assert round(_h100_load * 600e-9 / 132 / 1e3, 1) == 7.6 and round(H100_ENOUGH, -2) == 1_500  # "7.6 KB", "about 1,500 steps"
 
 # %% [markdown]
 # **The lab** (your teacher reads your answers): three answer cells, scored out of 10 with a GPU
@@ -710,10 +716,14 @@ else:
 # | reset_scan, chunk 256, tl.range stages 2 | 4 | 31 | 1060 | 16 | 41.0 |
 # | reset_scan, chunk 256, num_warps 1, tl.range stages 2 | 1 | 54 | 1280 | 32 | 43.2 |
 #
+# **What the product marks, and what it does not.** Every row exceeds the H100's 1,500 steps per SM
+# by the product, from 8 × 256 = 2,048 up, yet reaches only 26.5–68.2 % of the floor. So no row has
+# its chunks in flight all the time: barriers and the scan take part of every trip. The product
+# ranks rows; it does not mark saturation.
+#
 # **A worked row: the chunk of 512.** Triton 3.6 gave it 40 registers a thread and 12 resident
-# programs, against 16 at the chunk of 256. Steps in flight per SM: 12 × 512 = 6,144 against
-# 16 × 256 = 4,096, so the count predicts a faster kernel. The H100's % floor rose from 44.6 % to
-# 58.5 %, as predicted.
+# programs, against 16 at the chunk of 256. The product ranks it higher, 12 × 512 = 6,144 against
+# 16 × 256 = 4,096. The H100's % floor rose from 44.6 % to 58.5 %, as ranked.
 #
 # **Your Triton 3.9 counts, a rough check only.** A newer compiler allocates registers
 # differently, so set the H100's % floor beside the table above, not beside Step 3's columns. Triton
@@ -746,9 +756,10 @@ else:
 #
 # * **Occupancy.** Each thread holds 16 steps instead of 8 and needs 72 registers instead of 48, so
 #   an SM's 65,536 registers hold 7 of these 4-warp programs at once instead of 10.
-# * **Little's law.** While too few bytes are in flight, throughput is proportional to the resident
-#   programs (notebook 13, section 0.2). Fewer programs alone would take the % floor from about
-#   64 % to about 45 % (× 7/10). Yet it fell to about 36 %.
+# * **Little's law.** The product, 7 × 1024 = 7,168, is above 1,500, but the loads actually in
+#   flight are fewer: the chunk of 1024 reaches only 64 %. While they are too few, throughput is
+#   proportional to the resident programs (notebook 13, section 0.2). Fewer programs alone would take
+#   the % floor from about 64 % to about 45 % (× 7/10). Yet it fell to about 36 %.
 # * **Doubled scan work.** The scan runs over all 2048 positions, twice the work of the chunk of
 #   1024, with none of the program's loads in flight meanwhile. That could account for the rest.
 #
@@ -799,6 +810,13 @@ assert fit == {1024: 10, 2048: 7} and max(fit.values()) <= min(32, 64 // 4)  # "
 assert pct["reset_scan solution, chunk 1024"] == 63.8  # "from about 64 %"
 in_proportion = pct["reset_scan solution, chunk 1024"] * fit[2048] / fit[1024]  # "about 45 %, yet it fell to about 36 %"
 assert round(in_proportion) == 45 and pct["reset_scan solution, chunk 2048"] == 35.7 < in_proportion - 5
+# "what the product marks": every reference row's resident programs × chunk (at most the row's 1024) exceeds the H100's
+# threshold, from 8 × 256 = 2,048 up, yet reaches only 26.5–68.2 % of the floor; 7 × 1024 = 7,168 for the chunk of 2048
+_product = {name: reference_resident[name] * min(int(re.search(r"chunk (\d+)", name)[1]), 1024) for name in reference_resident}
+assert min(_product.values()) == _product["reset_scan, chunk 256, num_warps 8"] == 8 * 256 == 2_048 > H100_ENOUGH
+assert (min(pct[n] for n in _product), max(pct[n] for n in _product)) == (26.5, 68.2)  # "26.5–68.2 %"
+assert _product["reset_scan solution, chunk 2048"] == 7 * 1024 == 7_168 and _product["reset_scan solution, chunk 512"] == 6_144
+assert _product["reset_scan solution, chunk 256"] == 4_096  # the worked row: "6,144 against 4,096"
 # pipelining never helped this kernel: every staged variant is below its unstaged twin
 assert len([n for n in pct if "tl.range stages" in n]) == 6  # "all six pipelined variants timed"
 for name in [n for n in pct if "tl.range stages" in n]:

@@ -1093,44 +1093,31 @@ print("three ranks' forward maps and carries, as in notebook 11, section 2")
 # $$g_t = dy_t + a_{t-1}\,g_{t-1}.$$
 #
 # That is a *forward* scan of the pairs $(a_{t-1}, dy_t)$, notebook 01b's `transposed_scan`. The
-# gradient flows forwards in time, so notebook 11's split carries over with the arrows reversed:
+# gradient flows forwards in time, so notebook 11's split carries over with the arrows reversed.
+#
+# <details><summary>An alternative the package does not take: the gradient scan's own maps (P_r, Q_r)</summary>
+#
+# Split the gradient scan itself, as notebook 11 split the forward:
 #
 # * Each rank's stretch of this gradient scan is one map. Call it $(P_r, Q_r)$, to keep it apart
 #   from the forward map $(A_r, B_r)$: the gradient at the rank's last step is
 #   $Q_r + P_r\,g_{\text{in}}$, for $g_{\text{in}}$ the gradient $g$ at the previous rank's last
-#   step (`grad_in` below).
+#   step (`grad_in` in the Checks cell below the package's way).
 # * A rank's $g_{\text{in}}$ is composed from the ranks *before* it. Rank 0's is 0.
 #
-# The cell checks this against autograd.
-
-# %%
-b_leaf = b.clone().requires_grad_()
-dy = torch.randn(rows, T, dtype=torch.float64, generator=gen)
-(rl.linear_scan(a, b_leaf) * dy).sum().backward()
-a_before = torch.cat([torch.zeros(rows, 1, dtype=torch.float64), a[:, :-1]], -1)  # a_{t-1}; none before t = 0
-grad_maps = [(a_before[:, lo:hi].prod(-1), rl.linear_scan(a_before[:, lo:hi], dy[:, lo:hi], reverse=False)[:, -1])
-             for lo, hi in spans]  # (P_r, Q_r)
-grad_in, x = [], torch.zeros(rows, dtype=torch.float64)
-for P, Q in grad_maps:  # ranks 0, 1, 2: what enters each, composed from the ranks before
-    grad_in.append(x)
-    x = Q + P * x
-pieces = [rl.linear_scan(a_before[:, lo:hi], dy[:, lo:hi], reverse=False, initial=g_in)
-          for (lo, hi), g_in in zip(spans, grad_in)]
-assert torch.allclose(torch.cat(pieces, -1), b_leaf.grad)
-print("the gradient scan split over three ranks = autograd's, max difference",
-      f"{float((torch.cat(pieces, -1) - b_leaf.grad).abs().max()):.1e}")
-
-# %% [markdown]
-# **Why the package sends something else.** $P_r$ multiplies $a_{t-1}$ over rank $r$'s steps, so
-# it starts with the $a$ of the *previous* rank's last step. Split this way, each rank would need
-# that number from its neighbour. The package avoids it: the rank that holds that $a$ multiplies
-# by it before it sends.
+# **Why the package does not.** $P_r$ multiplies $a_{t-1}$ over rank $r$'s steps, so it starts with
+# the $a$ of the *previous* rank's last step. Split this way, each rank would need that number from
+# its neighbour. The package avoids it: the rank that holds that $a$ multiplies by it before it
+# sends. The two ways agree: the package's $x_r = a_{t-1}\,g_{t-1}$, for $t$ rank $r$'s first step,
+# where $g_{t-1}$ is this route's $g_{\text{in}}$.
 #
-# Take rank $r$'s last step $t$. Its carry $c_r$ reaches it through $y_t = b_t + a_t\,c_r$. So the
-# gradient with respect to $c_r$ contains $a_t\,g_t$, which rank $r$ computes from its own
-# numbers. That product is what crosses the boundary, and rank $r + 1$ adds it at its first
-# output. (Likewise, $\partial L/\partial a_t = g_t\,c_r$ needs $c_r$, which the forward already
-# left on rank $r$.)
+# </details>
+#
+# **What the package sends.** Take rank $r$'s last step $t$. Its carry $c_r$ reaches it through
+# $y_t = b_t + a_t\,c_r$. So the gradient with respect to $c_r$ contains $a_t\,g_t$, which rank $r$
+# computes from its own numbers. That product is what crosses the boundary, and rank $r + 1$ adds it
+# at its first output. (Likewise, $\partial L/\partial a_t = g_t\,c_r$ needs $c_r$, which the
+# forward already left on rank $r$.)
 #
 # The package's backward, `_TimeSharded.backward`, takes two passes through each segment and two
 # exchanges:
@@ -1138,8 +1125,8 @@ print("the gradient scan split over three ranks = autograd's, max difference",
 # 1. **Pass 1.** Each rank computes $\sigma_r$, the gradient its own outputs send into its carry
 #    $c_r$, with nothing entering from the ranks before. **Exchange 1** gathers every rank's
 #    $\sigma_r$: one number per row.
-# 2. **Compose.** Let $x_r = \partial L/\partial f_r$, through ranks $< r$: the gradient that
-#    enters rank $r$ at its first output $f_r$, from the loss on the ranks before it. Then $x_0 = 0$ and
+# 2. **Compose.** Let $x_r = \partial L_{<r}/\partial f_r$, with $L_{<r}$ the loss on ranks
+#    $0, \dots, r-1$: the gradient that enters rank $r$ at its first output $f_r$. Then $x_0 = 0$ and
 #    $x_{r+1} = \sigma_r + A_r\,x_r$ (a reset selects $\sigma_r$ alone, as in notebook 11,
 #    section 3). This is the *forward* map's $A_r$, all of rank $r$'s own $a$: rank $r$'s first
 #    output is $f_r = B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
@@ -1147,9 +1134,6 @@ print("the gradient scan split over three ranks = autograd's, max difference",
 #    gradient at its first output.
 # 4. **For GAE.** The gradient of each boundary value $V(s_{t+1})$ is computed on the rank that
 #    read it. **Exchange 2** gathers these, and each rank adds those of the values it owns.
-#
-# The two ways agree: $x_r = a_{t-1}\,g_{t-1}$, for $t$ rank $r$'s first step. Here $g_{t-1}$ is the
-# first way's $g_{\text{in}}$.
 #
 # **By hand: two ranks of two steps**, $a_t = 0.5$ and $dy_t = 1$ at every step; rank 0 holds
 # steps 0 and 1, rank 1 steps 2 and 3.
@@ -1174,9 +1158,12 @@ assert sigma_0 == 0.75 and dy4[0, 2] + sigma_0 == b4.grad[0, 2]  # x_1 = σ_0; r
 # %% [markdown]
 # The same on the three ranks, the package's way: pass 1 gives each rank's $\sigma_r$ from autograd
 # on its own segment, the composition uses the forward maps' $A_r$, and pass 2 adds $x_r$ at the
-# segment's first output.
+# segment's first output. Autograd on one process gives the gradient to check against.
 
 # %%
+b_leaf = b.clone().requires_grad_()
+dy = torch.randn(rows, T, dtype=torch.float64, generator=gen)
+(rl.linear_scan(a, b_leaf) * dy).sum().backward()  # one process: the gradient to check against
 local = []  # per rank: its b and carry as leaves, its outputs from the forward's carry
 for (lo, hi), (a_seg, b_seg), cr in zip(spans, segments, carries):
     b_r, c_r = b_seg.clone().requires_grad_(), cr.clone().requires_grad_()
@@ -1192,10 +1179,23 @@ for (b_r, c_r, y_r, dy_r), x_r in zip(local, xs):  # pass 2: x_r added at the se
     dy_in[:, 0] += x_r
     grads.append(torch.autograd.grad(y_r, b_r, dy_in)[0])
 assert torch.allclose(torch.cat(grads, -1), b_leaf.grad)
-for r, (lo, _) in enumerate(spans[1:], 1):  # x_r = a_{t-1} g_{t-1}: the last a applied on the rank before
-    assert torch.allclose(xs[r], a[:, lo - 1] * grad_in[r])
 print("the package's way (carry gradients composed with the forward maps) = autograd's, max difference",
       f"{float((torch.cat(grads, -1) - b_leaf.grad).abs().max()):.1e}")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the fold's alternative, the (P_r, Q_r) route, against autograd, and the two ways agreeing (CI runs them; skip when reading)
+a_before = torch.cat([torch.zeros(rows, 1, dtype=torch.float64), a[:, :-1]], -1)  # a_{t-1}; none before t = 0
+grad_maps = [(a_before[:, lo:hi].prod(-1), rl.linear_scan(a_before[:, lo:hi], dy[:, lo:hi], reverse=False)[:, -1])
+             for lo, hi in spans]  # (P_r, Q_r)
+grad_in, _g = [], torch.zeros(rows, dtype=torch.float64)
+for P, Q in grad_maps:  # ranks 0, 1, 2: what enters each, composed from the ranks before
+    grad_in.append(_g)
+    _g = Q + P * _g
+pieces = [rl.linear_scan(a_before[:, lo:hi], dy[:, lo:hi], reverse=False, initial=g_in)
+          for (lo, hi), g_in in zip(spans, grad_in)]
+assert torch.allclose(torch.cat(pieces, -1), b_leaf.grad)  # the gradient scan split over three ranks = autograd's
+for r, (lo, _) in enumerate(spans[1:], 1):  # "the two ways agree": x_r = a_{t-1} g_{t-1}, g_{t-1} this route's g_in
+    assert torch.allclose(xs[r], a[:, lo - 1] * grad_in[r])
 
 # %% [markdown]
 # **What crosses the wire, forwards.** A forward call makes three exchanges, in this order:
