@@ -23,6 +23,8 @@
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
 # * **Minimum path:** sections 1–7 and their checked exercises. Section 8 can wait until notebook
 #   01.
+# * **Minimum path across 00–00d:** the path above, all of 00b, and 00c without its open question:
+#   about 7–12.5 h in all, by the notebooks' own estimates. Notebook 00d is optional.
 #
 # Every return and advantage in this course, from GAE to V-trace, is a loop that runs **backwards
 # in time**:
@@ -179,12 +181,12 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # A tree scan combines *runs* of consecutive steps, each already composed into one pair. Which run
 # is the first operand?
 #
-# > **The order rule.** In `combine(first, second)`, `first` `(a1, b1)` is applied first, and
-# > `second` `(a2, b2)` is applied to its output.
+# > **The order rule.** In `combine(first, second)`, `first` `(a1, b1)` is the operand applied
+# > first, and `second` `(a2, b2)` is applied to its output.
 # >
-# > In a reverse scan, read the drawing right to left: **`first` = applied first = the later
-# > times**, because $y_8$ enters step 7 first. (In a forward scan, `first` is the earlier times.)
-# > The drawing shows a reverse scan's last combine on 8 steps: `first` is steps 4–7.
+# > In a reverse scan, the operand applied first is the run of later time steps, because $y_8$
+# > enters step 7 first. So read the drawing right to left. In a forward scan, it is the run of
+# > earlier steps. The drawing shows a reverse scan's last combine on 8 steps: `first` is steps 4–7.
 # >
 # > ```text
 # >   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -195,7 +197,28 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # >       the first operand acts on y_8, then the second
 # > ```
 #
-# The next cell checks the reverse scan and the drawing's combine against the loop:
+# The next cell makes the rule visible. It runs a reverse tree scan on four steps labelled
+# `'s0'` to `'s3'`, with a combine that joins labels, and prints every call. `'s3 s2'` means step 3,
+# then step 2. In every call, `first` is the later run:
+
+# %%
+def tree_reverse_scan(xs, combine):
+    """A reverse Hillis–Steele scan: in round k, element t becomes combine(element t + k, element t)."""
+    xs, k = list(xs), 1
+    while k < len(xs):
+        for t in range(len(xs) - k):
+            print(f"round k={k}: combine(first={xs[t + k]!r}, second={xs[t]!r})")
+        xs = [combine(xs[t + k], xs[t]) if t + k < len(xs) else xs[t] for t in range(len(xs))]
+        k *= 2
+    return xs
+
+
+runs = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, second: first + " " + second)
+print("result:", runs)
+assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
+
+# %% [markdown]
+# The next cell checks the reverse scan and the drawing's combine against the loop, on numbers:
 
 # %%
 T = 8  # the drawing's 8 steps
@@ -243,7 +266,7 @@ print(np.round(loop, 3))
 #   tries. `print(exercises.task(name))` restates a task. The solution is in
 #   `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
 # * Kernel exercises, from notebook 00b on, also follow the
-#   [Triton rules](00b_triton_from_zero.ipynb#Triton-rules) at the top of 00b.
+#   [Triton rules](00b_triton_from_zero.ipynb#Triton-rules), the card at the end of 00b.
 #
 # </details>
 
@@ -317,8 +340,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 # At an episode's last step nothing flows back from the next episode, so $y_t = b_t$. Computing
 # that as a **product**, $b_t + 0 \cdot y_{t+1}$ with $a_t = 0$, is not safe:
 # $0 \cdot \text{NaN} = \text{NaN}$, so one bad reward would poison every earlier episode. A
-# **select** is safe: it takes $b_t$, as `np.where` does, and never reads $y_{t+1}$. The select may
-# test a flag or $a_t = 0$. The kernels test a *reset flag* $\kappa$ (kappa) that each step
+# **select** is safe: it outputs $b_t$, as `np.where` does. The other value, $b_t + a_t y_{t+1}$, may
+# be computed, NaN and all, but it never reaches the output. The select may test a flag or $a_t = 0$. The kernels test a *reset flag* $\kappa$ (kappa) that each step
 # carries. With the flag, $a_t$ at an episode end never affects an output: a step may keep its ordinary
 # multiplier there, and no code has to test a float for 0.
 #
@@ -1040,14 +1063,18 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # ### Resets in the gradient (section 8)
 #
+# Reading the next episode's $y_{t+1}$ in the gradient is harmless when $a$ is a constant such as
+# $\gamma$, and a hazard only when $a$ is learned. Here is why.
+#
 # The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$. It is a reset where $a_{t-1} = 0$.
 # There $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly. The kernel selects there, so an
-# `inf` or NaN in $g_{t-1}$ stays out of $g_t$. The folded check below tries this. One gradient still
-# reads across an episode end. $\partial L/\partial a_t = g_t\,y_{t+1}$ reads the next episode's
-# $y_{t+1}$, so a NaN there makes that one gradient NaN. The earlier episode's $y$ and
-# $\partial L/\partial b$ stay clean. When $a$ is a constant such as $\gamma$, this is harmless,
-# since no gradient with respect to it is wanted. When $a$ is learned, build the scan's input with a
-# select, `torch.where(done, 0.0, a)`, whose backward drops that NaN.
+# `inf` or NaN in $g_{t-1}$ stays out of $g_t$. The folded check below tries this.
+#
+# One gradient still reads across an episode end: $\partial L/\partial a_t = g_t\,y_{t+1}$ reads
+# the next episode's $y_{t+1}$. So a NaN there makes that one gradient NaN, while the earlier
+# episode's $y$ and $\partial L/\partial b$ stay clean. A constant $a$ needs no gradient, so nothing
+# reads that NaN. When $a$ is learned, build the scan's input with a select,
+# `torch.where(done, 0.0, a)`, whose backward drops that NaN.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the transposed scan selects at a reset (CI runs them; skip when reading)

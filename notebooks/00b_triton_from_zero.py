@@ -28,25 +28,19 @@
 # [GPU notes](#GPU-notes) at the end, the course's one list.
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work)
-# says. Every kernel you write follows the card below: come back to it when a kernel misbehaves.
+# says. Every kernel you write follows the [Triton rules](#Triton-rules), the card at the end: come
+# back to it when a kernel misbehaves.
 
 # %% [markdown]
-# ### Triton rules
+# ### Three rules for section 1
 #
-# The middle column says in which section you first need each rule. Notebook 00c adds
-# [two rules for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled).
+# Section 1's kernel needs only these three. The others come up where you first need them, and
+# the whole card, [Triton rules](#Triton-rules), is at the end.
 #
-# | rule | needed from | explained in |
-# | --- | --- | --- |
-# | Mask every load and store that can run past a tensor's end. | §1 | §1 |
-# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | §1 | §1 |
-# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | §1's table; [GPU note 1](#GPU-notes) |
-# | Compare a loaded flag with 0 (`!= 0`): needed for int8 or uint8 flags, harmless on bool. Join two flags with `\|`, not `+`. | §1 | §1's table; [the appendix](#Arithmetic-on-loaded-bool-flags) |
-# | Start a float carry as `0.0`, not `0`. | §3 | §1's table; [GPU note 2](#GPU-notes) |
-# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | §1 | 00 §4; 00c §1 |
-# | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | §1 | this card |
-# | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | §1 | this card |
-# | In a script of your own, `import rltriton_lite` before you run a kernel. | §1 | [GPU note 3](#GPU-notes) |
+# 1. Mask every load and store that can run past a tensor's end.
+# 2. On blocks, use `&`, `|`, `~`, `tl.minimum`, `tl.maximum` and `tl.where`, never Python's `and`,
+#    `or`, `not`, `min`, `max` or `if`.
+# 3. Select with `tl.where`; never multiply by 0 to drop a value, because `0 * NaN` is NaN.
 
 # %%
 import os
@@ -173,6 +167,9 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 #   ends, where no next value exists.
 # * **Select, don't multiply:** where $\text{term}_t$ is true, select $V(s_{t+1})$ away with
 #   `tl.where`.
+# * **The checker requires:** your kernel writes every answer itself; numbers computed or patched
+#   up in PyTorch are refused. Give the `@triton.jit` kernel its own name, such as `_td_kernel`,
+#   because a launcher of the same name replaces it.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -644,6 +641,25 @@ exercises.attempt("chunked_scan", chunked_scan)
 # Notebook 00c comes next. It adds episode ends, then hooks and the package's kernel.
 
 # %% [markdown]
+# ## Triton rules
+#
+# The rules every kernel of the course follows. The middle column says in which section you first
+# need each rule. Notebook 00c adds
+# [two rules for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled).
+#
+# | rule | needed from | explained in |
+# | --- | --- | --- |
+# | Mask every load and store that can run past a tensor's end. | §1 | §1 |
+# | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | §1 | §1 |
+# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | §1's table; [GPU note 1](#GPU-notes) |
+# | Compare a loaded flag with 0 (`!= 0`): needed for int8 or uint8 flags, harmless on bool. Join two flags with `\|`, not `+`. | §1 | §1's table; [the appendix](#Arithmetic-on-loaded-bool-flags) |
+# | Start a float carry as `0.0`, not `0`. | §3 | §1's table; [GPU note 2](#GPU-notes) |
+# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | §1 | 00 §4; 00c §1 |
+# | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | §1 | §1's exercise |
+# | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | §1 | §1's exercise |
+# | In a script of your own, `import rltriton_lite` before you run a kernel. | §1 | [GPU note 3](#GPU-notes) |
+
+# %% [markdown]
 # ## Appendix: behind the scenes
 #
 # Nothing here is needed for the exercises. It covers why arithmetic on loaded bool flags goes
@@ -742,8 +758,9 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #    or a `tl.static_range` loop's variable. A GPU compile refuses a plain `range` loop's `i`.
 # 9. **`tl.maximum` and a NaN** (00d). Triton promises nothing here. It dropped the NaN in the
 #    interpreter and on an H100 with Triton 3.6. `discounted_max`'s guards make that not matter.
-# 10. **00d's guards are required.** In the interpreter, where the grader runs, the checker makes
-#     `tl.maximum` let a NaN win, so a missing guard fails. Compiled checks cannot do this.
+# 10. **00d's guards are required.** Triton promises nothing about a NaN in `tl.maximum`, so the
+#     checker tests the worst case: a NaN wins, and a missing guard fails. It can do this only in
+#     the interpreter, where the grader runs.
 #
 # <details><summary>Details: why the notes hold (the interpreter and the compiler, side by side)</summary>
 #

@@ -526,18 +526,8 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | the store | `EPILOGUE(...)` |
 # | the carry | `carry = after` |
 #
-# The next cell prints those lines of `_walk`, each beside its part.
-#
-# <details><summary>Details: what else those lines hold (for later notebooks)</summary>
-#
-# * The prologue also returns `valid`, your mask `m`, and `keep`, values the epilogue reuses, as
-#   GAE's $V$. The padding uses `valid` in place of `m`.
-# * `_scan_chunk` returns your `y` first and the next carry, `after`, third.
-# * The prologue's call prints twice: the second also passes a look-ahead, for notebook 12 only.
-# * [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
-#   names the other lines, for speed, long rows and later notebooks.
-#
-# </details>
+# The next cell prints those lines of `_walk`, each beside its part. The legend under it names,
+# one line each, the names you have not met.
 
 # %%
 import inspect
@@ -553,6 +543,26 @@ for line, part in shown:
     print(f"{part:24s} | {line}")
 assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the padding"] * 3 + [
     "the scan and the select", "the store", "the carry"]  # the table's order
+
+# %% [markdown]
+# The legend: the names in those lines that your `hooked_scan` did not have.
+#
+# * `X`, `P`: your tuples of input tensors and of parameters. `SX`: the inputs' strides (see below).
+# * `O`, `SO`: the output tensors, which the epilogue writes, and their strides.
+# * `ACC`: the type the scan computes in, such as `tl.float32`.
+# * `valid`: your mask `m`, as the prologue returns it. The padding uses it in place of `m`.
+# * `keep`: values the prologue hands on to the epilogue, such as GAE's $V$.
+# * `ROWS`, `NV`, `V`: the chunk's shape, for speed: `ROWS` rows at once, each as `NV` vectors of
+#   `V` steps.
+# * `y`, `y_in`, `after`: $y_t$; the value that entered step $t$, $y_{t+1}$ in a reverse scan; and
+#   the next chunk's carry.
+# * `c_a`, `c_b`, `c_r`: the chunk's composed map $(A, B, \kappa)$. Only a long row split between
+#   programs uses it.
+# * The second `PROLOGUE(...)` line: the same call with a look-ahead, `(v_next, found)`, for
+#   notebook 12 only.
+#
+# [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
+# reads the rest of `_walk`.
 
 # %% [markdown]
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*

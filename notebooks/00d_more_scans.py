@@ -161,8 +161,9 @@ exercises.attempt("strided_scan", strided_scan)
 # * in the combine, where $c_1$ is the identity's $c$, the composed $c$ is $c_2$;
 # * after the scan, where the carry is the identity's $c$, $h_t$ is the scanned map's $c$.
 #
-# The grader runs your notebook under the interpreter, where the checker enforces both guards
-# ([GPU note 10](00b_triton_from_zero.ipynb#GPU-notes)).
+# Triton promises nothing about a NaN in `tl.maximum`, so the checker tests the worst case: a NaN
+# wins, and a missing guard fails. It can do this only under the interpreter, where the grader runs
+# your notebook ([GPU note 10](00b_triton_from_zero.ipynb#GPU-notes)).
 #
 # <details><summary>The two guards, with the identity's value (open once you have found the identity)</summary>
 #

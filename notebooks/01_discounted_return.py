@@ -111,13 +111,13 @@ print(G)
 #
 # The return is $G_t = b_t + a_t G_{t+1}$, with $a_t = \gamma_t$ and $b_t = r_t$ at an ordinary step.
 #
-# **The reset flag.** Where done$_t$ holds, the step's [**reset flag**](GLOSSARY.md#reset) is set: the step ignores what
-# comes after it, so $G_t = b_t$. Such a step is a **cut step**. Tensor code (NumPy, PyTorch,
-# `rl.linear_scan`) writes the same thing as $a_t = 0$. Triton code passes the flag beside the pair,
-# and the package's hooks call it `done`. From here on the course says "reset flag", or "$a_t = 0$"
-# in tensor code.
+# **[Reset](GLOSSARY.md#reset).** A reset at step $t$ means $y_t = b_t$: nothing from later steps reaches $t$.
+# Tensor code (`rl.linear_scan`) writes it as $a_t = 0$; Triton hooks set the reset flag.
 #
-# **$b_t$ at a cut step** holds the whole target, because nothing comes in from step $t+1$. For the
+# A step resets where done$_t$ holds: at a termination, a truncation or the window's last step.
+# So done is the cause and the reset is the effect. The package's hooks get the flag as `done`.
+#
+# **$b_t$ at a reset** holds the whole target, because nothing comes in from step $t+1$. For the
 # return it adds the bootstrap: $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$.
 # The bracket is 1 where an episode ends without a termination.
 #
@@ -149,30 +149,32 @@ print("prologue + scan + epilogue == the loop")
 #
 # > **What the exercises need**
 # >
-# > 1. **Set the reset flag where done$_t$:** at a termination, a truncation and the window's last step.
+# > 1. **Reset where done$_t$:** at a termination, a truncation and the window's last step.
 # > 2. **Select, never multiply:** drop a value with a `where`, since $0 \times \text{NaN}$ is NaN.
-# > 3. **Put the bootstrap in $b_t$ at a cut step:** $b_t = r_t + \gamma_t V'_t$ ($r_t$ at a termination).
+# > 3. **Put the bootstrap in $b_t$ at a reset:** $b_t = r_t + \gamma_t V'_t$ ($r_t$ at a termination).
 #
 # The rest of the table is reference, for every estimator of the course.
 #
-# | the step is | reset flag set? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset flag in Triton |
+# | the step is | reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset flag in Triton |
 # | --- | --- | --- | --- | --- |
 # | an ordinary step | no | $r_t$: $y_{t+1}$ comes in through $a_t$ | $\gamma_t$ | $\gamma_t$; flag false |
-# | a termination | yes | $r_t$: no state follows, so no bootstrap | 0 | $\gamma_t$ (unread); flag true |
-# | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$ (unread); flag true |
-# | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$ (unread); flag true |
+# | a termination | yes | $r_t$: no state follows, so no bootstrap | 0 | —; flag true |
+# | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | —; flag true |
+# | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | —; flag true |
+#
+# A dash: the reset ignores $a_t$, so Triton code may leave any value there.
 #
 # * **Why selects.** NaNs are real inputs: a failed environment step gives one, and so may the
 #   next value $V'_t$ of a terminated step, which has no next state. So a factor
 #   $(1-\text{term}_t)$ in a formula is a **select** in the code (`np.where`, `torch.where`,
 #   `tl.where`). The reset cuts the **carry** from step $t+1$, so a later NaN stays out; a NaN in
 #   the step's own $b_t$ needs a select that you write.
-# * **The window's last step is a cut step too.** Its bootstrap in $b_{T-1}$ already stands for every step
+# * **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
 #   after the window. From $y_T = 0$ the reset changes nothing. But start the scan from a value,
 #   `initial` in `rl.linear_scan`, and without the reset the steps after the window count twice:
 #   [the appendix's](#Appendix:-two-windows-of-one-rollout) $G_1$ becomes 7.25 in place of 6.
 # * **Other estimators:** [notebook 04's table](04_vtrace.ipynb#One-table-for-every-estimator) gives
-#   each one's $b_t$ at a cut step.
+#   each one's $b_t$ at a reset.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the reset flag as a = 0 (tensor code) and as a flag (Triton), in each scan exercise's task (CI runs them; skip when reading)
@@ -296,7 +298,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
 # window's end. It is section 2's return with terminations only: one `rl.linear_scan`, with
-# $a_t = 0$ at its cut steps (`S_of` below). Then there are two cases:
+# $a_t = 0$ at its resets (`S_of` below). Then there are two cases:
 #
 # * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). The first
 #   $n$ terms of $S_t$ are then $S_t - \gamma^n S_{t+n}$, so
@@ -317,7 +319,7 @@ def S_of(r, v, term):
     last = torch.zeros_like(term)
     last[..., -1] = True  # the window's last step, for any (B, T)
     boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a terminated step's NaN next value is not read
-    return rl.linear_scan(0.9 * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the cut steps
+    return rl.linear_scan(0.9 * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the resets
 
 
 S = S_of(r1, v1, term1)  # S_t
@@ -423,9 +425,25 @@ exercises.attempt("n_step_returns", n_step_returns)
 #    cut (say reward 1 at every step, γ = 0.99, a time limit of 200 steps, and a critic that knows
 #    the value without the limit, $1/(1-\gamma) = 100$), how large is the bias of treating a time limit as a termination, at each
 #    step of an episode?
+#
+#    <details><summary>Expected result</summary>
+#
+#    At step $k$ of the episode ($k = 0, \dots, 199$) the bias is $-100\,\gamma^{200-k}$: about $-13$ at the
+#    first step and $-99$ at the last.
+#
+#    </details>
 # 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1
 #    that terminates at its last step, 10,000 steps long. Where does each curve flatten, at what
 #    value, and why?
+
+# %% jupyter={"source_hidden": true}
+# Checks: question 2's expected bias, -100 gamma^(200 - k) (CI runs them; skip when reading)
+_ones, _k = np.ones(200), np.arange(200)
+_as_term = reference.discounted_returns(_ones, gamma=0.99, terminated=np.r_[np.zeros(199), 1.0])
+_as_trunc = reference.discounted_returns(_ones, gamma=0.99, truncated=np.r_[np.zeros(199), 1.0], next_values=np.full(200, 100.0))
+np.testing.assert_allclose(_as_trunc, 100.0, rtol=1e-10)  # the critic's value without the limit
+np.testing.assert_allclose(_as_term - _as_trunc, -100 * 0.99 ** (200 - _k), rtol=1e-10)
+assert round(_as_term[0] - 100) == -13 and round(_as_term[-1] - 100) == -99
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -442,7 +460,7 @@ exercises.attempt("n_step_returns", n_step_returns)
 # * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$, plus the
 #   bootstrap $\gamma_t V'_t$ at a truncation or the window's end that does not terminate.
 #   `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
-# * [The episode-end table](#The-episode-end-table): at a cut step $b_t$ holds the bootstrap; for the
+# * [The episode-end table](#The-episode-end-table): at a reset $b_t$ holds the bootstrap; for the
 #   return, $r_t + \gamma_t V'_t$.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.

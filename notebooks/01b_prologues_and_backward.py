@@ -23,7 +23,7 @@
 # > * You write that backward scan, and the return with its gradient in a `torch.autograd.Function`.
 #
 # * **Time:** 1.5–2 h, the reading and two checked exercises (no open questions).
-# * **Needs:** notebook 01 (its episode-end table) and 00c (your `reset_scan`: the harness runs its scan), and
+# * **Needs:** notebook 01 (its episode-end table) and 00c (the harness runs the same scan as your `reset_scan`), and
 #   writing a `torch.autograd.Function`. No GPU.
 # * **Minimum path:** all of it. Section 1's harness runs the Triton exercises of notebooks 03–07,
 #   and 02's appendix compares the package's hooks with it.
@@ -58,7 +58,7 @@ KERNEL = "triton"
 # [**harness**](GLOSSARY.md#harness), described here.
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
-# prologue inside the chunked scan with reset flags that you wrote in 00c (`reset_scan`). It runs one
+# prologue inside a chunked scan with reset flags, the same scan as your `reset_scan` of 00c. It runs one
 # program per row and returns the scanned `y`. The [**hooks**](GLOSSARY.md#hook) you write take their
 # arguments in this order:
 #
@@ -228,7 +228,7 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 #
 # * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
 # * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
-#   Step 0 resets, since nothing comes before it, so its multiplier is unread: `other=1.0` will do.
+#   Step 0 resets, since nothing comes before it, and a reset ignores $a_t$: `other=1.0` will do.
 #
 # </details>
 #
@@ -253,11 +253,13 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 # | step | multiplier | $b_t$ | reset? |
 # | --- | --- | --- | --- |
 # | $t \ge 1$ | $a_{t-1}$, the step before's | $dy_t$ | no |
-# | $t = 0$, where the forward scan starts | any (unread) | $dy_0$ | yes: nothing comes before it |
+# | $t = 0$, where the forward scan starts | — | $dy_0$ | yes: nothing comes before it |
+#
+# A dash: the reset ignores the multiplier, so any value will do.
 #
 # ```python
 # a_prev = tl.load(X[0] + ___, mask=___, other=1.0)  # a_(t-1): at which offset? where is there none?
-# return a_prev, dy, ___  # ___: the reset, a bool: which step has no step before it? (its 1.0 is unread)
+# return a_prev, dy, ___  # ___: the reset, a bool: which step has no step before it? (the reset ignores its 1.0)
 # ```
 #
 # </details>
@@ -363,11 +365,13 @@ exercises.attempt("transposed_scan", transposed_scan)
 # | pass | step | multiplier $a_t$ | $b_t$ | reset? |
 # | --- | --- | --- | --- | --- |
 # | forward | ordinary | $\gamma$ | $r_t$ | no |
-# | forward | termination | $\gamma$ (unread) | $r_t$ | yes |
-# | forward | the window's last step ($t = T-1$) | $\gamma$ (unread) | $r_t$ | yes |
+# | forward | termination | — | $r_t$ | yes |
+# | forward | the window's last step ($t = T-1$) | — | $r_t$ | yes |
 # | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
-# | backward | $t \ge 1$, step $t-1$ terminated | $\gamma$ (unread) | $dG_t$ | yes |
-# | backward | $t = 0$: no step before it | $\gamma$ (unread) | $dG_0$ | yes |
+# | backward | $t \ge 1$, step $t-1$ terminated | — | $dG_t$ | yes |
+# | backward | $t = 0$: no step before it | — | $dG_0$ | yes |
+#
+# A dash: the reset ignores the multiplier, so the prologue may return $\gamma$ there.
 #
 # In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
 #

@@ -161,7 +161,7 @@ print("prologue + scan + epilogue == the loop")
 #   `gamma`, `lam` numbers. A reset is $a_t = 0$.
 # * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
-# * **[$b_t$ at a cut step](GLOSSARY.md#cut-step):** $\delta_t$ itself, since it already holds the bootstrap.
+# * **[$b_t$ at a reset](GLOSSARY.md#cut-step):** $\delta_t$ itself, since it already holds the bootstrap.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -226,7 +226,7 @@ print("prologue + scan + epilogue == the loop")
 # last = torch.zeros_like(terminated)
 # last[..., -1] = True  # the window's last step
 # ends = ___  # a bool: which steps cut the trace?
-# a = torch.where(ends, ___, ___)  # ___: the reset flag as a select, 0 where the trace is cut, gamma * lam elsewhere
+# a = torch.where(ends, ___, ___)  # ___: a select: 0 (a reset) where ends, gamma * lam elsewhere
 # return a, delta
 # ```
 #
@@ -337,9 +337,10 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # At 16×128 the host, not the kernel, sets the wall time. In the committed H200 run, a naive GAE
 # kernel launched bare (no checks, no autograd) is compared with our call. The naive kernel's GPU
-# time is over 4× ours, yet both calls are [host-bound](GLOSSARY.md#host-bound): our wall time reads 1.7× the naive kernel's, a
-# gap within the noise of these single timings (09's noise rule: single timings within 2.3× are not
-# told apart). The table, its chart and what they show are in
+# time is over 4× ours, yet both calls are [host-bound](GLOSSARY.md#host-bound). Our wall time reads 1.7× the naive kernel's.
+# Ours does more work on the host per call: it checks its inputs and plans its launch in Python,
+# and the bare launch skips both. Still, the gap is within the noise: 09's noise rule does
+# not tell apart single timings within 2.3× of each other. The table, its chart and what they show are in
 # [notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours).
 
 # %% jupyter={"source_hidden": true}
@@ -357,6 +358,8 @@ if h200:
         profile.wall_range(RES, _probe, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "gae", (16, 128), "fwd"),
         profile.wall_range(RES, _probe, {}, "bare_triton_launch", "gae", (16, 128), "fwd"), 2.3) == "within the noise"
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
+# "it checks its inputs and plans its launch in Python" (notebook 09, section 2.2, says the same):
+assert "prepare(" in inspect.getsource(returns._call) and "validate(" in inspect.getsource(episode.prepare)
 
 # %% [markdown]
 # ## Exercises
@@ -386,7 +389,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # %% [markdown]
 # ## What you now know
 #
-# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, and at a cut step $b_t$
+# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, and at a reset $b_t$
 #   is $\delta_t$ unchanged. The returns are $\hat A_t + V_t$, from the same pass.
 # * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel, so every
 #   estimator is a short prologue and epilogue.
@@ -524,15 +527,14 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The reset flag is `done` here, so where `gae_pairs`'s table has $a_t = 0$, this one keeps
-# $\gamma_t\lambda_t$ (unread).
-#
 # | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | no |
-# | termination | $\gamma_t\lambda_t$ (unread) | $r_t - V_t$ | yes |
-# | truncation | $\gamma_t\lambda_t$ (unread) | $r_t + \gamma_t V'_t - V_t$ | yes |
-# | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ (unread) | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
+# | termination | — | $r_t - V_t$ | yes |
+# | truncation | — | $r_t + \gamma_t V'_t - V_t$ | yes |
+# | the window's last step, otherwise ordinary | — | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
+#
+# A dash: the reset ignores $a_t$. The reset flag is `done` here, so $a_t$ may stay $\gamma_t\lambda_t$.
 #
 # ```python
 # gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the template's, as given

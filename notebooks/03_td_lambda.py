@@ -105,13 +105,13 @@ print(G)
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
 #   $1-\lambda_t$ inside an episode. Where done$_t$ it is 1, as there is no $G_{t+1}$ to mix in.
 #
-# So [$b_t$ at a cut step](GLOSSARY.md#cut-step) puts the critic's $V'_t$ where $G_{t+1}$ would be:
+# So [$b_t$ at a reset](GLOSSARY.md#cut-step) puts the critic's $V'_t$ where $G_{t+1}$ would be:
 #
 # $$r_t + \gamma_t(1-\lambda_t)V'_t + \gamma_t\lambda_t V'_t = r_t + \gamma_t V'_t,$$
 #
 # the bootstrap. The window's last step needs it too: the ordinary $b_2$ would give
 # $G_2 = 0.5 \cdot 30 = 15$ in section 1's example, not 30.
-# [Notebook 04's table](04_vtrace.ipynb#One-table-for-every-estimator) gives $b_t$ at a cut step
+# [Notebook 04's table](04_vtrace.ipynb#One-table-for-every-estimator) gives $b_t$ at a reset
 # for every estimator of 01–04. The [epilogue](GLOSSARY.md#epilogue) stores $y_t = G_t$.
 #
 # In NumPy, against the loop:
@@ -141,9 +141,9 @@ print("prologue + scan + epilogue == the loop")
 # %% jupyter={"source_hidden": true}
 # Checks: the window's last step, on section 1's example (CI runs them; skip when reading)
 r3 = torch.zeros(1, 3, device=DEVICE)
-b_end = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 30.0]], device=DEVICE)  # w = (0.5, 0.5, 1): b_2 at a cut step
+b_end = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 30.0]], device=DEVICE)  # w = (0.5, 0.5, 1): b_2 at a reset
 b_ordinary = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 0.5 * 30.0]], device=DEVICE)  # b_2 in the ordinary form
-a_cut = torch.tensor([[0.5, 0.5, 0.0]], device=DEVICE)  # gamma lambda, and a_2 = 0: the reset flag in tensor code
+a_cut = torch.tensor([[0.5, 0.5, 0.0]], device=DEVICE)  # gamma lambda, and a_2 = 0: a reset in tensor code
 target = torch.tensor([[17.5, 25.0, 30.0]], device=DEVICE)  # section 1's G
 torch.testing.assert_close(rl.linear_scan(a_cut, b_end, backend=KERNEL), target)
 assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the ordinary b_2 would give G_2 = 15"
@@ -157,7 +157,7 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the o
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# `w` is section 2's $w_t$, chosen by a [select](GLOSSARY.md#select) (`tl.where`): 1 at a cut step.
+# `w` is section 2's $w_t$, chosen by a [select](GLOSSARY.md#select) (`tl.where`): 1 at a reset.
 # `b` is section 2's $b_t$. Unlike GAE's prologue
 # ([02's appendix](02_gae.ipynb#Appendix:-the-package's-hook-form)), it needs no $V_t$: it drops
 # the first value that `values_now_and_next` returns (`_`), its `b` has no $-V_t$, and its `keep`
@@ -409,7 +409,7 @@ def td_lambda_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)  # rewards
     v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
     term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
-    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b at a cut step
+    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b at a reset
     b = r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # select: v_next may be NaN there
     return gamma * lam, b, term | (t == T - 1)  # the reset flag: a termination, the window's last step
 
@@ -446,8 +446,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is the $G_t$
 # above.
 #
-# * **Reset flag:** set wherever the trace is cut (where $\lambda^{\text{eff}}_t = 0$ cuts it, a reset or $a_t = \gamma\lambda^{\text{eff}}_t = 0$:
-#   either passes).
+# * **Reset:** cut the trace wherever $\lambda^{\text{eff}}_t = 0$. Either form passes: set the reset flag,
+#   or make $a_t = \gamma\lambda^{\text{eff}}_t = 0$.
 # * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
 #   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
 # * **Greedy:** $Q(s_{t+1}, u_{t+1}) = M_t = \max_u Q(s_{t+1}, u)$. **A tie for the max counts as greedy**: an
@@ -464,7 +464,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Fill in the triples, with $M_t = \max_u Q(s_{t+1}, u)$ and $a_t = \gamma\lambda$ at every
-#   step (unread at a reset). Hint 4 has them filled in.
+#   step: a reset ignores it. Hint 4 has them filled in.
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
@@ -489,7 +489,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # Four steps, two actions, $\gamma = \lambda = 0.5$, rewards 1. `next_q` is $(2, 2)$ with next
 # action 1 (a tie: greedy); $(4, 0)$ with action 1 (not greedy); NaN (step 2 terminates); $(6, 2)$.
 #
-# * $G_3 = 1 + 0.5 \cdot 6 = 4$: $\lambda^{\text{eff}}_3 = 0$ at the window's end. $G_2 = 1$: terminal, the NaN unread.
+# * $G_3 = 1 + 0.5 \cdot 6 = 4$: $\lambda^{\text{eff}}_3 = 0$ at the window's end. $G_2 = 1$: terminal, and a select keeps the NaN out.
 # * $G_1 = 1 + 0.5 \cdot 4 = 3$: not greedy, so $\lambda^{\text{eff}}_1 = 0$ and the trace is cut.
 # * $G_0 = 1 + 0.5\,(0.5 \cdot 2 + 0.5\,G_1) = 2.25$: the tie is greedy, so $\lambda^{\text{eff}}_0 = \lambda$.
 #
@@ -511,9 +511,11 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # | step | multiplier $a_t$ | $b_t$ | reset? |
 # | --- | --- | --- | --- |
 # | ordinary, $u_{t+1}$ greedy | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | no |
-# | ordinary, $u_{t+1}$ not greedy (the trace is cut) | $\gamma\lambda$ (unread) | $r_t + \gamma M_t$ | yes |
-# | termination | $\gamma\lambda$ (unread) | $r_t$ | yes |
-# | the window's last step, not terminated ($\lambda^{\text{eff}}_t = 0$) | $\gamma\lambda$ (unread) | $r_t + \gamma M_t$ | yes |
+# | ordinary, $u_{t+1}$ not greedy (the trace is cut) | — | $r_t + \gamma M_t$ | yes |
+# | termination | — | $r_t$ | yes |
+# | the window's last step, not terminated ($\lambda^{\text{eff}}_t = 0$) | — | $r_t + \gamma M_t$ | yes |
+#
+# A dash: the reset ignores $a_t$, so $\gamma\lambda$ may stay there.
 #
 # ```python
 # for k in range(1, n_actions):  # k: an action; action 0 is the template's max_q, q_taken's start
@@ -656,7 +658,7 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
 #   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`.
-# * **At the window's last step:** $c = 0$ there turns the ordinary $b_t$ into [$b_t$ at a cut step](GLOSSARY.md#cut-step), as `lam_t = 0` does in the worked prologue.
+# * **At the window's last step:** $c = 0$ there turns the ordinary $b_t$ into [$b_t$ at a reset](GLOSSARY.md#cut-step), as `lam_t = 0` does in the worked prologue.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -666,7 +668,7 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in the triples, with $a_t = \gamma c_{t+1}$ at every step (unread at a reset). Hint 4 has
+# * Fill in the triples, with $a_t = \gamma c_{t+1}$ at every step: a reset ignores it. Hint 4 has
 #   them filled in.
 #
 #   | step | $b_t$ | reset? |
@@ -712,8 +714,10 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # | step | multiplier $a_t$ | $b_t$ | reset? |
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
-# | termination | $\gamma c_{t+1}$ (unread) | $r_t$ | yes |
-# | the window's last step, not terminated ($c = 0$) | $\gamma c_{t+1} = 0$ (unread) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
+# | termination | — | $r_t$ | yes |
+# | the window's last step, not terminated ($c = 0$) | — | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
+#
+# A dash: the reset ignores $a_t$, so $\gamma c_{t+1}$ may stay there.
 #
 # ```python
 # log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift
@@ -758,6 +762,23 @@ exercises.attempt("retrace", retrace)
 #    and say why. Then make the rewards deterministic ($\sigma_r = 0$): what is left of the
 #    trade-off? Last, keep $\eta = \sigma_r = 0$ and $T = 20$, but set $\gamma = 0.99$ (so
 #    $\gamma^T \approx 0.82$) and $\sigma_c = 1$. Where is the best λ now, and why?
+#
+#    <details><summary>Expected result for the first part</summary>
+#
+#    Not exactly 0. At λ = 0 the rewards' term is flat, and the critic's falls:
+#    $d\mathrm{Var}/d\lambda = -2\gamma^2\sigma_c^2 = -0.08$ there. So the best λ is just above 0, about 0.015.
+#
+#    </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: question 3's expected result, with eta = 0 (the bias term drops out) (CI runs them; skip when reading)
+_h = 1e-7
+_alpha, _beta = weights(np.array([0.0, _h]))
+_var = sigma_r**2 * (_alpha**2).sum(1) + sigma_c**2 * (_beta**2).sum(1)
+np.testing.assert_allclose((_var[1] - _var[0]) / _h, -2 * gamma_**2 * sigma_c**2, rtol=1e-4)  # "-2 gamma^2 sigma_c^2"
+assert round(-2 * gamma_**2 * sigma_c**2, 2) == -0.08 and (sigma_r, sigma_c) == (2.0, 0.25)
+_alpha, _beta = weights(fine)
+assert round(fine[(sigma_r**2 * (_alpha**2).sum(1) + sigma_c**2 * (_beta**2).sum(1)).argmin()], 3) == 0.015  # "about 0.015"
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -179,7 +179,7 @@ np.testing.assert_allclose(vs3, [1.5, 1.0, 2.0])
 np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 
 # %% [markdown]
-# **The window's last step** is a cut step, so it needs [$b_t$ at a cut step](GLOSSARY.md#cut-step).
+# **The window's last step** resets, so it needs [$b_t$ at a reset](GLOSSARY.md#cut-step).
 # There is no $v_T$ for $-\gamma_t c_t V'_t$ to pair with, so $[\lnot\text{done}_t]$ drops it:
 # $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary step's $b$
 # would give $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2. [The table below](#One-table-for-every-estimator)
@@ -195,7 +195,7 @@ def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_ba
     rho, c, rho_pg = np.minimum(rho_bar, ratio), lam * np.minimum(c_bar, ratio), np.minimum(pg_rho_bar, ratio)
     delta = r + np.where(terminated, 0.0, gamma * nv) - v
     a = gamma * c
-    b = v + rho * delta - np.where(done, 0.0, a * nv)                  # b at a cut step: no -gamma c V'
+    b = v + rho * delta - np.where(done, 0.0, a * nv)                  # b at a reset: no -gamma c V'
     vs, vs_next = np.zeros_like(r), np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])
     for t in reversed(range(r.shape[-1])):                               # scan (sequential here)
@@ -223,7 +223,7 @@ print("prologue + scan + epilogue == the loop")
 # %% jupyter={"source_hidden": true}
 # Checks: the window's last step, on section 1's example (CI runs them; skip when reading)
 a1 = torch.tensor([[0.5, 0.25, 0.5]], device=DEVICE)  # gamma c: c = (1, 0.5, 1)
-b_end = torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)  # V + rho delta - gamma c V', and b_2 at a cut step
+b_end = torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)  # V + rho delta - gamma c V', and b_2 at a reset
 b_ordinary = torch.tensor([[1.0, 1.0, 2.0 - 0.5 * 1.0 * 2.0]], device=DEVICE)  # b_2 keeping -gamma c V'
 a_cut = a1 * torch.tensor([[1.0, 1.0, 0.0]], device=DEVICE)  # a_2 = 0: the cut, as linear_scan takes it
 target = torch.tensor([[1.75, 1.5, 2.0]], device=DEVICE)  # section 1's vs
@@ -233,17 +233,17 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # %% [markdown]
 # ### One table for every estimator
 #
-# **The rule:** $b_t$ at a cut step $= b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary step's $b_t$ and
+# **The rule:** $b_t$ at a reset $= b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary step's $b_t$ and
 # $\hat y_{t+1}$ the critic's estimate of the value cut off; at a termination (no next state) a select drops the bootstrap instead.
 #
-# At a cut step the scan takes nothing from step $t+1$, so $b_t$ adds back what $a_t y_{t+1}$
+# At a reset the scan takes nothing from step $t+1$, so $b_t$ adds back what $a_t y_{t+1}$
 # would have brought. The table applies the rule to every estimator of notebooks 01–04, with a
 # number in the last column ($M_t = \max_u Q(s_{t+1}, u)$ is from 03's `q_lambda`;
 # $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ and $\mathbb E_\pi Q_{t+1}$ from 03's `retrace`).
 # [The appendix](#Appendix:-the-table-across-estimators,-checked) says why the rule holds and
 # checks every row.
 #
-# | estimator | $a_t$ | ordinary $b_t$ | $\hat y_{t+1}$ | $b_t$ at a cut step | reset flag set at | shown with a number |
+# | estimator | $a_t$ | ordinary $b_t$ | $\hat y_{t+1}$ | $b_t$ at a reset | resets at | shown with a number |
 # | --- | --- | --- | --- | --- | --- | --- |
 # | return | $\gamma_t$ | $r_t$ | $V'_t$ | $r_t + \gamma_t V'_t$ | done$_t$ | [01, section 1](01_discounted_return.ipynb#1.-The-loop): $G_3 = 4 + 0.5 \cdot 6 = 7$ |
 # | GAE | $\gamma_t\lambda_t$ | $\delta_t = r_t + \gamma_t V'_t - V_t$ | 0: the critic expects no advantage | $\delta_t$, unchanged | done$_t$ | [02, section 1](02_gae.ipynb#1.-The-loop): $\hat A_3 = \delta_3 = 1 + 0.5 \cdot 10 - 2 = 4$ |
@@ -424,8 +424,9 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
 # * **Shift:** `y` is $v_t$ and `y_in` is $v_{t+1}$ inside the window; at its last step $v_{t+1}$ is
 #   `next_values`. No truncation input.
-# * **One clip:** $\bar\rho$ (`P[1]`) serves both $\rho_t$ and $\rho^{pg}_t$ here, unlike section 2's own clip
-#   $\bar\rho_{pg}$ (`pg_rho_bar`). So does the IMPALA paper, and so do the package's defaults $\bar\rho_{pg} = \bar\rho = 1$.
+# * **One clip:** here $\bar\rho$ (`P[1]`) clips both $\rho_t$ and $\rho^{pg}_t$. Section 2 has a separate clip
+#   for the advantage, $\bar\rho_{pg}$ (`pg_rho_bar`). One clip for both is what the IMPALA paper does, and
+#   the package's defaults agree: $\bar\rho_{pg} = \bar\rho = 1$.
 #
 # The given prologue:
 
@@ -615,7 +616,7 @@ assert term_q2.any()
 #   [Notebook 04b's appendix](04b_vtrace_fixed_point.ipynb#Appendix:-which-policy-gradient-advantage)
 #   compares the two at λ < 1.
 # * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
-# * [Section 2's table](#One-table-for-every-estimator) gives $b_t$ at a cut step for all six
+# * [Section 2's table](#One-table-for-every-estimator) gives $b_t$ at a reset for all six
 #   estimators.
 #
 # Next, the capstone: [notebook 04c](04c_vtrace_kernel.ipynb) has you write V-trace as whole
@@ -661,12 +662,12 @@ assert term_i.any()
 #
 # **What the exercises take from the table.**
 #
-# 1. **Set the reset flag where done$_t$:** `vtrace_pg`'s given prologue does it for you (03's `retrace` set its own).
+# 1. **Reset where done$_t$:** `vtrace_pg`'s given prologue does it for you (03's `retrace` set its own).
 # 2. **Select, never multiply:** drop a terminated step's bootstrap with `tl.where`, since its `next_*` inputs may be NaN.
-# 3. **Bootstrap at a cut step:** `vtrace_pg` reads $v_{t+1}$ from `next_values` at the window's last
+# 3. **Bootstrap at a reset:** `vtrace_pg` reads $v_{t+1}$ from `next_values` at the window's last
 #    step; for 03's `retrace`, the rule below gives the table's Retrace row.
 #
-# **The rule.** One rule gives $b_t$ at every cut step but a termination (a truncation, the window's
+# **The rule.** One rule gives $b_t$ at every reset but a termination (a truncation, the window's
 # last step, Q(λ)'s non-greedy step): $b_t = b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary
 # step's $b_t$. The reset flag removes the term $a_t y_{t+1}$; the rule adds it back with the
 # critic's estimate $\hat y_{t+1}$, as
@@ -700,7 +701,7 @@ for t in reversed(range(4)):
     want_q[t], want_r[t] = G_q, G_r
 np.testing.assert_allclose(want_q, [2.25, 3.0, 1.0, 4.0])  # q_lambda's Hint 3
 np.testing.assert_allclose(want_r, [2.25, 2.5, 1.0, 4.0])  # retrace's Hint 3
-table_rows = {  # estimator: (a_t, ordinary b_t, b_t at a cut step, reset flag set at, the critic's estimate of y_{t+1}, termination, the loop)
+table_rows = {  # estimator: (a_t, ordinary b_t, b_t at a reset, resets at, the critic's estimate of y_{t+1}, termination, the loop)
     "return": (g4, r4, r4 + gV, done4, nv4, term4,
                reference.discounted_returns(r4, gamma=g4, terminated=term4, truncated=trunc4, next_values=nv4)),
     "GAE": (g4 * l4, delta4, delta4, done4, 0.0, term4,
@@ -716,12 +717,12 @@ table_rows = {  # estimator: (a_t, ordinary b_t, b_t at a cut step, reset flag s
                 term_h | last4, qn_h, term_h, want_r),
 }
 a_table = np.stack([np.where(row[3], 0.0, row[0]) for row in table_rows.values()])  # the reset flag as a = 0
-b_table = np.stack([np.where(row[3], row[2], row[1]) for row in table_rows.values()])  # b_t at a cut step where the flag is set
+b_table = np.stack([np.where(row[3], row[2], row[1]) for row in table_rows.values()])  # b_t at a reset where the flag is set
 y_table = rl.linear_scan(torch.tensor(a_table, dtype=torch.float32, device=DEVICE),
                          torch.tensor(b_table, dtype=torch.float32, device=DEVICE),
                          initial=torch.full((6,), 100.0, device=DEVICE), backend=KERNEL)  # 100 past the window: the reset flag keeps it out
 np.testing.assert_allclose(to_numpy(y_table), np.stack([row[6] for row in table_rows.values()]), rtol=1e-6)
-for name, (a_, b_ord, b_cut, reset_, y_hat, term_, _) in table_rows.items():  # "one rule gives b_t at every cut step"
+for name, (a_, b_ord, b_cut, reset_, y_hat, term_, _) in table_rows.items():  # "one rule gives b_t at every reset"
     ends = reset_ & ~term_
     np.testing.assert_allclose(b_cut[ends], (b_ord + a_ * np.asarray(y_hat))[ends], err_msg=name)
 assert done4.sum() == 3 and (~greedy_h & ~term_h).sum() == 1  # a termination, a truncation, the window's end; a non-greedy step

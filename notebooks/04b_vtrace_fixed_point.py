@@ -120,14 +120,15 @@ rng = np.random.default_rng(41)
 #
 # **In training's windows** of $T$ steps the series is cut short, yet the fixed point is the same.
 # Averaged over a window's positions, term $k$ counts with the weight $(T-k)/T$: the correction is
-# $\frac{1}{T}\sum_{k<T}(T-k)\,(\gamma C)^k d$. The matrix is $(T\,I - N)(I - \gamma C)^{-1}$, where the
-# rows of $N = \sum_{j=1}^{T}(\gamma C)^j$ sum to less than $T$; so it is invertible, and the
-# average is 0 only where $d$ is.
+# $\frac{1}{T}\sum_{k<T}(T-k)\,(\gamma C)^k d$. The matrix is $(T\,I - N)(I - \gamma C)^{-1}$, with
+# $N = \sum_{j=1}^{T}(\gamma C)^j$. It is invertible, so the average is 0 only where $d$ is. The reason:
+# $N$'s entries are non-negative and its rows sum to less than $T$, and the fold's largest-entry
+# argument turns that into invertibility.
 #
 # <details><summary>Details: the window's weights, and why its matrix is invertible (optional)</summary>
 #
-# A window's last step is a cut step (its [reset flag](GLOSSARY.md#reset) is set), so its $b$ is
-# [$b_t$ at a cut step](GLOSSARY.md#cut-step): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
+# A window's last step [resets](GLOSSARY.md#reset), so its $b$ is
+# [$b_t$ at a reset](GLOSSARY.md#cut-step): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
 # ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a position $j$ steps
 # before the end gets only the first $j + 1$ terms. A window of $T = 3$ steps:
 #
@@ -353,7 +354,7 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 #
 # The batch's mean is −0.1865, 0.001 smaller in size than −0.1875: the window of 100 steps cuts
 # the series short (see the fold below). The cell below computes all three, and checks that the
-# window's last step, a cut step, carries the one-step term alone:
+# window's last step, a reset, carries the one-step term alone:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]

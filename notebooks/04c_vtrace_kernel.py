@@ -100,6 +100,10 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # has stored it. A second kernel starts only once the first has finished, so all of `vs` is in
 # memory by then.
 #
+# The package's own V-trace kernel needs no second kernel. Its tiled scan keeps several steps per
+# thread in registers, so it gets $v_{t+1}$ (04's `y_in`) along with `vs`. The course uses two kernels
+# because your scan has one step per lane, and moving a block by one lane is not cheap in Triton.
+#
 # </details>
 #
 # <details><summary>Details: the checker, and the padding lanes' identity (optional)</summary>
@@ -121,7 +125,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #   last to the first. It carries one number from chunk to chunk, $v$ at the first step of the
 #   chunk just done, starting at 0.
 # * **Part 2, the triple.** Split the recurrence as above, with [selects](GLOSSARY.md#select). At a
-#   cut step, [$b_t$](GLOSSARY.md#cut-step) is the formula above with $[\lnot\text{done}_t] = 0$.
+#   reset, [$b_t$](GLOSSARY.md#cut-step) is the formula above with $[\lnot\text{done}_t] = 0$.
 #   Padding lanes get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
 # * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
 #   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
@@ -230,7 +234,7 @@ for resets in (True, False):
 # | --- | --- | --- | --- |
 # | ordinary | ? | ? | ? |
 # | termination | ? | ? | ? |
-# | the window's last step, not terminated (a cut step) | ? | ? | ? |
+# | the window's last step, not terminated | ? | ? | ? |
 # | padding, past the row's end | ? | ? | ? |
 #
 # The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
@@ -271,12 +275,16 @@ for resets in (True, False):
 # # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
 # ```
 #
-# $v_2 = 1$ means $b$ at the window's last step is not in its end form ($b_t$ at a cut step): it
+# $v_2 = 1$ means $b$ at the window's last step is not in its form at a reset: it
 # kept $-\gamma c V'$, which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
 # means the combine gets its two triples in the wrong order (say, through a wrapper that passes the
 # earlier step's triple first): it applies the earlier run's map first, so $v_0$ comes out as
 # $b_1 + a_1 b_0 + a_1 a_0 v_2$. These wrong-order numbers are for `chunk=2`, as in the code above: with the
 # row in one chunk, the same slip prints others.
+#
+# The first case already shows the carry slip of the five-step case below. There `vs` $= (1.5, 1, 2)$
+# means no carry reached the chunk {0, 1}, as when the carry is taken at the chunk's last lane: that
+# lane is padding here, so the carry is 0 and $v_1$ gets no $v_2$.
 #
 # For the carry, a row of five steps: $\pi/\mu = (2, 0.5, 1, 0.5, 1)$, rewards and values 1,
 # `next_values` $(1, 1, 1, 1, 2)$.
@@ -306,9 +314,11 @@ for resets in (True, False):
 # | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
-# | termination | $\gamma c_t$ (unread) | $V_t + \rho_t(r_t - V_t)$ | yes |
-# | the window's last step, not terminated (a cut step) | $\gamma c_t$ (unread) | $V_t + \rho_t\delta_t$ | yes |
+# | termination | — | $V_t + \rho_t(r_t - V_t)$ | yes |
+# | the window's last step, not terminated | — | $V_t + \rho_t\delta_t$ | yes |
 # | padding, past the row's end | 1 | 0 | no |
+#
+# A dash: the reset ignores $a_t$, so $\gamma c_t$ may stay there.
 #
 # ```python
 # reset = term | ___  # ___: which other step has no v_{t+1} to read?

@@ -282,34 +282,10 @@ print(f"{len(orders)} different totals from 20 orders:", sorted(orders)[:4], "..
 assert len(orders) > 1
 
 # %% [markdown]
-# The kernel's order depends only on the shape, never on timing. So on one device its loss, its
-# statistics and its gradient are bitwise identical from call to call. On a CPU the next cell
-# proves nothing, though: the interpreter runs the programs one after another, so `tl.atomic_add`
-# would pass it too.
-
-# %%
-lp = log_probs.clone().requires_grad_()
-runs = []
-for _ in range(3):
-    o = rl.ppo_clip_loss(lp, old_log_probs, adv, normalize_advantages=True, backend=KERNEL)
-    (g,) = torch.autograd.grad(o.loss, lp)
-    runs.append((o.loss, o.clip_fraction, o.approx_kl, g))
-for run in runs[1:]:
-    assert all(torch.equal(a, b) for a, b in zip(run, runs[0]))
-print("bitwise identical across calls")
-
-# %% [markdown]
-# A GPU runs the programs at the same time. A run on an H100 (`tools/atomics_probe.py`) called
-# three sums 100 times each on the same float32 input and counted the different bit patterns.
-# The `tl.atomic_add` kernel gave 12; `torch.sum` and `rl.ppo_clip_loss` gave one each. So the
-# kernel's claim rests on a GPU run, and the NumPy cell above shows why the atomics vary.
-#
-# If you have a GPU, run the probe yourself, from the repository's root:
-# `PYTHONPATH=$PWD python tools/atomics_probe.py > atomics_probe.txt`. It prints the same counts
-# for your card. Compare them with the committed H100 file that the next cell prints.
-#
-# **Further:** the exercise `two_stage_mean` asks for these two kernels. The package's own two,
-# trimmed, are in [the maintainers' fold](#The-two-reduction-kernels) at the end.
+# On a GPU the programs run at the same time, so the order really does change. A run on an H100
+# (`tools/atomics_probe.py`) called three sums 100 times each on the same float32 input and
+# counted the different bit patterns. The `tl.atomic_add` kernel gave 12; `torch.sum` and
+# `rl.ppo_clip_loss` gave one each. The next cell prints the committed file:
 
 # %%
 ATOMICS_PROBE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-atomics-probe.txt")
@@ -324,6 +300,32 @@ assert _probe[1].startswith("# 100 calls each on the same float32 input")  # "10
 _counts = {k: int(v) for k, v in (line.split(": distinct results ") for line in _probe[2:])}
 assert _counts == {"tl.atomic_add of 512 tile sums": 12, "torch.sum": 1,  # "12"; "one each"
                    "rl.ppo_clip_loss (loss, clip_fraction, approx_kl, gradient)": 1}
+
+# %% [markdown]
+# The kernel's order depends only on the shape, never on timing. So on one device its loss, its
+# statistics and its gradient are bitwise identical from call to call. On a CPU the next cell
+# proves nothing, though: the interpreter runs the programs one after another, so `tl.atomic_add`
+# would pass it too. The claim rests on the H100 run above.
+
+# %%
+lp = log_probs.clone().requires_grad_()
+runs = []
+for _ in range(3):
+    o = rl.ppo_clip_loss(lp, old_log_probs, adv, normalize_advantages=True, backend=KERNEL)
+    (g,) = torch.autograd.grad(o.loss, lp)
+    runs.append((o.loss, o.clip_fraction, o.approx_kl, g))
+for run in runs[1:]:
+    assert all(torch.equal(a, b) for a, b in zip(run, runs[0]))
+print("bitwise identical across calls")
+
+# %% [markdown]
+# If you have a GPU, run the probe yourself, from the repository's root:
+# `PYTHONPATH=$PWD python tools/atomics_probe.py > atomics_probe.txt`. It prints the same counts
+# for your card. Compare them with the committed H100 file printed above.
+#
+# **Further:** the exercise `two_stage_mean` asks for these two kernels. The package's own two,
+# trimmed, are in the maintainers' fold at the end:
+# [open the fold "For maintainers: inside the package"](#The-two-reduction-kernels).
 
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
@@ -455,6 +457,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # With the backward, the eager formula takes 7.7–9.2× the fused loss's GPU time but only
 # 1.56–1.59× its wall time, because both calls are mostly host time
 # ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)).
+# The folded cell below prints the committed H100 numbers for the three shapes.
 #
 # <details><summary>Details (optional): what notebook 09 does not show</summary>
 #
@@ -467,8 +470,14 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; skip when reading)
+# Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; the printed table is for reading)
 vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
+_order = [(16, 128), (4096, 128), (64, 16384)]  # the three shapes, in the text's order
+print(profile.table([{"B×T": f"{b}×{t}", "ours wall µs": vs[b, t]["ours_wall_us"], "eager wall µs": vs[b, t]["eager_wall_us"],
+                      "ours GPU µs": vs[b, t]["ours_gpu_us"], "eager GPU µs": vs[b, t]["eager_gpu_us"],
+                      "eager ÷ ours, wall*": vs[b, t]["wall_ratio"], "eager ÷ ours, GPU": vs[b, t]["gpu_ratio"]}
+                     for b, t in _order], digits=3))
+print("* the median of the probe's interleaved rounds, not the quotient of the two wall columns")
 x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
 assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7–9.2×", rounded outwards
 assert profile.outward(x_wall, 2) == (1.56, 1.59)  # "1.56–1.59×", rounded outwards
@@ -887,8 +896,9 @@ assert (np.diff(_clip) >= 0).all() and _clip[-1] > 0.95  # "clip_fraction rises 
 #
 # **One launch or two, and what else the kernels do.** When one program covers every tile, it
 # finishes the sum itself, so each pass takes one launch or two: at most two, as section 3 says.
-# With `normalize_advantages=True`, passes of the same kind run before the loss pass: one for the
-# advantages' mean, and under `"none"` one more for their spread (the next subsection). The
+# A *pass* is one reading of the data, and each pass is one or two launches. With
+# `normalize_advantages=True`, extra passes run before the loss pass: one for the advantages' mean,
+# and under `"none"` one more for their spread (the next subsection). The
 # kernels also sum several statistics at once, divide by a count, and issue loads ahead of time.
 #
 # ### The five statistics, and when the normalisation divides

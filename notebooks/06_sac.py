@@ -203,9 +203,11 @@ np.testing.assert_allclose(scan3(b_where, done3)[:2], [2.0, 1.0])  # 1.75 + 0.25
 
 # %% [markdown]
 # Without $[\lnot\text{term}_t]$, $b_1$ keeps $\gamma V'_1$, a NaN. Without the reset,
-# $y_1 = b_1 + 0 \cdot y_2$, and $0 \cdot \text{NaN}$ is NaN. The reset does the work at a done
-# step: it selects $y_t = b_t$ without reading $a_t$, so the prologue's
+# $y_1 = b_1 + 0 \cdot y_2$, and $0 \cdot \text{NaN}$ is NaN. At a done step the reset does the work
+# for $a_t$: it selects $y_t = b_t$ without reading $a_t$. So the prologue's
 # $\gamma_t\lambda^{\text{eff}}_t = 0$ and notebook 03's plain $\gamma_t\lambda_t$ give the same targets.
+# $\lambda^{\text{eff}}_t$ is still needed, because it sets $b_t$: at a truncation or the window's last
+# step it makes $b_t$ bootstrap from $V'_t$ alone, with no $\log\pi_{t+1}$ term (the table's last two rows).
 #
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
 # $V' = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2 is the window's
@@ -282,6 +284,9 @@ _v = Q.min(0) - 0.2 * NLP
 _lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
 _bracket = 0.97 * ((1 - _lam_eff) * _v - _lam_eff * 0.2 * _lp_next)
 assert (_bracket[TRUNC] == 0.97 * _v[TRUNC]).all()  # ... so they bootstrap from V'_t alone
+_bracket_plain = 0.97 * ((1 - 0.8) * _v - 0.8 * 0.2 * _lp_next)  # the plain λ in b_t
+assert (_bracket_plain[TRUNC] != _bracket[TRUNC]).all()  # "λ^eff is still needed, because it sets b_t" ...
+assert (_bracket_plain[:, -1] != _bracket[:, -1]).all()  # ... at a truncation or the window's last step
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 2's guards and a_t at a done step, on the random rows (CI runs them; skip when reading)
@@ -314,10 +319,7 @@ for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or
 # %% [markdown]
 # ## 3. The kernel
 #
-# `rl.sac_targets` runs section 2's scan as one Triton kernel, with one change: the package scans
-# $G_t - \alpha\log\pi_t$ instead of $G_t$, so that each step reads only its own $\log\pi$, never a
-# next step that may be padding. The exercise scans $G_t$, as section 2 does. Why and how:
-# [the maintainers' fold](#The-scan-of-H).
+# `rl.sac_targets` runs section 2's scan as one Triton kernel:
 #
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic (on ties, the first one).
@@ -327,7 +329,8 @@ for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or
 # * **Left to the caller:** pass the *target* critics' outputs as `next_q`, computed under
 #   `torch.no_grad()`.
 #
-# More on the critics and the elementwise kernel: [the maintainers' fold](#The-critics-and-the-elementwise-kernel).
+# How the package's kernel differs from section 2's scan (the exercise does not need it):
+# [open the fold "For maintainers: inside the package"](#The-scan-of-H) at the end.
 
 # %% [markdown]
 # ## 4. The actor and temperature losses
@@ -439,14 +442,19 @@ print("kernel == loop: critics, episodes, truncations, padding, per-step γ, tim
 # %% [markdown]
 # **λ > 0 follows the buffer's actions, not π's.** In a one-state problem, two actions pay 1 and
 # 0; $\pi = (0.8, 0.2)$, but an older $\mu = (0.2, 0.8)$ filled the buffer, and the critic is exact.
-# The bias $D_t = \mathbb{E}[G_t - Q^\pi(u_t)]$, with $u_t \sim \mu$, follows a recursion:
+# Write $D_t = \mathbb{E}[G_t - Q^\pi(u_t)]$, with $u_t \sim \mu$, for the target's bias. Adding and
+# subtracting $Q^\pi(u_{t+1})$ in one step of the λ-return gives a recursion:
 #
-# $$D_t = \gamma\lambda\,(\Delta + D_{t+1}), \qquad D_{T-1} = 0,$$
+# $$D_t = \gamma\lambda\,(\Delta + D_{t+1}), \qquad D_{T-1} = 0.$$
 #
-# with $\Delta < 0$ the gap per step between $\mu$'s and $\pi$'s soft rewards: 0 at λ = 0, larger
-# with λ. The next cell measures it over 4,000 replayed windows of 60 steps.
+# Here $\Delta < 0$ is the gap per step between $\mu$'s and $\pi$'s soft rewards, and it does not
+# depend on λ. So the bias $D$ is 0 at λ = 0 and grows more negative as λ grows. The next cell
+# measures it over 4,000 replayed windows of 60 steps.
 #
 # <details><summary>Details (optional): the setup in full, and the recursion derived</summary>
+#
+# The key step: add and subtract $Q^\pi(u_{t+1})$ in the carried term of $G_t - Q^\pi(u_t)$. One
+# part then has mean $D_{t+1}$ and the other has mean Δ. In full:
 #
 # The one state is one that every action leads back to. The exact critic gives the soft
 # $Q^\pi(u) = r(u) + \gamma V^\pi$, with $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$.
@@ -493,6 +501,7 @@ delta = soft(mu_) - soft(pi_)
 mc = np.random.default_rng(1)
 acts = (mc.random((4000, 60)) < mu_[1]).astype(int)  # replayed actions u_t ~ μ
 nxt = (mc.random((4000, 60)) < pi_[1]).astype(int)   # ũ_{t+1} ~ π, sampled fresh by the learner
+Ds = []  # D_0 at each λ
 for lam_ in (0.0, 0.5, 1.0):
     G_mc = reference.sac_targets(r_of[acts], [Q_pi[nxt]], np.log(pi_)[nxt], gamma=g_, alpha=alpha_, lambda_=lam_,
                                  log_probs=np.log(pi_)[acts])
@@ -502,10 +511,12 @@ for lam_ in (0.0, 0.5, 1.0):
     for _ in range(59):  # back to D_0
         D = g_ * lam_ * (delta + D)
     assert abs(D - exact) < 1e-12  # the recursion gives the unrolled sum
+    Ds.append(D)
     print(f"λ = {lam_}: mean(G_0 − Q^π(u_0)) = {bias:+.3f}   (the recursion's D_0 {D:+.3f})")
     assert abs(bias - exact) < 0.05
     assert abs(bias) < 0.05 if lam_ == 0.0 else bias < -0.3  # unbiased at λ = 0, biased (towards μ) above
 assert round(D, 3) == -3.895  # λ = 1: D_0 = Δ (0.9 + 0.9² + ... + 0.9⁵⁹)
+assert delta < 0 and Ds[0] == 0 > Ds[1] > Ds[2]  # "Δ < 0"; "D is 0 at λ = 0 and grows more negative as λ grows"
 
 # %% [markdown]
 # On one row with noisy critics: α shifts the targets up by the entropy bonus $-\alpha\log\pi$, and
@@ -607,12 +618,13 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # At λ = 0, with the backward, the eager formula takes 4.6–9.2× the GPU time of `rl.sac_targets`
 # but only 1.08–1.26× its wall time: both calls are mostly host time
 # ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)).
+# The folded cell below prints the committed H100 numbers for the three shapes.
 #
 # <details><summary>Details (optional): what notebook 09 does not show</summary>
 #
 # * The probe, `tools/wall_probe.py --losses`, calls `rl.sac_targets` as the benchmark does, with
 #   no λ: λ = 0, a number, runs the elementwise kernel, not the scan
-#   ([the maintainers' fold](#The-critics-and-the-elementwise-kernel)).
+#   ([open the fold "For maintainers: inside the package"](#The-critics-and-the-elementwise-kernel) at the end).
 # * The same three shapes as notebook 05 (16×128, 4096×128, 64×16384); each range rounded outwards.
 # * GPU time is under a thirtieth of the fused call's wall time, and between a thirtieth and a
 #   seventh of the eager formula's. On the committed H200 run, the GPU-time ratio is 5.2 to 7.5.
@@ -620,8 +632,14 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; skip when reading)
+# Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; the printed table is for reading)
 vs = profile.eager_against_ours("sac")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
+_order = [(16, 128), (4096, 128), (64, 16384)]  # the three shapes, in the text's order
+print(profile.table([{"B×T": f"{b}×{t}", "ours wall µs": vs[b, t]["ours_wall_us"], "eager wall µs": vs[b, t]["eager_wall_us"],
+                      "ours GPU µs": vs[b, t]["ours_gpu_us"], "eager GPU µs": vs[b, t]["eager_gpu_us"],
+                      "eager ÷ ours, wall*": vs[b, t]["wall_ratio"], "eager ÷ ours, GPU": vs[b, t]["gpu_ratio"]}
+                     for b, t in _order], digits=3))
+print("* the median of the probe's interleaved rounds, not the quotient of the two wall columns")
 x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
 assert profile.outward(x_gpu, 1) == (4.6, 9.2)  # "4.6–9.2×", rounded outwards
 assert profile.outward(x_wall, 2) == (1.08, 1.26)  # "1.08–1.26×", rounded outwards
@@ -727,7 +745,7 @@ def td_lambda_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)  # rewards
     v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
     term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
-    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b at a cut step
+    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b at a reset
     b = r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # select: v_next may be NaN there
     return gamma * lam, b, term | (t == T - 1)  # the reset flag: a termination, the window's last step
 
@@ -939,7 +957,9 @@ assert round(_entropy + 6.0, 1) == 14.5  # its mean: the entropy minus the targe
 #
 # ### The scan of H
 #
-# Section 3's kernel scans $H_t = G_t - \alpha\log\pi_t$ instead of $G_t$, because of padding.
+# Section 3's kernel scans $H_t = G_t - \alpha\log\pi_t$ instead of $G_t$, because of padding: each
+# step then reads only its own $\log\pi_t$, never a next step that may be padding. The exercise
+# scans $G_t$, as section 2 does.
 #
 # **The padding example.** Take real steps 0 and 2, padding at step 1, $\gamma = 0.5$,
 # $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$ and $\log\pi_2 = 2$.
@@ -994,8 +1014,8 @@ assert round(_entropy + 6.0, 1) == 14.5  # its mean: the entropy minus the targe
 # ### The multiplier at a reset, and the exercise
 #
 # The package's prologue writes the plain $\gamma_t\lambda_t$, as notebook 03's does, and the
-# epilogue does not read $a_t$ at a reset either. Why that is safe: the fold "$a_t$ at a done
-# step" beside [the exercise's edge cases](#Exercises).
+# epilogue does not read $a_t$ at a reset either. That is safe because a reset never reads $a_t$:
+# [section 2's three-step example](#Where-the-trace-stops).
 #
 # The exercise's harness has no padding inside a row, and its checker runs your prologue alone,
 # with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an

@@ -380,6 +380,7 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # With the backward, the eager formula takes 3.3–4.0× the fused loss's GPU time, yet it wins on
 # wall time at 0.73–0.84×: both calls are mostly host time, and CRR's short formula costs the
 # host less ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)).
+# The folded cell below prints the committed H100 numbers for the three shapes.
 #
 # <details><summary>Details (optional): what notebook 09 does not show</summary>
 #
@@ -391,8 +392,14 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; skip when reading)
+# Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; the printed table is for reading)
 vs = profile.eager_against_ours("crr")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
+_order = [(16, 128), (4096, 128), (64, 16384)]  # the three shapes, in the text's order
+print(profile.table([{"B×T": f"{b}×{t}", "ours wall µs": vs[b, t]["ours_wall_us"], "eager wall µs": vs[b, t]["eager_wall_us"],
+                      "ours GPU µs": vs[b, t]["ours_gpu_us"], "eager GPU µs": vs[b, t]["eager_gpu_us"],
+                      "eager ÷ ours, wall*": vs[b, t]["wall_ratio"], "eager ÷ ours, GPU": vs[b, t]["gpu_ratio"]}
+                     for b, t in _order], digits=3))
+print("* the median of the probe's interleaved rounds, not the quotient of the two wall columns")
 x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
 assert profile.outward(x_gpu, 1) == (3.3, 4.0)  # "3.3–4.0×", rounded outwards
 assert profile.outward(x_wall, 2) == (0.73, 0.84)  # "0.73–0.84×", rounded outwards
@@ -522,8 +529,8 @@ exercises.attempt("awr_weights", awr_weights)
 # * **Plan:** one program is enough. It walks the tensor in blocks of `BLOCK` elements (1024, say)
 #   three times: the max $M$, then the sum of $e^{\hat A/\beta - M}$, then the weights.
 #
-# **Edge cases:** $\hat A/\beta$ far above 88.7, where `exp` overflows float32 to `inf`, and far
-# below 0, where it underflows to 0 for every element. Lanes past $N$ must change neither the
+# **Edge cases:** $\hat A/\beta$ above 88.7, where `exp` overflows float32 to `inf`, and below
+# about −104, where it underflows to 0 in float32 for every element. Lanes past $N$ must change neither the
 # max nor the sum. (A store pass that loads them with `other=0.0` may print a harmless
 # "overflow encountered in exp": the store's mask drops those lanes.)
 #

@@ -35,7 +35,7 @@
 # **The running example: GAE's forward at 4096×128** on one H200: 28.1 µs per call on the wall
 # clock, 3.3 µs on the GPU.
 #
-# <details><summary>Sources: the files, their tags, and the running example's clocks</summary>
+# <details><summary>Sources: the files, their tags, the sections that read them, and the running example's clocks</summary>
 #
 # | GAE forward, 4096×128 | µs per call | source |
 # | --- | --- | --- |
@@ -43,19 +43,21 @@
 # | wall time, median of 15 rounds | 28.4 | `[H200 wall probe]`, beside the run: section 1's table |
 # | GPU time | 3.3 | `[H200 run]` |
 #
-# Other files time the same call in another session or on another card. [Notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards)
+# Other files time the same call in another session or on another card. [Notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebooks-08-and-09-across-files-and-cards)
 # compares them.
 #
 # Each printout starts with its file's tag. Compare µs only within one session on one
 # card. The run and the wall probe are one session on one H200: the probe ran beside the run, in the
 # same script. Four files give this notebook's figures:
 #
-# | tag | card | what it times |
-# | --- | --- | --- |
-# | `[H200 run]` | H200 | every call, forward and with its backward: wall and GPU time, each call timed once |
-# | `[H200 wall probe]` | H200 | our calls again, same session: wall time, median of 15 rounds |
-# | `[H100 loss probe]` | H100 | the three losses and their rivals: wall and GPU time, 15 paired rounds |
-# | `[H200 replay probe]` | H200 | GAE's forward, eager and in CUDA graphs: wall time, median of 9 rounds |
+# | tag | card | what it times | sections |
+# | --- | --- | --- | --- |
+# | `[H200 run]` | H200 | every call, forward and with its backward: wall and GPU time, each call timed once | 1–5 |
+# | `[H200 wall probe]` | H200 | our calls again, same session: wall time, median of 15 rounds | 1, 3 and 4: each call's host time, for the model |
+# | `[H100 loss probe]` | H100 | the three losses and their rivals: wall and GPU time, 15 paired rounds | 3: the paired ratio |
+# | `[H200 replay probe]` | H200 | GAE's forward, eager and in CUDA graphs: wall time, median of 9 rounds | 4 |
+#
+# `[this machine]` marks what section 5 counts or times where the notebook runs.
 #
 # Question 2's earlier sweep, the H100's L2 size and the full map: [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
 #
@@ -189,6 +191,9 @@ assert [FILES[k] for k in ("sweep", "env")] == [f"{profile.COMMITTED_SWEEP}.json
 
 # %%
 my_gae_bytes = None  # your prediction: GAE's bytes per (row, step), float32
+
+# %%
+# the reveal: run it once your prediction is set above
 GAE_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
     ("rewards r_t", "read", 4), ("values V(s_t)", "read", 4), ("terminated (bool)", "read", 1),
     ("advantages Â_t", "write", 4), ("returns Â_t + V(s_t)", "write", 4)]]
@@ -262,11 +267,11 @@ print(profile.table(model_table, digits=3))
 # The host time is fitted at 16×128, so the model matches that shape by construction; the test is
 # that the wall time stays flat from 16×128 to 4096×128. It does, within 10 %, for 7 of the 8 calls.
 #
-# <details><summary>Sources and details: the bytes, the L2 cache, and PPO's rise</summary>
+# <details><summary>Details: the bytes, the L2 cache, and PPO's rise</summary>
 #
 # * PPO's wall time rises 24 % from 16×128 to 4096×128. The model misses it, and no committed file
-#   tests why ([notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards)
-#   gives the hypotheses). The host times are the `[H200 wall probe]`'s medians.
+#   tests why ([notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebooks-08-and-09-across-files-and-cards)
+#   gives the hypotheses).
 # * GAE moves 17 B per (row, step): 285 MB at 16384×1024. In bfloat16 the flag stays 1 byte: 9 B,
 #   not 8.5.
 # * Bytes read again from the **L2 cache**, a faster memory on the GPU chip, can beat the floor.
@@ -333,7 +338,7 @@ against(None, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", B, T)["k
 # %% [markdown]
 # **Finding:** close to the floor, not at it: GAE reaches 83 % of its floor.
 #
-# <details><summary>Sources and details: the model's 97 %, the other kernels, and SAC</summary>
+# <details><summary>Details: the model's 97 %, the other kernels, and SAC</summary>
 #
 # * The model gave 97 %: its fixed cost, 2 µs, is small beside GAE's 67 µs floor.
 # * Every kernel's GPU time lies within about 20 % of the model's, mostly above it (`GPU ÷ model`):
@@ -379,6 +384,9 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 
 # %%
 my_wall_over_gpu = None  # your prediction: GAE at 4096×128, wall ÷ GPU time per call
+
+# %%
+# the reveal: run it once your prediction is set above
 HOST_X, GPU_X = 2.0, 1.2  # wall ÷ GPU time: above 2×, host-bound; at most 1.2×, GPU-bound; mixed in between
 
 
@@ -419,14 +427,16 @@ plt.show()
 # the model predicted. So at these shapes a faster kernel barely changes what a training loop waits
 # for.
 #
-# <details><summary>Sources and details: the model's ratio, warm-cache GPU times, the largest shape, where the model breaks</summary>
+# <details><summary>Details: the model's ratio, warm-cache GPU times, the largest shape, where the model breaks</summary>
 #
-# * The µs behind the ratio: the run timed GAE's call at 28 µs on the wall clock against 3.3 µs on
-#   the GPU; the model gives 30.6 µs (the wall probe's median at 16×128) against 4.1 µs, 7.5×.
+# * The model's 7.5× and the measured 8.4× come from different timings, so they agree only
+#   roughly. The measured ratio divides the run's one timing at 4096×128, 28 µs on the wall clock,
+#   by 3.3 µs on the GPU. The model's divides its host time, the wall probe's median at 16×128,
+#   30.6 µs, by its GPU time, 4.1 µs. Both say host-bound.
 # * GAE's GPU time at 4096×128 is below the model's. Its 8.9 MB fit in the **L2 cache**, a fast
 #   memory on the GPU chip, and stay there between the graph replays that time it.
 # * At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses, which are mixed. Why
-#   their wall times here exceed the model's is an open question: [notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards)
+#   their wall times here exceed the model's is an open question: [notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebooks-08-and-09-across-files-and-cards)
 #   gives its hypotheses and an H100 probe of the same calls.
 # * The scans at 64×16384 take several times the GPU time the model gives GAE: 64 rows give the GPU
 #   few programs, each walking its row's chunks one after another.
@@ -490,9 +500,9 @@ against(None, lowest_x, "the lowest round's ratio, the eager formula ÷ ours")
 # the median round. Without paired rounds, a small gap between two single timings is **within the
 # noise**.
 #
-# <details><summary>Sources and details: every round, and the noise rule</summary>
+# <details><summary>Details: every round, and the noise rule</summary>
 #
-# * In every round of the `[H100 loss probe]`, the eager formula took over 1.09× our wall time.
+# * In every round, the eager formula took over 1.09× our wall time.
 # * [Notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
 #   gives the rule of thumb for how far apart two single timings must be, the **noise rule**.
 #   Practise it with notebook 14's checked exercise [`noise_verdict`](14_appendix_data.ipynb#Exercises).
@@ -522,6 +532,9 @@ assert round(median_x, 1) == 1.6  # "about 1.6× in the median round"
 
 # %%
 my_removed_pct = None  # your prediction: the % of GAE's 4096×128 call a CUDA graph of many calls removes
+
+# %%
+# the reveal: run it once your prediction is set above
 replay_text = open(path("replay"), encoding="utf-8").read()
 replay = {(int(m[0]), int(m[1])): [float(x) for x in m[2:]]  # "  4096x128  25.9  4.5  3.2", as the probe printed it
           for m in re.findall(r"^\s*(\d+)x\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", replay_text, re.M)}
@@ -536,11 +549,9 @@ against(my_removed_pct, 100 * (1 - replay_hundred / replay_eager),
 # **Finding:** a CUDA graph removes most of a small call: in a graph of 100 calls, GAE's call at
 # 4096×128 lost 88 % of its wall time per call.
 #
-# <details><summary>Sources and details: the model, a graph of one call, and the other algorithms</summary>
+# <details><summary>Details: the model, a graph of one call, and the other algorithms</summary>
 #
 # * The model gives 87 %: all but its GPU time.
-# * The 88 % compares two timings of one probe, the `[H200 replay probe]`; its eager µs and the
-#   card's are compared in [notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards).
 # * Replayed alone, in a graph of one call, GAE's call lost 83 %. Each replay is still one launch,
 #   so a graph of many calls removes more per call.
 # * By the run's GPU and wall times, every algorithm's call at 4096×128 would lose over 85 % in a
@@ -649,6 +660,9 @@ def ops_of(fn, rollout):
 
 # %%
 my_scan_ops_x = None  # your prediction: the scan's op count at 2048×1 ÷ at 128×4
+
+# %%
+# the reveal: run it once your prediction is set above
 CPU_SIZES = [(128, 4, "CleanRL default"), (2048, 1, "SB3 default"), (2048, 64, "SB3 steps, 64 envs")]
 op_rows, rollouts, errors = [], {}, []
 for T_, N_, who in CPU_SIZES:
@@ -675,7 +689,7 @@ against(my_scan_ops_x, scan_growth, "the scan's ops at 2048×1 ÷ at 128×4", mo
 # **Why.** Each step of the loop runs 15 ops (the printout names them), so its count is T times a
 # constant. The scan's count grows only with its rounds, ⌈log₂ T⌉, and not with N.
 #
-# <details><summary>Sources and details: the scan's growth, the ops by name, and one env</summary>
+# <details><summary>Details: the scan's growth, the ops by name, and one env</summary>
 #
 # * The scan runs 7 rounds at T = 128 and 11 at T = 2048: its count grew 1.4× for 16× the steps,
 #   not 11/7 = 1.57×, because some ops run once per call, not once per round: 175 ops are 49 + 7 × 18,

@@ -31,7 +31,7 @@
 # > * **The floor:** a kernel nears it only on large batches: over 75 % of it at 16384×1024 (section 1).
 # > * **Host-bound calls:** wall ≈ max(host, GPU); the return at 16×128 takes over 20× its GPU time (section 2.1).
 # > * **A backward adds host time:** eager, GAE at 4096×128 with its backward takes 41× its GPU time (section 3).
-# > * **A CUDA graph** would leave only the GPU time.
+# > * **A CUDA graph** of many calls leaves about the GPU time per call (notebook 08, section 4).
 # > * Sections 2 and 4 apply these three to the peers and to the fused losses.
 #
 # The benchmark, `python -m rltriton_lite.bench`, times every kernel against its floor and against
@@ -40,18 +40,18 @@
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 #
-# <details><summary>Sources: the four files and their tags</summary>
+# <details><summary>Sources: the four files, their tags, and the sections that read them</summary>
 #
 # Each printout starts with its file's tag. Compare µs only within one session on one
 # card. The run and the wall probe are one session on one H200: the probe ran beside the run, in the
 # same script. Four files give this notebook's figures:
 #
-# | tag | card | what it times |
-# | --- | --- | --- |
-# | `[H200 run]` | H200 | every call, ours and the peers', forward and with the backward: wall and GPU time, each call timed once |
-# | `[H200 wall probe]` | H200 | our calls again, same session: wall time, median of 15 rounds (section 2's noise rule) |
-# | `[H100 loss probe]` | H100 | the three losses and their rivals: wall and GPU time, 15 paired rounds |
-# | `[H100 backward profile]` | H100 | PPO's loss at 16×128: where its backward's host time goes |
+# | tag | card | what it times | sections |
+# | --- | --- | --- | --- |
+# | `[H200 run]` | H200 | every call, ours and the peers', forward and with the backward: wall and GPU time, each call timed once | 1, 2 and 3's chart: the one file with both clocks of every call and every peer |
+# | `[H200 wall probe]` | H200 | our calls again, same session: wall time, median of 15 rounds | 2: the noise rule, and 2.2's medians |
+# | `[H100 loss probe]` | H100 | the three losses and their rivals: wall and GPU time, 15 paired rounds | 3's loss table, and 4 |
+# | `[H100 backward profile]` | H100 | PPO's loss at 16×128: where its backward's host time goes | 3 and 4 |
 #
 # The H100's L2 size and the full map: [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
 #
@@ -165,6 +165,9 @@ assert round(_drift, 2) == 2.24 and up(_drift) == NOISE_X  # "up to 2.3×", 2.24
 
 # %%
 my_pct_4096x128 = None  # your prediction: GAE's % floor at 4096×128, forward
+
+# %%
+# the reveal: run it once your prediction is set above
 fig = profile.floor_chart(res, DTYPE)
 plt.show()
 # the same numbers, one row per pass and shape, beside the model's % floor for GAE (t0 = 2 µs per launch)
@@ -204,10 +207,8 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 # **Finding:** a kernel reaches its floor only where its bytes outweigh its fixed cost: at 4096×128,
 # GAE's forward measures 63 %, far below its floor, as the model predicts.
 #
-# <details><summary>Sources and details: the L2 cache, why the run beats the model, few long rows, SAC above 100 %</summary>
+# <details><summary>Details: the L2 cache, why the run beats the model, few long rows, SAC above 100 %</summary>
 #
-# * The figures are the `[H200 run]`'s, the one file with the GPU time, and so the % floor, of
-#   every call at every shape.
 # * At the three smaller shapes, % floor also measures the L2 cache: the graph replays that time
 #   the GPU time can read much of a call's bytes from it, faster than the floor's DRAM copy. So
 #   % floor can pass 100 % (SAC at 64×16384).
@@ -296,6 +297,9 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 
 # %%
 my_long_times_ours = None  # your prediction: GAE 64×16384 forward, the loop's wall time ÷ ours
+
+# %%
+# the reveal: run it once your prediction is set above
 LAUNCHES_PER_STEP = 10  # the harness's GAE loop (profile.op("gae").loop), counted in notebook 08, section 5
 op_us = loop_us / (LAUNCHES_PER_STEP * 128)  # the host's µs per launching op, at T = 128
 long_loop_us, long_ours_us = (row("gae", 64, 16384, impl=i)["full_call_us"] for i in ("pytorch_loop", "rltriton_lite"))
@@ -355,10 +359,8 @@ print(profile.table(peer_table))
 #    loop (`torchrl_vec_gae`) ran far faster than its loop (`torchrl_gae`) on the 64 long rows, and
 #    no faster at 4096×128.
 #
-# <details><summary>Sources and details: the figures behind these lines, and the noise rule</summary>
+# <details><summary>Details: the figures behind these lines, and the noise rule</summary>
 #
-# * The figures are the `[H200 run]`'s, the one file that times every peer, each call once; the
-#   `[H200 wall probe]`, our calls timed again, gives the noise rule and 2.2's medians.
 # * Takeaway 2's range, read from the table, is 0.69–9.8×; single timings drift up to 2.3×, so read
 #   it as about 0.7–10×. With the backward, CRR's eager formula leads at 64×16384: single timings
 #   cannot show a lead (below), and section 4's paired rounds give its figures.
@@ -373,7 +375,14 @@ print(profile.table(peer_table))
 # timed twice in the same session: in the run and in the wall probe. With nothing changed, our two timings differ by up to
 # 2.3×. The **noise rule** takes the faster of our two timings. A peer's lead counts only if that
 # timing is more than 2.3× the peer's ([notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
-# works the rule). None of the 8 leads passes
+# works the rule).
+#
+# *A worked example, with made-up numbers:* our call timed 40 µs in the run and 30 µs in the wall
+# probe; a peer timed 12 µs, once. Our faster timing, 30 µs, is 2.5× the peer's, more than 2.3×:
+# the peer's lead counts. Had the peer timed 15 µs, 30 µs would be only 2× its time: within the
+# noise.
+#
+# None of the 8 leads passes
 # ([notebook 14, section 8](14_appendix_data.ipynb#8.-Single-timings-beside-paired-rounds) lists
 # them).
 #
@@ -462,6 +471,9 @@ _verdicts = [profile.noise_verdict(ours, peer, NOISE_X) for ours, peer in _range
 assert _verdicts == ["within the noise"] * 8  # "None of the 8 leads passes"; "single timings cannot show a lead"
 # the rule as the fold words it: a lead counts only if our faster timing is more than 2.3× the peer's
 assert [profile.noise_verdict((lo, 30.0), (4.0, 4.0), NOISE_X) for lo in (9.3, 9.1)] == ["peer faster", "within the noise"]
+# the fold's worked example, made up: ours 30 and 40 µs, the peer once at 12 µs (2.5×: counts) or 15 µs (2×: noise)
+assert [profile.noise_verdict((30.0, 40.0), (p, p), NOISE_X) for p in (12.0, 15.0)] == ["peer faster", "within the noise"]
+assert [30 / 12, 30 / 15] == [2.5, 2.0]  # "2.5×", "only 2×"
 assert all(peer[0] == peer[1] and ours[0] < ours[1] for ours, peer in _ranges)  # the peer "timed once", ours "twice"
 # the widest lead: the lowest wall ÷ ours (notebook 14, section 3 works it against our two timings)
 widest = min(speedups, key=lambda s: s["x"])
@@ -490,7 +502,7 @@ returns_rows = profile.committed("discounted_return", missing_ok=True)  # the H2
 # wall time is over 20× its GPU time. In all four scans' tables, what the backward adds is mostly
 # host time too (section 3).
 #
-# <details><summary>Sources and details: the figures, and the n/a and ! marks</summary>
+# <details><summary>Details: the figures, and the n/a and ! marks</summary>
 #
 # * At 16×128 the forward takes 1.8 µs on the GPU and 52 µs of wall time.
 # * The backward multiplies the return's wall time by 11 to 17 and its GPU time by only 2 to 3.
@@ -558,7 +570,7 @@ gae_rows = profile.committed("gae", missing_ok=True)  # the H200's table and cha
 # GPU time than the naive kernel, yet is slower on the wall clock: 30.6 µs against 20.6 µs. Our
 # call runs checks and planning in Python before its launch; the naive kernel is launched bare.
 #
-# <details><summary>Sources and details: the figures, the table's 0.597, and the ! marks</summary>
+# <details><summary>Details: the figures, the table's 0.597, and the ! marks</summary>
 #
 # * The 30.6 and 20.6 µs are the `[H200 wall probe]`'s medians of 15 interleaved rounds. In its
 #   median round, ours took 1.47× the naive kernel's wall time. Both calls are host-bound.
@@ -626,7 +638,7 @@ td_rows = profile.committed("td_lambda", missing_ok=True)  # the H200's table an
 # **Finding: yes.** At 16×128 the forward's wall time is over 20× its GPU time: host-bound, as the
 # return is.
 #
-# <details><summary>Sources and details: the figures and the ! marks</summary>
+# <details><summary>Details: the figures and the ! marks</summary>
 #
 # * At 16×128 the forward takes 1.8 µs on the GPU and 41 µs of wall time.
 # * The `!` after `torchrl_vec_td_lambda` is 2.1's cut-off again: 3.0e-4 and 3.4e-4 relative,
@@ -662,7 +674,7 @@ assert not any(r["flagged"] for r in vtrace_rows)  # no line carries a `!`: ever
 # faster at two shapes, but both wall gaps are within the noise, and its lead in GPU time at
 # 16×128 is too small to trust.
 #
-# <details><summary>Sources and details: the figures</summary>
+# <details><summary>Details: the figures</summary>
 #
 # * rl_triton's `wall ÷ ours` reads 0.696 at 16×128 and 0.855 at 64×16384.
 # * Its GPU time at 16×128, 1.52 against our 2.03 µs, is as unsure: a GPU time that small holds
@@ -704,6 +716,9 @@ if vtrace_rows:
 
 # %%
 my_wall_over_gpu = None  # your prediction: GAE 4096×128 with its backward, wall ÷ GPU time
+
+# %%
+# the reveal: run it once your prediction is set above
 gae_pair = {p: row("gae", 4096, 128, pass_=p) for p in PASSES}
 print(f"[{SOURCE['run']}]")
 for p, r in gae_pair.items():
@@ -727,11 +742,8 @@ anchors = profile.anchor_rows(res, DTYPE)
 # is over 10× the GPU time it adds, for every call. So take out host work first, for example with a
 # CUDA graph of the whole update step.
 #
-# <details><summary>Sources and details: your prediction, the largest shape, the chart's exceptions, the naive-kernel anchor</summary>
+# <details><summary>Details: your prediction, the largest shape, the chart's exceptions, the naive-kernel anchor</summary>
 #
-# * The chart's figures are the `[H200 run]`'s, the one file with both clocks of every call; from
-#   the loss table below on, the losses' backward comes from the `[H100 loss probe]` (paired rounds) and
-#   the `[H100 backward profile]`.
 # * At the largest shape, 16384×1024, the backward's added wall time is only 1.9–15× its added GPU
 #   time.
 # * **Your prediction.** With its backward, GAE's call at 4096×128 takes 41× its GPU time: the
@@ -741,7 +753,7 @@ anchors = profile.anchor_rows(res, DTYPE)
 #   64×16384 (discounted return, GAE, TD(λ) and the linear scan), whose chain of chunks makes their
 #   GPU time long.
 # * Those labels rest on the run's single timings. The per-call file
-#   ([notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebook-08-across-files-and-cards),
+#   ([notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebooks-08-and-09-across-files-and-cards),
 #   its fold "One session, one card"), every forward call timed in one session on an H100, finds the
 #   same calls host-bound among the seven it times (all but the linear scan).
 # * The naive-kernel anchor at 64×16384 takes 17× our wall time: its 64 programs each walk 16384
@@ -772,10 +784,9 @@ print(profile.table([{"call": c, "forward": f, "with the backward": b, "the back
 # host time in the `autograd.Function`'s backward node, where the package's Python plans, checks
 # and launches the backward's kernel.
 #
-# <details><summary>Sources and details: the figures</summary>
+# <details><summary>Details: the figures</summary>
 #
-# * The table is the `[H100 loss probe]`'s, medians of 15 paired rounds; the profile is the
-#   `[H100 backward profile]`, whose other figures are in
+# * The backward profile's other figures are in
 #   [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
 # * A backward adds 220–570 µs to each of our calls, which then take 3.9–14× their forward's wall
 #   time.
@@ -825,7 +836,12 @@ assert {profile.HEAD_ANCHOR[p] for p in PASSES} == {"bare_triton_launch", "minim
 # the prediction: GAE at 4096×128, forward and with the backward
 _g = {p: (r["full_call_us"], 1e3 * r["kernel_ms"]) for p, r in gae_pair.items()}
 assert [round(w / g) for w, g in _g.values()] == [8, 41]  # "about 8×", "41×" (and the card's: GPU time is a graph's replay)
-assert "do_bench_cudagraph(" in inspect.getsource(bench.kernel_ms)  # the card's "a CUDA graph leaves only the GPU time"
+assert "do_bench_cudagraph(" in inspect.getsource(bench.kernel_ms)  # the GPU time: a CUDA graph's replays
+# the card's "a CUDA graph of many calls leaves about the GPU time per call" (notebook 08, section 4, on the H200 replay
+# probe, the run's session and card): GAE 4096×128, a graph of 100 calls within 10 % of the run's GPU time; a graph of 1, more
+_replay = [float(x) for x in re.search(r"^\s*4096x\s*128\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", open(
+    os.path.join(RESULTS, profile.COMMITTED_REPLAY), encoding="utf-8").read(), re.M).groups()]  # eager, graph of 1, of 100
+assert abs(_replay[2] / _g["fwd"][1] - 1) < 0.1 and _replay[1] > 1.3 * _g["fwd"][1]
 assert bwd["bytes"] == 2 * gae_pair["fwd"]["bytes"] and 1.9 < _g["fwd+bwd"][1] / _g["fwd"][1] < 2.2  # "doubled, as its bytes did"
 assert _g["fwd+bwd"][0] - _g["fwd"][0] > 10 * (_g["fwd+bwd"][1] - _g["fwd"][1])  # "the wall time it added was far larger than the GPU time it added"
 assert {k[:2] for k in paired} == {(a, s) for a in ("ppo", "sac", "crr") for s in LOSS_SHAPES}  # the shapes it timed
@@ -871,6 +887,9 @@ assert round(prof["_FunctionBackward"][0] / host_us, 1) == 0.5  # "about half of
 # %% [markdown]
 # ## 4. Fused losses against their eager formulas
 #
+# **This section's tables all come from one file, the `[H100 loss probe]`:** each loss and its
+# eager formula, timed on an H100 in 15 paired rounds, with both clocks.
+#
 # **Question: does fusing a loss pay, on the GPU and on the wall clock?** Notebooks 05 to 07 fuse
 # each loss into one or two launches forwards and one backwards; the **eager formula** is the plain
 # PyTorch code ours replaces. Each ratio below is its time ÷ ours: above 1, ours is faster.
@@ -908,10 +927,9 @@ print(profile.table(gpu_table, digits=3))
 # On the GPU, fusing pays at every shape. But every call here is host-bound, so the wall clock
 # decides.
 #
-# <details><summary>Sources and details: the table's ranges</summary>
+# <details><summary>Details: the table's ranges</summary>
 #
-# The figures are the `[H100 loss probe]`'s, the one file with both clocks of each loss and its
-# eager formula, in paired rounds. The eager formula's unfused kernels take 3.3–9.2× our GPU time. Each call's GPU time is under a
+# The eager formula's unfused kernels take 3.3–9.2× our GPU time. Each call's GPU time is under a
 # seventh of its wall time.
 #
 # </details>
@@ -925,6 +943,9 @@ print(profile.table(gpu_table, digits=3))
 
 # %%
 my_eager_over_ours = None  # your prediction: PPO with its backward at 4096×128, the eager formula's wall ÷ ours
+
+# %%
+# the reveal: run it once your prediction is set above
 PPO_CASE = "ppo", (4096, 128), "fwd+bwd"
 ours_h100_us = paired[(*PPO_CASE, "rltriton_lite")][0]  # our call's µs per call, the median of its rounds
 eager_h100_us, eager_median_x = paired[(*PPO_CASE, "pytorch_eager")][:2]  # the eager formula's, and the paired ratio
@@ -988,10 +1009,12 @@ print(profile.table(why_crr))
 # measures this trip on PPO's call (CRR's was not profiled): its backward node is about half of the
 # profiled host time.
 #
-# <details><summary>Sources and details: the wall clock loss by loss, the backward profile, your prediction, torch.compile</summary>
+# <details><summary>Details: the wall clock loss by loss, the backward profile, your prediction, torch.compile</summary>
 #
-# * **CRR at 64×16384,** with the backward, takes 0.74× our wall time in the median round; section
-#   2's single timing read 0.38×, within the noise.
+# * **CRR at 64×16384,** with the backward, takes 0.74× our wall time in the median round. Section
+#   2's chart reads another figure for the same case, from another file and card:
+#   [notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebooks-08-and-09-across-files-and-cards)
+#   sets the two side by side.
 # * **PPO:** ours wins every round, at every shape, in both passes.
 # * **SAC** (the λ = 0 target): ours wins every round forward; with the backward, the median at
 #   every shape but every round only at 16×128.
@@ -1082,7 +1105,7 @@ assert all(m < 1 for m in _medians("crr", "fwd+bwd"))  # "CRR's short eager form
 # (in every round there, the next assert), and in the median round at every shape
 assert _verdicts == ["within the noise"] * 8 and max(_medians("crr", "fwd+bwd")) < 1
 assert round(paired["crr", (64, 16384), "fwd+bwd", "pytorch_eager"][1], 2) == 0.74  # the finding's "0.74× ... median round"
-assert two_figures(widest["x"], down) == "0.38" and _verdicts[_ahead.index(widest)] == "within the noise"  # "read 0.38×, within the noise"
+assert two_figures(widest["x"], down) == "0.38" and _verdicts[_ahead.index(widest)] == "within the noise"  # notebook 14, section 10
 assert min(_loops128) > 80  # "What you now know": "over 80× faster per forward call at T = 128"
 assert [h < 1 for h in _medians("crr", "fwd+bwd", k=3)] == [False, True, True]  # "at the two larger shapes ... every round"
 _crr_us = {i: [paired["crr", s, "fwd+bwd", i][0] for s in LOSS_SHAPES] for i in ("rltriton_lite", "pytorch_eager")}

@@ -419,41 +419,20 @@ assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in
 # `transposed_scan`). With $dy_t$ the upstream gradient, the gradient $g_t = \partial L/\partial b_t$
 # is $g_t = dy_t + a_{t-1}\,g_{t-1}$. It runs *forwards* in time.
 #
-# **Four names.**
-#
-# * $c_r$ is the carry that enters rank $r$, as in section 2.
-# * $f_r$ is rank $r$'s first output. It is the carry of the rank before: $f_r = c_{r-1}$ (for
-#   $r \ge 1$).
-# * $\sigma_r$ is the gradient that rank $r$'s own steps send into its carry $c_r$. Rank $r$
-#   computes it alone.
-# * $x_r$ is the gradient that enters rank $r$ from the ranks before it. Write $L_{<r}$ for the
-#   loss on ranks $0, \dots, r-1$ (on their steps only). Then $x_r = \partial L_{<r}/\partial f_r$:
-#   those ranks read $f_r$ as their carry $c_{r-1}$. Nothing enters rank 0, so $x_0 = 0$.
-#
 # **By hand: two ranks of two steps**, with $a_t = 0.5$ and $dy_t = 1$ at every step. Rank 0 holds
-# steps 0 and 1, rank 1 steps 2 and 3.
+# steps 0 and 1, rank 1 steps 2 and 3. As in section 2, rank 0's carry $c_0$ is the value that
+# enters its steps from the steps after them: here $c_0 = y_2$.
 #
 # 1. **One process** gives $g = 1,\ 1.5,\ 1.75,\ 1.875$.
 # 2. **Rank 1 alone** gets $1,\ 1.5$: too small. It misses what comes from rank 0's steps.
 # 3. **Why:** rank 1's first output, $f_1 = y_2$, is rank 0's carry $c_0$. Rank 0 reads it,
 #    through $y_1 = b_1 + a_1\,y_2$.
-# 4. **Rank 0 computes the missing part alone:** $\sigma_0$, the gradient that its own steps send
-#    into $c_0$: $a_1\,g_1 = 0.5 \cdot 1.5 = 0.75$. It sends this one number to rank 1.
-# 5. **Rank 1 adds it to $dy_2$:** $x_1 = \sigma_0 = 0.75$, so $g_2 = 1 + 0.75 = 1.75$, then
+# 4. **Rank 0 computes the missing part alone.** Call it $\sigma_0$: the gradient that rank 0's own
+#    steps send into its carry $c_0$. It is $a_1\,g_1 = 0.5 \cdot 1.5 = 0.75$. Rank 0 sends this
+#    one number to rank 1.
+# 5. **Rank 1 adds it to $dy_2$.** Call what arrives $x_1$, the gradient that enters rank 1 from the
+#    rank before it: $x_1 = \sigma_0 = 0.75$. So $g_2 = 1 + 0.75 = 1.75$, then
 #    $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$. These are the one-process gradients.
-#
-# **The picture, with a third rank** (steps 4 and 5). Each carry crosses a boundary backwards in
-# time; its gradient crosses it forwards. The arrow $x_r$ lands on rank $r$'s first step, whose
-# output is $f_r = c_{r-1}$:
-#
-# ```text
-#              rank 0: steps 0 1          rank 1: steps 2 3          rank 2: steps 4 5
-# forward:               ◀── c_0 = y_2 ───          ◀── c_1 = y_4 ───
-# backward:    g_0 → g_1 ───── x_1 ─────▶ g_2 → g_3 ───── x_2 ─────▶ g_4 → g_5
-#
-# x_r = ∂L_<r/∂f_r, with L_<r the loss on ranks 0..r−1:
-#              x_1 = ∂L_<1/∂c_0 (rank 0's loss),    x_2 = ∂L_<2/∂c_1 (ranks 0 and 1's loss)
-# ```
 
 # %%
 a6, dy6 = torch.full((1, 6), 0.5, dtype=torch.float64), torch.ones(1, 6, dtype=torch.float64)  # a_t = 0.5, dy_t = 1
@@ -479,6 +458,32 @@ print("rank 0, rank 1 with x_1 added:", g_rank0[0].tolist(), g_rank1[0].tolist()
 assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b4.grad)
 
 # %% [markdown]
+# **The four names, for any rank $r$.** They generalise the example's $c_0$, $f_1$, $\sigma_0$ and
+# $x_1$.
+#
+# * $c_r$ is the carry that enters rank $r$, as in section 2.
+# * $f_r$ is rank $r$'s first output. It is the carry of the rank before: $f_r = c_{r-1}$ (for
+#   $r \ge 1$).
+# * $\sigma_r$ is the gradient that rank $r$'s own steps send into its carry $c_r$. Rank $r$
+#   computes it alone.
+# * $x_r$ is the gradient that enters rank $r$ from the ranks before it. Those ranks see rank $r$
+#   only through $f_r$, which they read as their carry $c_{r-1}$. So, with $L_{<r}$ the loss on the
+#   steps of ranks $0$ to $r-1$, $x_r = \partial L_{<r}/\partial f_r$. Nothing enters rank 0, so
+#   $x_0 = 0$.
+#
+# **The picture, with a third rank** (steps 4 and 5). Each carry crosses a boundary backwards in
+# time; its gradient crosses it forwards. The arrow $x_r$ lands on rank $r$'s first step, whose
+# output is $f_r = c_{r-1}$:
+#
+# ```text
+#              rank 0: steps 0 1          rank 1: steps 2 3          rank 2: steps 4 5
+# forward:               ◀── c_0 = y_2 ───          ◀── c_1 = y_4 ───
+# backward:    g_0 → g_1 ───── x_1 ─────▶ g_2 → g_3 ───── x_2 ─────▶ g_4 → g_5
+#
+# x_r = ∂L_<r/∂f_r, with L_<r the loss on ranks 0..r−1:
+#              x_1 = ∂L_<1/∂c_0 (rank 0's loss),    x_2 = ∂L_<2/∂c_1 (ranks 0 and 1's loss)
+# ```
+#
 # **The rule, for any number of ranks.** What rank $r$ passes on,
 # $x_{r+1} = \partial L_{<r+1}/\partial c_r$, has two parts:
 #
@@ -573,8 +578,9 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 # * **gather + one call:** the row gathered by a local copy, one plain call on it, the rank's
 #   slice kept.
 #
-# The cell prints GAE forwards on the long row (1,048,576 steps per rank), in µs per call: the
-# *wall time* (calls back to back, host included), then the GPU time.
+# The cell prints GAE forwards on the long row (1,048,576 steps per rank), in µs per call, by two
+# clocks. *Wall µs* is the time per call when calls run back to back, the host's work included.
+# *GPU µs* is the time the GPU itself spent on the call.
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
@@ -587,11 +593,13 @@ for line in cost_lines:
         numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
         cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
 (one_wall, one_gpu), (local_wall, local_gpu), _, (joined_wall, joined_gpu) = cost["1 x 1048576", "gae forwards"]
-print("\n".join(cost_lines[1:3]))  # the header and the long row; the file's other lines are in the fold below
-print(f"wall time: plain call {one_wall} µs, split {local_wall / 1e3:.2f} ms, gather + one call {joined_wall:.0f} µs")
+cost_rows = [{"call": "plain call", "wall µs": one_wall, "GPU µs": one_gpu},
+             {"call": "split", "wall µs": local_wall, "GPU µs": local_gpu},
+             {"call": "gather + one call", "wall µs": joined_wall, "GPU µs": joined_gpu}]
+print(profile.table(cost_rows, digits=3))  # the long row; the file's other lines are in the fold below
 
 # %% [markdown]
-# The split took 17 times the plain call's wall time; the gather took 1.5 times.
+# The split took 17 times the plain call's wall time; the gather + one call took 1.5 times.
 #
 # **The break-even at 8 ranks.** No link was measured, so this is an estimate. On the long row, each
 # rank holds 9 MB of values, rewards and flags. With 8 ranks, the gather brings the other 7 ranks'
@@ -599,11 +607,20 @@ print(f"wall time: plain call {one_wall} µs, split {local_wall / 1e3:.2f} ms, g
 #
 # * **The split stays at $t_s = 1.31$ ms.** It was measured as rank 0 of *two* ranks, and is
 #   assumed not to grow with more: it sends only a few numbers per row per rank.
-# * **The gathered call grows to $4\,t_g = 0.46$ ms,** with $t_g = 114$ µs measured. It reads 8
-#   ranks' steps, 4 times the 2 ranks' it read when measured.
+# * **The gather's one call reads 4 times the steps.** It reads 8 ranks' steps, 4 times the 2
+#   ranks' it read when measured. Its measured wall time, $t_g = 114$ µs, is mostly the host's: only 33.5 µs
+#   is GPU time. So there are two ways to scale it:
+#   * **All of it, 4 times:** the call takes $4\,t_g = 0.46$ ms. This is the pessimistic case.
+#   * **Only the GPU time, 4 times:** the call takes $114 + 3 \times 33.5$ µs, about 0.21 ms.
 #
-# The two are equal at $B = 66/(t_s - 4\,t_g)$, about 78 GB/s. On a faster link the gather wins; on
-# a slower one, the split.
+# The gather and the split are equal at $B = 66/(t_s - t_8)$, where $t_8$ is that call's time at 8
+# ranks. That is about 78 GB/s if all of its time grows, and about 60 GB/s if only its GPU time
+# grows. So the break-even is about 60–78 GB/s. On a faster link the gather wins; on a slower one,
+# the split.
+#
+# **Real links, from vendor specifications (not measured here).** NVLink inside one node carries
+# hundreds of GB/s per GPU, so there the gather wins. Across nodes, a 400 Gb/s InfiniBand link per
+# GPU carries about 50 GB/s, below the break-even, so there the split can win at 8 ranks.
 #
 # **Which to use.** Gather + one call is the default: faster, simpler code, the same advantages.
 # Use `time_group=` in three cases:
@@ -643,8 +660,9 @@ print(f"wall time: plain call {one_wall} µs, split {local_wall / 1e3:.2f} ms, g
 #
 # **2 ranks.** Each rank's 9 MB (1 MB $= 2^{20}$ bytes) is about 9.4 million bytes. The gather +
 # one call costs $t_g + 9.4/B$ ms, with $t_g = 0.11$ ms; the split $t_s = 1.31$ ms. They are equal
-# at $B = 9.4/(t_s - t_g)$, about 7.9 GB/s. With the NCCL column's $t_s$ (1.64 ms), the two
-# break-evens fall to about 6.2 GB/s (2 ranks) and 56 GB/s (8 ranks).
+# at $B = 9.4/(t_s - t_g)$, about 7.9 GB/s: at 2 ranks the one call was measured, so nothing is
+# scaled. With the NCCL column's $t_s$ (1.64 ms), the break-evens fall to about 6.2 GB/s (2 ranks)
+# and 46–56 GB/s (8 ranks).
 #
 # **Source.** `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`, written by
 # `tools/time_group_cost.py`, on one H100 on 2026-12-07 with torch 2.11; no link crossed. The
@@ -743,6 +761,14 @@ assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 
 _w8_call = joined_wall * 8 / 2  # "4 t_g"
 assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == round(_equal_B(8)) == 78  # "about 78 GB/s"
 assert round(joined_wall / 1e3, 2) == 0.11 and round(_w8_call / 1e3, 2) == 0.46  # "t_g = 0.11 ms", "4 t_g = 0.46 ms"
+# the second assumption: only the GPU time grows 4 times: "114 + 3 × 33.5 µs, about 0.21 ms", "about 60 GB/s"
+_w8_call_gpu = joined_wall + (8 / 2 - 1) * joined_gpu
+assert (round(joined_wall), joined_gpu) == (114, 33.5) and joined_gpu < joined_wall / 2  # "mostly the host's"
+assert round(_w8_call_gpu / 1e3, 2) == 0.21 and round(_w8_bytes / ((local_wall - _w8_call_gpu) * 1e-6) / 1e9) == 60
+# the vendor figure: 400 Gb/s InfiniBand is 50 GB/s, below the 60-78 GB/s break-even ("the split can win")
+assert 400 / 8 == 50 < round(_w8_bytes / ((local_wall - _w8_call_gpu) * 1e-6) / 1e9)
+# the table printed: the long row's three calls, wall and GPU µs, in the file's columns 1, 2 and 4
+assert [(r_["wall µs"], r_["GPU µs"]) for r_ in cost_rows] == [(77.5, 13.6), (1307.0, 74.7), (114.2, 33.5)]
 # "the split's all_gather of maps grows with the ranks too, ... a few numbers per row per rank": 4 (A, B, reset, error)
 assert "maps = torch.tensor([[1.0], [0.0], [0.0], [0.0]], dtype=torch.float64," in _fwd and "maps = gather(maps)" in _fwd
 assert round(local_wall / one_wall) == 17 and round(joined_wall / one_wall, 1) == 1.5  # "17 times", "1.5 times"
@@ -750,6 +776,7 @@ assert round(local_wall / one_wall) == 17 and round(joined_wall / one_wall, 1) =
 _nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
 _equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
 assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)
+assert round(7 * _gather_bytes / ((_nccl_wall - joined_wall - 3 * joined_gpu) * 1e-6) / 1e9) == 46  # "46–56 GB/s"
 assert (round(local_wall / 1e3, 2), round(_nccl_wall / 1e3, 2)) == (1.31, 1.64)  # "t_s = 1.31 ms"; NCCL's "1.64 ms"
 
 

@@ -36,7 +36,7 @@
 # verl's loop. At every shape timed it was also faster than the yardstick: a cumulative sum, one
 # PyTorch call that computes only verl's default $\gamma = \lambda = 1$.
 #
-# The verl drop-in adds verl's whitening and costs about 0.4–0.8 ms per call. That is slower than
+# The verl drop-in adds verl's whitening; one call of it takes 0.4–0.8 ms in all. That is slower than
 # the cumulative sum at 4 of the 5 shapes, and still over 350 times faster than the loop. Section 7
 # has the figures.
 
@@ -319,10 +319,15 @@ assert err < 1e-12
 #
 # <details><summary>Details, for maintainers: where the look-ahead runs on a GPU</summary>
 #
-# It runs inside the scan's own launch (or its two, under a
-# [time split](13_appendix_performance.ipynb#0.3-Enough-programs:-why-a-few-long-rows-leave-the-GPU-idle)),
-# except in two cases: a backward will read it (an input needs a gradient), or a time split needs
-# three launches. Then one extra launch computes it first.
+# Usually the look-ahead costs no launch of its own: the scan's kernel computes it as it goes. One
+# extra launch computes it first, before the scan, in two cases:
+#
+# * **A backward will read it,** because an input needs a gradient.
+# * **The scan is a time split of three launches.** A time split cuts each row into segments along
+#   time, so that a few long rows keep more of the GPU busy
+#   ([notebook 13, section 0.3](13_appendix_performance.ipynb#0.3-Enough-programs:-why-a-few-long-rows-leave-the-GPU-idle)).
+#   A split into a few segments runs in two launches, and they still compute the look-ahead. A
+#   split into many runs in three, and they do not.
 #
 # </details>
 #
@@ -675,7 +680,7 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 # |---|---|
 # | the cumulative sum | faster at every shape: 1.3 times at 256×4096, about 16 times at 4×1048576 |
 # | the per-token loop | over 4,000 times faster at every shape |
-# | the drop-in, `integrations.verl` | 8.6 to 13.6 times faster, 0.34 to 0.68 ms less per call |
+# | the drop-in, `integrations.verl` | 8.6 to 13.6 times faster: the drop-in takes 0.34 to 0.68 ms more per call than `rl.gae` |
 #
 # * The loop pays per step of $T$, whatever the batch; the scan pays mostly per call.
 # * The drop-in's second scan and whitening cost a fraction of a millisecond per call. The rows
@@ -899,9 +904,9 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # *(Answer each in its cell below: your teacher's grader collects the answers from
 # them.)*
 #
-# 1. Rerun section 5's comparison with $\gamma = \lambda = 1$, holes included. Do verl's and
-#    OpenRLHF's advantages still differ at the policy tokens? Explain the answer from the
-#    recurrence, without running it.
+# 1. Predict from the recurrence, then rerun: with $\gamma = \lambda = 1$, holes included, do
+#    verl's and OpenRLHF's advantages still differ at the policy tokens? Write your prediction and
+#    its reason first, then rerun section 5's comparison to check it.
 #
 # 2. A response cut at the maximum length has no EOS: its episode was truncated, not ended.
 #    What does verl's loop bootstrap from after its last token? Write the `rl.gae` call that

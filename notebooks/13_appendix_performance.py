@@ -100,8 +100,16 @@ assert max("2026-11-29", "2026-11-30", "2026-12-01") < RES["date"]
 # %% [markdown]
 # ## 0. A primer: what makes a memory-bound kernel fast
 #
-# Three rules make a memory-bound kernel fast: every load uses the bytes it fetches (0.1), enough
-# bytes are on their way at every moment (0.2), and enough programs keep every processor busy (0.3).
+# Three rules make a memory-bound kernel fast. For each, one number tells whether a kernel follows
+# it, and one knob of the package's kernel serves it:
+#
+# | rule | the number that matters | the knob |
+# |---|---|---|
+# | 0.1: every load uses the bytes it fetches | sectors per warp load: 4 for 32 adjacent float32, 32 read along time | `vector`: one aligned 16-byte load per lane |
+# | 0.2: enough bytes are on their way at every moment | about 10 KB of loads in flight per SM, for GAE on an H200 (derived from an assumed latency) | `stages` = 2: the next chunk loaded ahead |
+# | 0.3: enough programs keep every processor busy | programs per launch, against 2 × SMs: 264 on an H200 | the time split of long rows |
+#
+# The words of the box:
 #
 # * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132 (its
 #   specification).
@@ -306,10 +314,15 @@ assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 # %% [markdown]
 # No SM holds a thousand resident programs (the most is 32), whatever the latency. The committed
 # run shows the outcome: the anchor reaches 3.3 % of the floor, the package 83 % (both measured).
-# Why the anchor's 3.3 %: its programs have Triton's default 4 warps, so an SM holds at most
-# 64 ÷ 4 = 16 of them, and 16 × 9 B = 144 B in flight per SM predicts about 1.4 % of the floor
-# (derived from the assumed 600 ns), against 3.3 % measured
+#
+# <details><summary>Details: why the anchor reaches 3.3 %</summary>
+#
+# The anchor's programs have Triton's default 4 warps, so an SM holds at most 64 ÷ 4 = 16 of them.
+# 16 × 9 B = 144 B in flight per SM predicts about 1.4 % of the floor, derived from the assumed
+# 600 ns. The committed run measured 3.3 %
 # ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
+#
+# </details>
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):
@@ -356,12 +369,18 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # them. A split costs a second launch, so the package's **planner**, which picks each launch's
 # layout, splits only when both halves of the rule hold.
 #
-# The rule's 2 × SMs (264 on an H200, derived: 2 × 132) is only the split's **trigger**: it decides
-# whether to split, not how finely. A split aims at four times as many programs, 4 × 264 = 1056,
-# 8 per SM (the planner's default; 8×131072 gets 1024, below the table). Each split program's tile
-# is one row of 256 steps per chunk: the same 256 steps as 0.2's 2 rows × 128. So each has 0.2's
-# 4.6 KB in flight (1 row × 256 steps × 9 B × 2 chunks), and the 8 cover the 3 to 5 that 0.2 asks
-# for.
+# Three numbers describe a split: its trigger, its aim and its result.
+#
+# * **The trigger** decides whether to split. It is the rule's 2 × SMs: a launch of fewer than 264
+#   programs on an H200 (derived: 2 × 132) may be split.
+# * **The aim** decides how finely. A split aims at four times the trigger: 4 × 264 = 1056
+#   programs, 8 per SM. This is the planner's default.
+# * **The result** is what a shape gets. 8×131072 gets 1024 programs, a little under the aim
+#   (below the table).
+#
+# Each split program's tile is one row of 256 steps per chunk: the same 256 steps as 0.2's 2 rows
+# × 128. So each has 0.2's 4.6 KB in flight (1 row × 256 steps × 9 B × 2 chunks), and the 8 per SM
+# cover the 3 to 5 that 0.2 asks for.
 #
 # By this rule 64×16384, 16 wide chunks a row, is not split, though its 64 programs leave 68 of the
 # 132 SMs idle. How the trigger, the aim and the threshold of 32 were chosen is in
@@ -460,7 +479,7 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 # | 1, sectors: adjacent, aligned loads | `vector`: one lane's 16-byte piece | 4 steps per load at 16384×1024 |
 # | 2, bytes in flight | `stages` = 2 (the next chunk loaded ahead), `warps` = 1 | 2 stages, 1 warp at 16384×1024 |
 # | 3, enough programs | the time split (0.3) | 8×131072: 1.86 ms unsplit, 0.033 ms split (measured) |
-# | 3, where the planner does not split | wide chunks of 1024 steps, 4 warps | 64×16384: 12.9 % of the floor (the peer `rl_triton`: 19.9 %; measured: the committed run) |
+# | 3, where the planner does not split | wide chunks of 1024 steps, 4 warps | 64×16384: 12.9 % of the floor, the peer `rl_triton` 19.9 % (measured: the committed run) |
 #
 # * Each knob serves one of 0.1 to 0.3's three rules.
 # * The time split made GAE at 8×131072 about 56 times faster (derived: 1.86 ÷ 0.033).
@@ -534,6 +553,10 @@ assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of
 peer = committed("gae", 64, 16384, impl="rl_triton")  # Rule 3's peer, by GPU time and per call
 assert [round(100 * r["floor_ms"] / r["kernel_ms"], 1) for r in (slow, peer)] == [12.9, 19.9]  # "12.9 % ... 19.9 %"
 assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # "per call, the package's 52 µs beats its 68"
+# section 0's box: each rule's number and knob
+assert [t["sectors"] for t in sector_table[:2]] == [4, 32] and round(per_sm / 1e3) == 10  # "4 ... 32", "about 10 KB"
+assert ON_H200.min_programs == 2 * H200_SMS == 264 and (big_tile["vector"] * 4, big_tile["stages"]) == (16, 2)
+assert long["segments"] > 1  # "the time split of long rows"
 
 
 # %% [markdown]

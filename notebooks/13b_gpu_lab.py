@@ -473,14 +473,17 @@ if any(r["resident programs"] is None for r in walk_compiled):
 #
 # **A model to predict with: resident programs × chunk.** For your `reset_scan`, multiply the
 # resident programs by its chunk (at most the row's 1024 steps). That product counts the steps an
-# SM's programs *could* have in flight. A program has its chunk in flight only part of each trip
-# round its loop: while its warps wait at a barrier or scan, it loads nothing. So the product ranks
-# variants; it does not say when a kernel has enough steps in flight.
+# SM's programs *could* have in flight.
 #
-# How many would be enough? Little's law (notebook 13, section 0.2): the load bandwidth × the
-# latency, shared among the SMs. On the H100 that ran the lab's reference that is about 1,500 steps
-# per SM (about 2,200 on the H200). Question 2 asks you to predict with the product and, where the
-# reference disagrees, to say why.
+# **A threshold from Little's law: necessary, not sufficient.** To reach the floor, an SM needs
+# at least about 1,500 steps of loads in flight on the H100 that ran the lab's reference (about
+# 2,200 on the H200). That is Little's law (notebook 13, section 0.2): the load bandwidth × the
+# latency, shared among the SMs. The product says how many steps a variant *could* have in flight.
+# So a product below the threshold rules the floor out; a product above it does not promise it. A
+# program has its chunk in flight only part of each trip round its loop: while its warps wait at a
+# barrier or scan, it loads nothing. Above the threshold, the product only ranks variants.
+#
+# Question 2 asks you to predict with the product and, where the reference disagrees, to say why.
 #
 # <details><summary>Sources: where the 1,500 and 2,200 steps come from, and what the product ignores</summary>
 #
@@ -716,10 +719,10 @@ else:
 # | reset_scan, chunk 256, tl.range stages 2 | 4 | 31 | 1060 | 16 | 41.0 |
 # | reset_scan, chunk 256, num_warps 1, tl.range stages 2 | 1 | 54 | 1280 | 32 | 43.2 |
 #
-# **What the product marks, and what it does not.** Every row exceeds the H100's 1,500 steps per SM
-# by the product, from 8 × 256 = 2,048 up, yet reaches only 26.5–68.2 % of the floor. So no row has
-# its chunks in flight all the time: barriers and the scan take part of every trip. The product
-# ranks rows; it does not mark saturation.
+# **What the product marks, and what it does not.** Every row's product passes the H100's threshold
+# of 1,500 steps per SM, from 8 × 256 = 2,048 up, yet reaches only 26.5–68.2 % of the floor. The
+# threshold is necessary, not sufficient: no row has its chunks in flight all the time, because
+# barriers and the scan take part of every trip. Above the threshold, the product only ranks rows.
 #
 # **A worked row: the chunk of 512.** Triton 3.6 gave it 40 registers a thread and 12 resident
 # programs, against 16 at the chunk of 256. The product ranks it higher, 12 × 512 = 6,144 against

@@ -4237,6 +4237,7 @@ def _strided_hint(args, bad, got, expected):
 
 _MAX_END = "the row's last step (t = T - 1: nothing after it, h = r there)"
 _MAX_UNDERFLOW = "a g that underflows to 0 (gamma^k over a run of a chunk), a row's length not a multiple of the chunk"
+_MAX_HUGE = "every reward below -1e30, a row's length not a multiple of the chunk"
 _MAX_PADDING = ("the row's last step, padding lanes after it in its chunk: the lanes past T must be the identity, the "
                 "pair (g, c) that leaves every y as it is, else they compose into the last step")
 
@@ -4267,14 +4268,17 @@ def _discounted_max_cases(d):
             ((2, d.int(40, 20, 60)), 64, 0.08, "one chunk, episode ends", gamma),
             ((3, d.int(100, 70, 120)), 32, 0.0, "a row's length not a multiple of the chunk, no episode end", gamma),
             ((2, d.int(700, 400, 720)), 128, 0.02, "episode ends, across chunks", gamma),
-            ((2, d.int(100, 70, 120)), 64, 0.0, _MAX_UNDERFLOW, 0.01)):
+            ((2, d.int(100, 70, 120)), 64, 0.0, _MAX_UNDERFLOW, 0.01),
+            ((1, d.int(50, 40, 60)), 32, 0.0, _MAX_HUGE, gamma)):
         r = rng.normal(size=shape) * 0.5 - 1.0  # mostly below 0: max's identity is -inf, not 0
         spikes = _flags(rng, shape, 0.03)
         r[spikes] = rng.uniform(1.0, 3.0, size=int(spikes.sum()))  # rare successes, their value carried back
+        if what == _MAX_HUGE:  # every reward below -1e30 (float32 holds down to -3.4e38): -1e30 is no identity
+            r = -(10.0 ** rng.uniform(31, 35, size=shape))
         done = _flags(rng, shape, p_done)
         done[-1, -1] |= p_done > 0  # an episode end at the window's last step
         m = _key("discounted_max", r, done, g)
-        out.append((f"{what}, rewards mostly below 0, shape {shape}, chunk {chunk}" + (
+        out.append((f"{what}{'' if what == _MAX_HUGE else ', rewards mostly below 0'}, shape {shape}, chunk {chunk}" + (
                     f", gamma {g:g}" if what == _MAX_UNDERFLOW else ""),
                     (_t(r), _t(done, torch.bool), g, chunk), {}, m,
                     {DONE: done, **_carry_steps(shape, chunk), **_max_marks(done, chunk)}))

@@ -302,10 +302,10 @@ def _max_combine_undiscounted(g1, c1, k1, g2, c2, k2):  # c1 not discounted by g
 @triton.jit
 def _discounted_max_variant(R, D, M, gamma, T, CHUNK: tl.constexpr, ZERO_IDENTITY: tl.constexpr,
                             SWAPPED: tl.constexpr, MULTIPLIED: tl.constexpr, NO_CARRY: tl.constexpr,
-                            UNDISCOUNTED: tl.constexpr):
+                            UNDISCOUNTED: tl.constexpr, FINITE_IDENTITY: tl.constexpr):
     """discounted_max's solution with one of its mistakes switched on."""
     row = tl.program_id(0)
-    ident = 0.0 if ZERO_IDENTITY else float("-inf")
+    ident = 0.0 if ZERO_IDENTITY else -1e30 if FINITE_IDENTITY else float("-inf")
     carry = ident
     n_chunks = tl.cdiv(T, CHUNK)
     for i in range(0, n_chunks):
@@ -446,7 +446,8 @@ def _strided_stores_at(strides_of, out=lambda r: torch.empty(r.shape, dtype=r.dt
 
 def _discounted_max_with(**mistake):
     return _variant("discounted_max", _discounted_max_variant, torch.zeros_like,
-                    {**dict(ZERO_IDENTITY=False, SWAPPED=False, MULTIPLIED=False, NO_CARRY=False, UNDISCOUNTED=False),
+                    {**dict(ZERO_IDENTITY=False, SWAPPED=False, MULTIPLIED=False, NO_CARRY=False, UNDISCOUNTED=False,
+                            FINITE_IDENTITY=False),
                      **mistake})
 
 
@@ -686,6 +687,8 @@ def wrong_answers(name: str):
             ("no carry between chunks", _discounted_max_with(NO_CARRY=True)),
             ("c1 not discounted by g2 in the combine (a later review's case)",
              _discounted_max_with(UNDISCOUNTED=True)),
+            ("-1e30 as max's identity, a finite stand-in for -inf (a round-72 review's case, which passed)",
+             _discounted_max_with(FINITE_IDENTITY=True)),
         ],
         "strided_scan": [
             ("addresses as if contiguous, t * B + b", lambda r, d, g, c: s(r.as_strided(r.shape, (r.shape[1], 1)),

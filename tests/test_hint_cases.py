@@ -127,7 +127,7 @@ def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
         vs, _ = with_edits("vtrace_kernel", edits, tmp_path)(*args)
         np.testing.assert_allclose(vs.cpu().numpy(), [[1.625, 1.25, 1.0]], rtol=1e-6)
     text = (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
-    assert "$v_2 = 1$ means $b$ at the window's last step is not in its end form" in text
+    assert "$v_2 = 1$ means $b$ at the window's last step is not in its form at a reset" in text
     assert "means the window's last step was not a reset" not in text
 
 
