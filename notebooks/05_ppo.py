@@ -472,11 +472,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% jupyter={"source_hidden": true}
 # Checks: the table and the fold above, on the H100's paired loss probe (CI runs them; the printed table is for reading)
 vs = profile.eager_against_ours("ppo")  # with the backward: {(B, T): both calls' wall and GPU µs, eager ÷ ours}
-_order = [(16, 128), (4096, 128), (64, 16384)]  # the three shapes, in the text's order
-print(profile.table([{"B×T": f"{b}×{t}", "ours wall µs": vs[b, t]["ours_wall_us"], "eager wall µs": vs[b, t]["eager_wall_us"],
-                      "ours GPU µs": vs[b, t]["ours_gpu_us"], "eager GPU µs": vs[b, t]["eager_gpu_us"],
-                      "eager ÷ ours, wall*": vs[b, t]["wall_ratio"], "eager ÷ ours, GPU": vs[b, t]["gpu_ratio"]}
-                     for b, t in _order], digits=3))
+print(profile.table(profile.eager_rows(vs), digits=3))  # the three shapes, in the text's order
 print("* the median of the probe's interleaved rounds, not the quotient of the two wall columns")
 x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
 assert profile.outward(x_gpu, 1) == (7.7, 9.2)  # "7.7–9.2×", rounded outwards

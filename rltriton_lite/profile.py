@@ -805,6 +805,14 @@ def eager_against_ours(loss: str, path=None) -> dict:
     return out
 
 
+def eager_rows(against: dict) -> list[dict]:
+    """``eager_against_ours``' shapes as ``table`` rows, smallest first: the table 05-07 print in section 6
+    (its wall ratio is the rounds' median, not the quotient of the two wall columns)."""
+    return [{"B×T": f"{b}×{t}", "ours wall µs": v["ours_wall_us"], "eager wall µs": v["eager_wall_us"],
+             "ours GPU µs": v["ours_gpu_us"], "eager GPU µs": v["eager_gpu_us"], "eager ÷ ours, wall*": v["wall_ratio"],
+             "eager ÷ ours, GPU": v["gpu_ratio"]} for (b, t), v in sorted(against.items(), key=lambda kv: kv[0][0] * kv[0][1])]
+
+
 def outward(values, digits: int) -> tuple:
     """(lowest, highest) of ``values`` rounded outwards to ``digits`` decimals, the course's rule for a range
     (a value a hair off a boundary by float arithmetic stays on it)."""

@@ -168,6 +168,17 @@ def test_fused_against_eager_reads_both_sources_at_the_eager_formulas_shapes():
     assert got[4096, 128]["eager_gpu_us"] == run["pytorch_eager", 4096, 128]["gpu_us"]
 
 
+def test_eager_rows_are_the_paired_probe_s_shapes_smallest_first():
+    """05-07's section 6 print eager_against_ours as these rows: the text's order of the three shapes, each
+    column the probe's own figure."""
+    against = profile.eager_against_ours("ppo")
+    rows = profile.eager_rows(against)
+    assert [r["B×T"] for r in rows] == ["16×128", "4096×128", "64×16384"]
+    assert rows[1]["ours wall µs"] == against[4096, 128]["ours_wall_us"] and \
+        rows[2]["eager ÷ ours, GPU"] == against[64, 16384]["gpu_ratio"] and \
+        rows[0]["eager ÷ ours, wall*"] == against[16, 128]["wall_ratio"]
+
+
 def test_backward_added_is_fwd_bwd_against_fwd_of_our_call():
     """09, sections 2.1-2.4 (the four scans' tables): per shape, what the backward adds to our call's wall and GPU time, and the ratios."""
     rows = profile.committed_rows(profile.committed_results()[1], "gae")
