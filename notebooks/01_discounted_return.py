@@ -314,12 +314,12 @@ term1 = torch.zeros(1, 12, dtype=torch.bool, device=DEVICE)
 term1[0, 9] = True  # an episode ends after step 9
 
 
-def S_of(r, v, term):
+def S_of(r, v, term, gamma=0.9):
     """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
     last = torch.zeros_like(term)
     last[..., -1] = True  # the window's last step, for any (B, T)
-    boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a terminated step's NaN next value is not read
-    return rl.linear_scan(0.9 * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the resets
+    boot = torch.where(last & ~term, gamma * v, 0.0)  # a select: a terminated step's NaN next value is not read
+    return rl.linear_scan(gamma * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the resets
 
 
 S = S_of(r1, v1, term1)  # S_t

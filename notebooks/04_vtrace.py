@@ -633,8 +633,8 @@ assert term_q2.any()
 # with `deltas[t]` $= \rho_t(r_t + \text{discounts}_t V_{t+1} - V_t)$ and `discounts[t]` $= \gamma_t$,
 # or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Reusing it has two limits:
 #
-# * Its $V_{t+1}$ comes from the one `values` input (the bootstrap value after the last step). That
-#   forces $V'_t = V_{t+1}$, false wherever the next values are not `values[t+1]`. It takes no
+# * Its $V_{t+1}$ is `values[t+1]`, read from its one `values` input, with a separate bootstrap value
+#   after the last step. That forces $V'_t = V_{t+1}$, false wherever the next values are not `values[t+1]`. It takes no
 #   padding input either: a padded batch is beyond what it was written for, not a fault in it.
 # * It ends an episode by setting the discount to 0. At a truncation that 0 drops the bootstrap
 #   $\gamma V_{t+1}$ along with the trace, where a time limit should keep it.

@@ -33,8 +33,8 @@
 # **The question of this notebook:** can one masked scan replace that loop, with the same numbers,
 # and what does it save? **The answer:** yes. One masked scan gives verl's numbers at every
 # $\gamma$ and $\lambda$ (section 4). On an H200 it was far faster than a line-for-line copy of
-# verl's loop. At every shape timed it was also faster than the yardstick: a cumulative sum, one
-# PyTorch call that computes only verl's default $\gamma = \lambda = 1$.
+# verl's loop. At every shape timed it was also faster than the yardstick: a cumulative sum, a few
+# PyTorch ops that compute only verl's default $\gamma = \lambda = 1$.
 #
 # The verl drop-in adds verl's whitening; one call of it takes 0.4–0.8 ms in all. That is slower than
 # the cumulative sum at 4 of the 5 shapes, and still over 350 times faster than the loop. Section 7
@@ -103,7 +103,7 @@ GAMMA, LAM = 0.99, 0.95
 #
 # **Why $\gamma = \lambda = 1$ is common.** A response ends (or is cut at the length limit), and
 # the outcome score should reach the first token undiminished. Then the recurrence telescopes to
-# $\hat A_t = \sum_{k \ge t} r_k - V(s_t)$: a reversed cumulative sum, one library call (section 6).
+# $\hat A_t = \sum_{k \ge t} r_k - V(s_t)$: a reversed cumulative sum, a few PyTorch ops (section 6).
 #
 # **Why people want $\gamma, \lambda < 1$.** With $\lambda = 1$, an early token's advantage carries
 # the noise of every later token and of the outcome: unbiased, high variance. With $\lambda < 1$ the
@@ -552,7 +552,7 @@ assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
 # ## 6. The shortcut: $\gamma = \lambda = 1$ as a cumulative sum
 #
 # What would $\gamma = \lambda = 1$ buy? GAE's returns become the rewards summed from each token
-# to the end: a reversed cumulative sum, one PyTorch call. verl does not take this shortcut, even
+# to the end: a reversed cumulative sum, a few PyTorch ops (a flip, a cumsum, a flip back). verl does not take this shortcut, even
 # at its default $\gamma = \lambda = 1$ (section 3). On an H200 the scan still beat it at every
 # shape (section 7's table).
 #

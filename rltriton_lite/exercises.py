@@ -1409,13 +1409,12 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole) and "NaN" not in (own or ""):
         at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
         if at_end and _resets_selected(ex):  # the scan selects at a reset: the NaN is in the step's own terms
-            where = ("the scan (given) selects there, so the NaN comes from what your code computes at that step"
+            where = ("The scan (given) selects there, so the NaN comes from what your code computes at that step"
                      if ex.local else  # an epilogue's: the reset is the given prologue's, not the student's
-                     "the scan selects where the step resets (" + ("a = 0 in linear_scan" if SCAN_RULES.strip()
+                     "The scan selects where the step resets (" + ("a = 0 in linear_scan" if SCAN_RULES.strip()
                                                                     in ex.task else "your reset flag set") +
                      "), so the NaN comes from what that step computes itself (or its reset is missing)")
-            hints.append("A NaN or inf where the answer is finite, at an episode end. " + where[0].upper() + where[1:]
-                         + ": most likely a next value behind a termination "
+            hints.append("A NaN or inf where the answer is finite, at an episode end. " + where + ": most likely a next value behind a termination "
                          "was multiplied by zero (0 * NaN = NaN) or added without a select. Select it away; do not "
                          "multiply it by zero." + _fix(ex.select_fix or _SELECT_FIX))
         elif at_end:
