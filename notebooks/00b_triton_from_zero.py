@@ -299,7 +299,12 @@ assert error > 0.1  # the wrong order gives wrong values
 # where the order changes the result, so test a combine on random values.
 #
 # Now the reverse scan. With `reverse=True`, `tl.associative_scan` calls
-# `combine(later run, earlier run)`, as 00's order rule says. The next cell replays such a scan as
+# `combine(later run, earlier run)`, as 00's order rule says.
+#
+# **Importing `rltriton_lite` changes how the interpreter runs this scan.** Stock Triton's
+# interpreter runs it as a loop, one step at a time. The package, once imported, runs it as a tree on
+# whole blocks, as a GPU does, so that a combine that only works in a loop fails here too
+# ([GPU note 3](#GPU-notes)). The next cell replays such a scan as
 # a tree on text labels, where `'s3 s2'` means step 3, then step 2.
 
 # %%
@@ -746,7 +751,8 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #    changes, from int32 to float32. The interpreter runs it; the checker's compile reports it.
 # 3. **Import `rltriton_lite` before you test a scan.** Stock Triton's interpreter runs
 #    `tl.associative_scan` as a loop, where a combine that is not associative can look right.
-#    The package makes it a tree on whole blocks, as on a GPU. Notebook 00's last cell runs both.
+#    The package makes it a tree on whole blocks, as a GPU does (a GPU's tree groups the steps in
+#    another order, which an associative combine does not see). Notebook 00's last cell runs both.
 # 4. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
 # 5. **Two versions of Triton.** The CPU install pins Triton 3.9.0, whose interpreter runs every
 #    check. These notes' GPU halves were checked with Triton 3.6.

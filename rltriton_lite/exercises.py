@@ -868,13 +868,17 @@ def _raised_by_theirs(ex, case, fn, e: Exception) -> Exception:
     if shadowed:
         e.add_note(shadowed)
     for name, kind, pattern, note in _RAISED_NOTES:
-        if ex.name == name and isinstance(e, kind) and re.search(pattern, f"{e} {line}"):
+        if name in (None, ex.name) and isinstance(e, kind) and re.search(pattern, f"{e} {line}"):
             e.add_note(note)
     return e.with_traceback(None)
 
 
-# (exercise, the error's type, a pattern of its message or the student's line, what it means there)
+# (exercise or None for every one, the error's type, a pattern of its message or the student's line, what it means)
 _RAISED_NOTES = [
+    (None, (ValueError, RuntimeError), r"truth value of an array with more than one element is ambiguous|"
+                                       r"Boolean value of Tensor with more than one \w+ is ambiguous",
+     "(Python's and, or, not and if want one True or False, and an array holds many. On arrays, use |, & and ~, "
+     "and np.where (torch.where, tl.where) to choose element by element.)"),
     ("segment_carries", IndexError, r"reset\[[^\]]*\+\s*1\s*\]",
      "(Your line reads reset[:, s + 1], the next segment's flag: at the last segment there is none. "
      "Segment s's map selects on its own flag, reset[:, s]: whether an episode ends inside segment s.)"),

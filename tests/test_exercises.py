@@ -5063,6 +5063,18 @@ def test_host_bound_s_max_of_nothing_is_told_the_case_without_a_host_bound_shape
         and "max(..., default=0)" in notes, notes
 
 
+def test_python_s_or_on_arrays_is_told_to_use_the_element_wise_forms():
+    """A round-73 review: `k1 or k2` in combine_arrays raised NumPy's bare "truth value ... is ambiguous"."""
+    def combine_arrays(first, second):
+        (a1, b1, k1), (a2, b2, k2) = first, second
+        return np.where(k2, a2, a2 * a1), np.where(k2, b2, b2 + a2 * b1), k1 or k2
+
+    with pytest.raises(ValueError) as e:
+        exercises.check("combine_arrays", combine_arrays)
+    notes = "\n".join(e.value.__notes__)
+    assert "your function raised it" in notes and "On arrays, use |, & and ~, and np.where" in notes, notes
+
+
 # ---- A reset selects: a NaN behind an episode end must not leak into the answer ---------------------
 @triton.jit
 def _td_target_multiplied(R, V, D, OUT, gamma, n, BLOCK: tl.constexpr):
