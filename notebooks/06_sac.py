@@ -47,6 +47,8 @@
 #
 # **Add λ.** As TD(λ) does (notebook 03), the soft λ-return mixes that bootstrap with the next
 # step's target. That target follows the buffer's action $u_{t+1}$, which pays its entropy bonus:
+# a soft $Q(s, u)$ counts the entropy of the actions after $u$, not of $u$ itself, so each step the
+# return continues through adds the entropy term of the action it continues with.
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\Big].$$
 #

@@ -378,7 +378,7 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # ## 6. How fast is it (H100, measured)
 #
 # With the backward, the eager formula takes 3.3–4.0× the fused loss's GPU time, yet it wins on
-# wall time at 0.73–0.84×: both calls are mostly host time, and CRR's short formula costs the
+# wall time: its wall time is 0.73–0.84× ours. Both calls are mostly host time, and CRR's short formula costs the
 # host less ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)).
 # The folded cell below prints the committed H100 numbers for the three shapes.
 #
