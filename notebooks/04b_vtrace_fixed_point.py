@@ -308,8 +308,8 @@ assert not np.allclose(pi_clipped(1.0), pi) and np.isclose(float(pi_clipped(1.0)
 
 # %%
 actions = rng.random((16384, 100)) < mu[1]  # μ's actions: True is action 1
-r_mu = torch.tensor(r_a[actions.astype(int)], device=DEVICE)
-log_rhos_mu = torch.tensor(np.log(pi / mu)[actions.astype(int)], device=DEVICE)
+r_mu = torch.tensor(r_a[actions.astype(int)], dtype=torch.float32, device=DEVICE)  # float32, as in training
+log_rhos_mu = torch.tensor(np.log(pi / mu)[actions.astype(int)], dtype=torch.float32, device=DEVICE)
 
 
 def corrections(V, rho_bar):
