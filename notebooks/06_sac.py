@@ -23,8 +23,7 @@
 # * **Needs:** notebook 03 (the exercise starts from its `td_lambda_prologue`, copied here). No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
-# * **Minimum path:** sections 1–4 and the checked exercise `soft_lambda_targets`. The rest (the
-#   replay bias of section 5 included) can wait.
+# * **Minimum path:** sections 1–5 and the checked exercise `soft_lambda_targets`. The rest can wait.
 #
 # Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy; $\alpha$ is
 # called the temperature. SAC learns from a *replay buffer* of transitions collected by earlier
@@ -205,9 +204,10 @@ np.testing.assert_allclose(scan3(b_where, done3)[:2], [2.0, 1.0])  # 1.75 + 0.25
 
 # %% [markdown]
 # Without $[\lnot\text{term}_t]$, $b_1$ keeps $\gamma V'_1$, a NaN. Without the reset,
-# $y_1 = b_1 + 0 \cdot y_2$, and $0 \cdot \text{NaN}$ is NaN. At a done step the reset does the work
-# for $a_t$: it selects $y_t = b_t$ without reading $a_t$. So the prologue's
-# $\gamma_t\lambda^{\text{eff}}_t = 0$ and notebook 03's plain $\gamma_t\lambda_t$ give the same targets.
+# $y_1 = b_1 + 0 \cdot y_2$, and $0 \cdot \text{NaN}$ is NaN.
+#
+# Use $a_t = \gamma_t\lambda^{\text{eff}}_t$; a reset makes $a_t$ irrelevant, because it selects
+# $y_t = b_t$ without reading $a_t$. (Other forms the checker accepts are in the exercise's fold.)
 # $\lambda^{\text{eff}}_t$ is still needed, because it sets $b_t$: at a truncation or the window's last
 # step it makes $b_t$ bootstrap from $V'_t$ alone, with no $\log\pi_{t+1}$ term (the table's last two rows).
 #
@@ -407,41 +407,11 @@ assert torch.sign(d_cleanrl) == torch.sign(d_log_alpha)
 print("actor and temperature losses == the loop, gradients as derived")
 
 # %% [markdown]
-# ## 5. Kernel against the loop
+# ## 5. What λ > 0 and the min of critics cost
 #
-# *Optional.* The kernel against the loop: three critics, terminations, truncations, padding, a
-# per-step γ, λ = 0.8 and a time-major buffer.
-
-# %%
-torch.manual_seed(5)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
-B, T = 4, 50
-r = torch.randn(B, T).to(DEVICE)
-qs = [torch.randn(B, T).to(DEVICE) for _ in range(3)]
-next_lp = torch.randn(B, T).to(DEVICE) - 1.0
-lp = torch.randn(B, T).to(DEVICE) - 1.0
-term = torch.rand(B, T).to(DEVICE) < 0.1
-trunc = (torch.rand(B, T).to(DEVICE) < 0.1) & ~term
-mask = torch.ones(B, T, dtype=torch.bool, device=DEVICE)
-mask[0, :7] = False   # left padding
-mask[1, -5:] = False  # right padding
-gamma = torch.rand(B, T).to(DEVICE) * 0.1 + 0.9  # a per-step discount
-kw = dict(alpha=0.3, lambda_=0.8)
-
-G = rl.sac_targets(r, qs, next_lp, gamma=gamma, log_probs=lp, terminated=term, truncated=trunc, mask=mask,
-                   backend=KERNEL, **kw)
-expected = reference.sac_targets(n(r), [n(q) for q in qs], n(next_lp), gamma=n(gamma), log_probs=n(lp),
-                                 terminated=n(term), truncated=n(trunc), mask=n(mask), **kw)
-np.testing.assert_allclose(n(G), expected, rtol=1e-5, atol=1e-5)
-assert (G[~mask] == 0).all()
-
-# the same data as a time-major (T, B) buffer: read through strides
-tm = lambda x: x.t().contiguous()  # noqa: E731
-G_tm = rl.sac_targets(tm(r), [tm(q) for q in qs], tm(next_lp), gamma=tm(gamma), log_probs=tm(lp),
-                      terminated=tm(term), truncated=tm(trunc), mask=tm(mask), time_dim=0, backend=KERNEL, **kw)
-np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
-print("kernel == loop: critics, episodes, truncations, padding, per-step γ, time-major")
-
-# %% [markdown]
+# Two biases of SAC's target, each measured on a small problem: λ > 0 on a replay buffer, and the
+# min over noisy critics.
+#
 # **λ > 0 follows the buffer's actions, not π's.** In a one-state problem, two actions pay 1 and
 # 0; $\pi = (0.8, 0.2)$, but an older $\mu = (0.2, 0.8)$ filled the buffer, and the critic is exact.
 # Write $D_t = \mathbb{E}[G_t - Q^\pi(u_t)]$, with $u_t \sim \mu$, for the target's bias. Adding and
@@ -593,6 +563,41 @@ assert round(abs(bias - expected), 2) == 0.18  # −1.20 is 0.18 from −1.02 ..
 assert abs(bias - expected) < 1.5 * std_err  # ... 1.05 standard errors here: "about one"
 
 # %% [markdown]
+# ## 6. Kernel against the loop
+#
+# *Optional.* The kernel against the loop: three critics, terminations, truncations, padding, a
+# per-step γ, λ = 0.8 and a time-major buffer.
+
+# %%
+torch.manual_seed(5)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
+B, T = 4, 50
+r = torch.randn(B, T).to(DEVICE)
+qs = [torch.randn(B, T).to(DEVICE) for _ in range(3)]
+next_lp = torch.randn(B, T).to(DEVICE) - 1.0
+lp = torch.randn(B, T).to(DEVICE) - 1.0
+term = torch.rand(B, T).to(DEVICE) < 0.1
+trunc = (torch.rand(B, T).to(DEVICE) < 0.1) & ~term
+mask = torch.ones(B, T, dtype=torch.bool, device=DEVICE)
+mask[0, :7] = False   # left padding
+mask[1, -5:] = False  # right padding
+gamma = torch.rand(B, T).to(DEVICE) * 0.1 + 0.9  # a per-step discount
+kw = dict(alpha=0.3, lambda_=0.8)
+
+G = rl.sac_targets(r, qs, next_lp, gamma=gamma, log_probs=lp, terminated=term, truncated=trunc, mask=mask,
+                   backend=KERNEL, **kw)
+expected = reference.sac_targets(n(r), [n(q) for q in qs], n(next_lp), gamma=n(gamma), log_probs=n(lp),
+                                 terminated=n(term), truncated=n(trunc), mask=n(mask), **kw)
+np.testing.assert_allclose(n(G), expected, rtol=1e-5, atol=1e-5)
+assert (G[~mask] == 0).all()
+
+# the same data as a time-major (T, B) buffer: read through strides
+tm = lambda x: x.t().contiguous()  # noqa: E731
+G_tm = rl.sac_targets(tm(r), [tm(q) for q in qs], tm(next_lp), gamma=tm(gamma), log_probs=tm(lp),
+                      terminated=tm(term), truncated=tm(trunc), mask=tm(mask), time_dim=0, backend=KERNEL, **kw)
+np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
+print("kernel == loop: critics, episodes, truncations, padding, per-step γ, time-major")
+
+# %% [markdown]
 # The gradients match autograd of the PyTorch path in float64:
 
 # %%
@@ -615,7 +620,7 @@ print("gradients match")
 assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
 
 # %% [markdown]
-# ## 6. How fast is it (H100, measured; the λ = 0 elementwise path only)
+# ## 7. How fast is it (H100, measured; the λ = 0 elementwise path only)
 #
 # At λ = 0, with the backward, the eager formula takes 4.6–9.2× the GPU time of `rl.sac_targets`
 # but only 1.08–1.26× its wall time: both calls are mostly host time

@@ -25,7 +25,7 @@
 #   loads, a chunk loop) for the kernel exercise `awac_weights`. No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
-# * **Minimum path:** sections 1–4, and the checked exercises `awr_weights` (notebook 05's
+# * **Minimum path:** sections 1–5, and the checked exercises `awr_weights` (notebook 05's
 #   harness) and `awac_weights` (a kernel of your own). The rest can wait.
 #
 # Critic Regularized Regression (CRR) learns a policy from a fixed dataset. It avoids two
@@ -291,10 +291,11 @@ np.testing.assert_allclose(losses["binary"], 0.5)  # binary: NaN > 0 is false, s
 np.testing.assert_allclose(losses["exp, step 3 padded"], 5.5 / 3)  # padding never read: −(−1 − 4 − 0.5)/3
 
 # %% [markdown]
-# ## 5. Kernel against the loop
+# ## 5. Mean or max baseline: how many actions each keeps
 #
-# *Optional.* The kernel against the reference: NaN padding, both modes, a `max_weight` that
-# binds, and both baselines, $V(s)$ and $K$ sampled Q's reduced by mean or max.
+# CRR's baseline can reduce $K$ sampled Q's by their mean or their max. The binary mode keeps an
+# action where its Q beats the baseline, so the choice sets how many actions the policy learns from.
+# The data below (section 6 reuses it) has $K$ samples per step and some padding.
 
 # %%
 torch.manual_seed(5)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
@@ -306,17 +307,6 @@ samples = torch.randn((K,) + shape).to(DEVICE).permute(1, 2, 0)  # (B, T, K), no
 mask = torch.rand(shape).to(DEVICE) > 0.2
 mask[0, :6] = False  # left padding
 lp_p, q_p, v_p = (torch.where(mask, x, torch.nan) for x in (lp, q, v))
-
-for baseline in (v_p, samples):
-    for kw in (dict(mode="exp", beta=0.5, max_weight=3.0), dict(mode="exp", beta=2.0), dict(mode="binary"),
-               dict(mode="exp", baseline_reduce="max"), dict(mode="binary", baseline_reduce="max")):
-        got = rl.crr_loss(lp_p, q_p, baseline, mask=mask, backend=KERNEL, **kw)
-        want = reference.crr_loss(n(lp_p), n(q_p), n(baseline), mask=n(mask), **kw)
-        np.testing.assert_allclose(got.loss.item(), want[0], rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(n(got.weights), want[1], rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(n(got.advantages), want[2], rtol=1e-5, atol=1e-6)
-        assert (got.weights[~mask] == 0).all() and (got.advantages[~mask] == 0).all()
-    print("ok, baseline", tuple(baseline.shape))
 
 # %% [markdown]
 # With samples, the max baseline is never below the mean, so it keeps no more actions:
@@ -348,6 +338,24 @@ assert round(100 * _se) == 3  # "about 3 points"
 assert round(100 * by_reduce["max"].mean().item()) == 17  # "with this seed the cell prints 17 %" (drawn on the CPU)
 assert (round(100 * (_p - 2 * _se)), round(100 * (_p + 2 * _se))) == (10, 23)  # "about 10 % to 23 %"
 
+# %% [markdown]
+# ## 6. Kernel against the loop
+#
+# *Optional.* The kernel against the reference: NaN padding, both modes, a `max_weight` that
+# binds, and both baselines, $V(s)$ and $K$ sampled Q's reduced by mean or max.
+
+# %%
+for baseline in (v_p, samples):
+    for kw in (dict(mode="exp", beta=0.5, max_weight=3.0), dict(mode="exp", beta=2.0), dict(mode="binary"),
+               dict(mode="exp", baseline_reduce="max"), dict(mode="binary", baseline_reduce="max")):
+        got = rl.crr_loss(lp_p, q_p, baseline, mask=mask, backend=KERNEL, **kw)
+        want = reference.crr_loss(n(lp_p), n(q_p), n(baseline), mask=n(mask), **kw)
+        np.testing.assert_allclose(got.loss.item(), want[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(n(got.weights), want[1], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(n(got.advantages), want[2], rtol=1e-5, atol=1e-6)
+        assert (got.weights[~mask] == 0).all() and (got.advantages[~mask] == 0).all()
+    print("ok, baseline", tuple(baseline.shape))
+
 # %%
 lp64 = lp.double().requires_grad_()  # gradients in float64, against autograd of the PyTorch path, and the rule −w/N
 for baseline, kw in ((v_p, dict(mode="exp", beta=0.5, max_weight=3.0)), (samples, dict(mode="binary")),
@@ -375,7 +383,7 @@ print("need_weights=False: same loss, same gradient")
 assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: several tiles, their partial sums added by a second stage (notebook 05)
 
 # %% [markdown]
-# ## 6. How fast is it (H100, measured)
+# ## 7. How fast is it (H100, measured)
 #
 # With the backward, the eager formula takes 3.3–4.0× the fused loss's GPU time, yet it wins on
 # wall time: its wall time is 0.73–0.84× ours. Both calls are mostly host time, and CRR's short formula costs the

@@ -356,7 +356,7 @@ for name in ALGORITHMS:
         assert r["bytes"] == B * T * profile.op(name).bytes_per_step(4)  # the harness counts as we did
 pct = {name: 100 * row(RES, name, B, T)["floor_ms"] / row(RES, name, B, T)["kernel_ms"] for name in ALGORITHMS}
 assert max(pct, key=pct.get) == "sac" and max(pct.values()) < 100  # "SAC comes closest"; "no kernel quite" 100 %
-assert "lambda_" not in profile.op("sac").params  # the benchmark passes no λ: "the λ = 0 target" (notebook 06, section 6)
+assert "lambda_" not in profile.op("sac").params  # the benchmark passes no λ: "the λ = 0 target" (notebook 06, section 7)
 _vs_model = {name: 1e3 * row(RES, name, B, T)["kernel_ms"]
              / model_us(B, T, row(RES, name, B, T)["bytes"] / (B * T), HOST_US[name])[1] for name in ALGORITHMS}  # V-trace's too
 assert all(0.8 < x < 1.2 for x in _vs_model.values())  # "within about 20 % of the model's"

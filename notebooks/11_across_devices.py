@@ -31,7 +31,8 @@
 #   for maintainers.
 #
 # **The conclusion first.** The split this notebook teaches is usually not the one to use:
-# [section 7](#7.-What-it-costs) measures it and says when it is.
+# [section 7](#7.-What-it-costs) measures it and says when it is. Its main case is a loss
+# backpropagated through the advantages of very long rows, when each rank holds a stretch of every row.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
@@ -279,8 +280,10 @@ draw_ranks(lambda r: f"$(A_{r}, B_{r}, \\mathrm{{reset}}_{r})$",
 # writes a small worker script, starts it twice (ranks 0 and 1, on the CPU with gloo), and waits.
 #
 # Each worker calls `rl.gae(..., time_group=...)` on its own steps. Then it backpropagates a
-# weighted sum of its advantages. It also tries section 7's alternative: gather every rank's steps,
-# make one local call, keep its own piece.
+# weighted sum of its advantages. It also runs section 7's alternative, *gather + one call*, in its
+# last lines. The ranks hold 17 and 23 steps, and `dist.all_gather` needs tensors of one shape. So
+# each rank pads its steps to the longest segment, gathers, and trims each piece back to its
+# length. Then it makes one plain `rl.gae` call on the whole row and keeps its own slice.
 #
 # Every worker passes `bootstrap_value`, the value after the row's end, because all ranks run the
 # same line; only the last rank's copy is read.
@@ -313,10 +316,18 @@ worker = textwrap.dedent('''
                       terminated=x["terminated"][:, lo:hi], bootstrap_value=x["bootstrap"],
                       time_group=dist.group.WORLD)
     (adv * x["weights"][:, lo:hi]).sum().backward()
-    # section 7's alternative: gather every rank's steps, one local call, keep this rank's piece (no gradient)
-    parts = [None] * world
-    dist.all_gather_object(parts, [x[k][:, lo:hi] for k in ("rewards", "values", "terminated")])
-    whole = [torch.cat(piece, -1) for piece in zip(*parts)]
+    # section 7's alternative, gather + one call (no gradient). all_gather needs equal shapes, so
+    # each rank sends its length, pads its steps to the longest, and every rank trims what it receives.
+    lengths = [torch.zeros(1, dtype=torch.long) for _ in range(world)]
+    dist.all_gather(lengths, torch.tensor([hi - lo]))
+    longest = max(int(n) for n in lengths)
+    whole = []
+    for k in ("rewards", "values", "terminated"):
+        mine = x[k].new_zeros(x[k].shape[0], longest)
+        mine[:, :hi - lo] = x[k][:, lo:hi]
+        pieces = [torch.empty_like(mine) for _ in range(world)]
+        dist.all_gather(pieces, mine)
+        whole.append(torch.cat([piece[:, :int(n)] for piece, n in zip(pieces, lengths)], -1))
     gathered, _ = rl.gae(*whole[:2], gamma=0.99, lambda_=0.95, terminated=whole[2], bootstrap_value=x["bootstrap"])
     torch.save({"adv": adv, "ret": ret, "d_values": values.grad, "gathered": gathered[:, lo:hi]},
                f"{folder}/rank{rank}.pt")
@@ -351,8 +362,9 @@ for key, expected in (("adv", adv), ("ret", ret), ("d_values", values.grad)):
     got = torch.cat([s[key] for s in shares], -1)
     assert torch.allclose(got, expected, rtol=1e-12, atol=1e-12), key
     print(f"{key:9s} max difference {(got - expected).detach().abs().max().item():.1e}")
-gathered = torch.cat([s["gathered"] for s in shares], -1)  # section 7's alternative: gather, then one call
+gathered = torch.cat([s["gathered"] for s in shares], -1)  # section 7's alternative: gather + one call
 assert torch.allclose(gathered, adv.detach(), rtol=1e-12, atol=1e-12)
+print(f"gather + one call: max difference {(gathered - adv).detach().abs().max().item():.1e}")
 
 # %% [markdown]
 # GAE needs one thing a bare scan does not. Rank 0's last step is $t = 16$. Its TD error is
@@ -611,7 +623,8 @@ print(profile.table(cost_rows, digits=3))  # the long row; the file's other line
 #   ranks' it read when measured. Its measured wall time, $t_g = 114$ µs, is mostly the host's: only 33.5 µs
 #   is GPU time. So there are two ways to scale it:
 #   * **All of it, 4 times:** the call takes $4\,t_g = 0.46$ ms. This is the pessimistic case.
-#   * **Only the GPU time, 4 times:** the call takes $114 + 3 \times 33.5$ µs, about 0.21 ms.
+#   * **Only the GPU time, 4 times:** the call takes $114 + 3 \times 33.5$ µs, about 0.21 ms. The
+#     measured 114 µs already holds one GPU time of 33.5 µs, so three more are added, not four.
 #
 # The gather and the split are equal at $B = 66/(t_s - t_8)$, where $t_8$ is that call's time at 8
 # ranks. That is about 78 GB/s if all of its time grows, and about 60 GB/s if only its GPU time
@@ -623,7 +636,7 @@ print(profile.table(cost_rows, digits=3))  # the long row; the file's other line
 # GPU carries about 50 GB/s, below the break-even, so there the split can win at 8 ranks.
 #
 # **Which to use.** Gather + one call is the default: faster, simpler code, the same advantages.
-# Use `time_group=` in three cases:
+# Section 5's worker shows it in its last lines: pad, `dist.all_gather`, trim, one call. Use `time_group=` in three cases:
 #
 # * **Gradients through the advantages** (section 6). Each rank's piece of the gradient stays on
 #   its rank. `torch.distributed.nn.functional.all_gather` carries gradients, but its backward

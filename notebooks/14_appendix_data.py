@@ -80,7 +80,7 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # file in the folder changes nothing; to plot yours, pass its name to `profile.committed_results`.
 #
 # **Two cards.** Every figure of notebooks 08 and 09 is from the H200, except three H100 files': the
-# paired loss probe's (08, section 3; 09, sections 3 and 4; also 07, section 6), the backward
+# paired loss probe's (08, section 3; 09, sections 3 and 4; also 07, section 7), the backward
 # profile's (09, sections 3 and 4) and the per-call probe's (section 10 here; 09, section 3, a fold).
 # The loss probe gives those sections both clocks of the losses, wall time and GPU time, and the
 # per-call probe all three clocks of each call, so each verdict there rests on one card. Notebook
@@ -98,7 +98,7 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too), older code | 08's bfloat16 bytes and open question 2 |
 # | `checks/H200-2026-12-04a-copy-probe.json` | plain copies, timed as the GPU time is | sections 4 and 5 here |
 # | `checks/H100-2026-12-06-lab.txt` | notebook 13b's lab, timed **on an H100** | 13b, section 3 |
-# | `checks/H100-2026-12-07-loss-wall.txt` | the fused losses against their eager formulas, `torch.compile` and a minimal `autograd.Function`, in 15 paired rounds, the order reversed every other round: wall time and GPU time, **on an H100**, the day after the run | 07, section 6; 08, section 3; 09, sections 3 and 4; sections 6–8 here |
+# | `checks/H100-2026-12-07-loss-wall.txt` | the fused losses against their eager formulas, `torch.compile` and a minimal `autograd.Function`, in 15 paired rounds, the order reversed every other round: wall time and GPU time, **on an H100**, the day after the run | 07, section 7; 08, section 3; 09, sections 3 and 4; sections 6–8 here |
 # | `checks/H100-2026-12-07-env.txt` | the loss probe's machine: its card, torch and Triton, the tree it ran, and `torch.cuda.get_device_properties(0)`'s L2 size, 52428800 bytes (50 MiB) | the L2's size (the introduction) |
 # | `checks/H100-2026-12-07-backward-profile.txt` | PPO's loss at 16×128, forward and with its backward, beside the minimal `autograd.Function`, the eager formula and `torch.mul`; then where the backward's host time goes, by Python function (cProfile) and by op (torch.profiler), **on an H100** | 09, sections 3 and 4; section 9 here |
 # | `checks/H100-2026-12-07-time-group-cost.txt` | what `time_group=` costs a rank, beside the plain call and the row gathered for one plain call, the wire left out, **on an H100** | 11, section 7 |

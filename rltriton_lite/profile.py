@@ -791,7 +791,7 @@ def read_loss_gpu(path=None) -> dict:
 
 def eager_against_ours(loss: str, path=None) -> dict:
     """A fused loss against its eager formula, with the backward, in the paired loss probe (``read_loss_wall``
-    and ``read_loss_gpu``; notebooks 05-07, section 6): ``{(B, T): {"ours_wall_us", "eager_wall_us",
+    and ``read_loss_gpu``; notebooks 05-07, "How fast is it"): ``{(B, T): {"ours_wall_us", "eager_wall_us",
     "ours_gpu_us", "eager_gpu_us", "gpu_ratio", "wall_ratio"}}`` at each shape the probe timed both, the
     ratios eager ÷ ours (the wall one the median of the interleaved rounds)."""
     wall, gpu = read_loss_wall(path), read_loss_gpu(path)
@@ -806,7 +806,7 @@ def eager_against_ours(loss: str, path=None) -> dict:
 
 
 def eager_rows(against: dict) -> list[dict]:
-    """``eager_against_ours``' shapes as ``table`` rows, smallest first: the table 05-07 print in section 6
+    """``eager_against_ours``' shapes as ``table`` rows, smallest first: the table 05-07 print in "How fast is it"
     (its wall ratio is the rounds' median, not the quotient of the two wall columns)."""
     return [{"B×T": f"{b}×{t}", "ours wall µs": v["ours_wall_us"], "eager wall µs": v["eager_wall_us"],
              "ours GPU µs": v["ours_gpu_us"], "eager GPU µs": v["eager_gpu_us"], "eager ÷ ours, wall*": v["wall_ratio"],

@@ -169,7 +169,7 @@ def test_fused_against_eager_reads_both_sources_at_the_eager_formulas_shapes():
 
 
 def test_eager_rows_are_the_paired_probe_s_shapes_smallest_first():
-    """05-07's section 6 print eager_against_ours as these rows: the text's order of the three shapes, each
+    """05-07's "How fast is it" print eager_against_ours as these rows: the text's order of the three shapes, each
     column the probe's own figure."""
     against = profile.eager_against_ours("ppo")
     rows = profile.eager_rows(against)

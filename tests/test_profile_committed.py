@@ -333,7 +333,7 @@ def test_committed_says_where_the_results_are_when_they_are_missing(tmp_path, ca
 
 
 def test_eager_against_ours_reads_both_clocks_of_the_paired_loss_probe():
-    """notebooks 05-07 (section 6) and 09 (section 4) read each loss against its eager formula from one helper."""
+    """notebooks 05-07 ("How fast is it") and 09 (section 4) read each loss against its eager formula from one helper."""
     wall, gpu = profile.read_loss_wall(), profile.read_loss_gpu()
     for loss in ("ppo", "sac", "crr"):
         vs = profile.eager_against_ours(loss)
