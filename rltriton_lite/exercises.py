@@ -1676,7 +1676,13 @@ def _interpreting(poison_scans=False):
             ok |= (p >= lo) & (p + size <= hi)
         if not ok.all():
             stray = p[~ok]
-            before = all(any(lo - 64 <= int(x) < lo for lo, _, _ in spans) for x in stray)  # just below a tensor
+            def gap(x, below):  # bytes up to the nearest tensor start above x, or down to the nearest end below it
+                return min((lo - x if below else x - hi for lo, hi, _ in spans
+                            if (lo - 64 <= x < lo if below else hi <= x < hi + 64)), default=math.inf)
+
+            # just below a tensor's start, and nearer to it than to another's end (two small tensors may lie a few
+            # bytes apart: lanes past the first one's end are then also just below the second's start)
+            before = all(gap(int(x), True) < gap(int(x), False) for x in stray)
             lanes = np.argwhere(active)[~ok]  # the stray lanes' indices in the block
             shown = ", ".join(str(tuple(x)) if len(x) > 1 else str(x[0]) for x in lanes[:3].tolist())
             # the block's last active lane alone, just past a tensor (several lanes past it: an unmasked load, a

@@ -4834,6 +4834,19 @@ def _unmasked_load(X, Y, N, BLOCK: tl.constexpr):
 
 
 @pytest.mark.skipif(not exercises.INTERPRET, reason="the guard watches the interpreter's loads and stores")
+def test_lanes_past_one_tensor_s_end_just_below_another_s_start_are_told_as_past_the_end():
+    """Two small tensors a few bytes apart (as CI's allocator once placed x and y in the test below): lanes past the
+    first's end also lie just below the second's start, and were told as a load shifted back (offs - 1)."""
+    buf = np.zeros(16, dtype=np.float32)
+    x, y = torch.from_numpy(buf[:5]), torch.from_numpy(buf[8:13])  # y's start 12 bytes past x's end
+    with pytest.raises(RuntimeError) as e:
+        exercises.guarded(lambda x: (_unmasked_load[(1,)](x, y, 5, BLOCK=8), y)[1], x)
+    said = str(e.value)
+    assert "(3 of 8 active lanes; lanes 5, 6, 7 of the block)" in said, said
+    assert "lanes past the end of the row (or rows past the last) through" in said and "shifted back" not in said, said
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="the guard watches the interpreter's loads and stores")
 def test_several_lanes_past_the_end_are_not_told_as_a_shift():
     """A round-56 review: block_scan's load without a mask (lanes 5 to 7 of 8 past the row's 5 elements) was told,
     besides the lanes, that the block's last lane read just past the end "(a load shifted on, offs + 1 ...)":
