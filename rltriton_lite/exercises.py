@@ -1418,9 +1418,9 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
                      "The scan selects where the step resets (" + ("a = 0 in linear_scan" if SCAN_RULES.strip()
                                                                     in ex.task else "your reset flag set") +
                      "), so the NaN comes from what that step computes itself (or its reset is missing)")
-            hints.append("A NaN or inf where the answer is finite, at an episode end. " + where + ": most likely a next value behind a termination "
-                         "was multiplied by zero (0 * NaN = NaN) or added without a select. Select it away; do not "
-                         "multiply it by zero." + _fix(ex.select_fix or _SELECT_FIX))
+            hints.append("A NaN or inf where the answer is finite, at an episode end. " + where + ": most likely a "
+                         "next value behind a termination was multiplied by zero (0 * NaN = NaN) or added without a "
+                         "select. Select it away; do not multiply it by zero." + _fix(ex.select_fix or _SELECT_FIX))
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a term that may be NaN there must be selected "
