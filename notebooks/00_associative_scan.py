@@ -343,7 +343,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 # **select** is safe: it outputs $b_t$, as `np.where` does. The other value, $b_t + a_t y_{t+1}$, may
 # be computed, NaN and all, but it never reaches the output. The select may test a flag or $a_t = 0$. The kernels test a *reset flag* $\kappa$ (kappa) that each step
 # carries. With the flag, $a_t$ at an episode end never affects an output: a step may keep its ordinary
-# multiplier there, and no code has to test a float for 0.
+# multiplier there.
 #
 # A step with a reset ignores its input: its map is $y \mapsto b_t$. So when the second operand
 # resets, the combine returns it alone. A run resets if any of its steps does: the combined flag is
@@ -356,7 +356,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 #                         ▲
 #                         a reset: the second operand's flag is set
 #
-#   combine(first, second) = second: the later run, the next episode, never reaches y_0
+#   combine(first, second) = second: the later run never reaches y_0
+#   (the next episode is steps 3-7; step 3 was already dropped inside the second operand)
 # ```
 #
 # The next cell runs `combine_np`, this combine on triples $(a, b, \kappa)$, on the drawing, with
@@ -516,9 +517,14 @@ exercises.attempt("combine_arrays", combine_arrays)
 # outputs 0 there.
 #
 # `rl.linear_scan` is the package's bare scan. It has no reset-flag input: you mark an episode end
-# with $a_t = 0$, its *reset form*. It selects $b_t$ where $a_t = 0$, before any multiplication:
-# section 4's safe select. So here $a_t = 0$ is the flag, tested and never multiplied. On finite
-# numbers, the result is what the product would give.
+# with $a_t = 0$, its *reset form*. So the course marks an episode end in one of two ways, and
+# computes it in one way only, a select:
+#
+# | the form | where | how it is computed |
+# | --- | --- | --- |
+# | a reset flag $\kappa_t$ | section 4's combine, your exercises, the package's kernels | selected, in the combine and on the carry; $a_t$ there never affects an output |
+# | $a_t = 0$ | `rl.linear_scan`, and the transposed scan of section 8 | $a_t = 0$ *is* the flag: tested, never multiplied |
+# | a product with $a_t = 0$ | nowhere | never: $0 \cdot \text{NaN} = \text{NaN}$ leaks into earlier episodes |
 #
 # The next cell runs one row through the kernel: step 1 ends an episode, step 3's $b$ is a NaN,
 # and step 4 is padding. The NaN stays in its own episode, steps 2 to 5, so $y_1 = 2$ and
@@ -538,17 +544,6 @@ assert torch.isnan(y[0, 2:4]).all()  # the NaN's own episode, t = 2-5
 assert y[0, 1] == 2.0 and torch.isnan(2.0 + 0.0 * y[0, 2])  # selected at a = 0; the product would be NaN
 np.testing.assert_allclose(y[0, :2].cpu().numpy(), [2.8, 2.0], rtol=1e-6)  # the episode before it
 assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
-
-# %% [markdown]
-# ### Reset conventions
-#
-# The course marks an episode end in one of two ways, and computes it in one way only:
-#
-# | the form | where | how it is computed |
-# | --- | --- | --- |
-# | a reset flag $\kappa_t$ | section 4's combine, your exercises, the package's kernels | selected, in the combine and on the carry; $a_t$ there never affects an output |
-# | $a_t = 0$ | `rl.linear_scan`, and the transposed scan of section 8 | $a_t = 0$ *is* the flag: tested, never multiplied |
-# | a product with $a_t = 0$ | nowhere | never: $0 \cdot \text{NaN} = \text{NaN}$ leaks into earlier episodes |
 
 # %% [markdown]
 # ## 6. Chunks and a carry
@@ -835,15 +830,26 @@ print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}
 #    $4 \cdot 10^{-6}$ at chunk 1, $1.2 \cdot 10^{-6}$ at chunk 4, and about $1.2 \cdot 10^{-5}$
 #    at chunks 16 and 64. At $H = 10^2$, it stays near $5 \cdot 10^{-7}$ at every chunk size.
 #
-#    The model: for chunks of $k > 1$ steps, the error is about $(H/k)\,\varepsilon(a^k)$, where
-#    $\varepsilon(a^k)$ is the relative rounding error of the chunk's product $A_t = a^k$ (measured,
-#    0.3 to 0.5 times that). Why: almost all the error comes from rounding $a^k$. Since $a$ is
-#    constant, every chunk rounds it the same way, so the error adds up over the $H/k$ chunks of a
-#    horizon. $\varepsilon(a^k)$ does not grow steadily with $k$, and chunk 4 is lucky: $a^4$ happens
-#    to round almost exactly ($4 \cdot 10^{-10}$, against $5 \cdot 10^{-8}$ for $a^{16}$). A chunk of 1
-#    is the float32 loop, whose error is the rounding of $y_t$ at every step.
+#    The model: for chunks of $k > 1$ steps, write $\varepsilon(a^k)$ for the relative rounding
+#    error of the chunk's product $A_t = a^k$ in float32; the cell below prints it. Measure the error
+#    that comes from rounding $A_t$ alone by giving `chunked` a float64 $b$. Then
+#
+#    measured error ≈ 0.3–0.5 × $(H/k)\,\varepsilon(a^k)$.
+#
+#    At chunks 16 and 64, that is almost all the error. Why: since $a$ is constant, every chunk
+#    rounds $a^k$ the same way, so the error adds up over the $H/k$ chunks of a horizon.
+#    $\varepsilon(a^k)$ does not grow steadily with $k$: $a^4$ happens to round almost exactly, so at
+#    chunk 4 other roundings are larger. A chunk of 1 is the float32 loop, whose error is the
+#    rounding of $y_t$ at every step.
 #
 #    </details>
+
+# %%
+# Question 3's model: eps(a^k), the relative rounding error of a^k in float32, at H = 1e4
+a_h4 = np.float32(1 - 1 / 1e4)
+q3_power = {k: abs(float(scan_hillis_steele([(a_h4, np.float32(0))] * k, combine)[-1][0]) / float(a_h4) ** k - 1)
+            for k in (4, 16, 64)}  # a^k composed as chunked composes it
+print({f"eps(a^{k})": f"{e:.1e}" for k, e in q3_power.items()})
 
 # %% jupyter={"source_hidden": true}
 # Checks: question 3's fold, on one draw of b (CI runs them; skip when reading)
@@ -861,11 +867,11 @@ assert all(3e-7 < q3_error[1e2, size] < 1e-6 for size in (1, 4, 16, 64))  # H = 
 # "Why", at H = 1e4 (the loop's last a_q3 and right_q3). With a float64 b, chunked rounds only the products A_t.
 q3_only_a = {size: np.abs(chunked(a_q3, b_q3.astype(np.float64), size) - right_q3).max() / np.abs(right_q3).max()
              for size in (4, 16, 64)}
-q3_power = {k: abs(float(scan_hillis_steele([(a_q3[0], np.float32(0))] * k, combine)[-1][0]) / float(a_q3[0]) ** k - 1)
-            for k in (4, 16, 64)}  # the relative rounding error of a^k, composed as in chunked
+assert a_q3[0] == a_h4  # the a of the cell above
 assert all(0.9 < q3_only_a[k] / q3_error[1e4, k] < 1.1 for k in (16, 64))  # rounding A_t: almost all the error
 assert q3_power[4] < 1e-9 and 4e-8 < q3_power[16] < 6e-8  # a^4 rounds almost exactly (4e-10); a^16 to 5e-8
-assert all(0.3 < q3_only_a[k] / (1e4 / k * q3_power[k]) < 0.5 for k in (4, 16, 64))  # it adds up over H/k chunks
+assert all(0.3 < q3_only_a[k] / (1e4 / k * q3_power[k]) < 0.5 for k in (4, 16, 64))  # measured ≈ 0.3-0.5 × (H/k)·eps(a^k)
+assert q3_error[1e4, 4] / (1e4 / 4 * q3_power[4]) > 1  # at chunk 4, other roundings are larger
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -889,8 +895,7 @@ assert all(0.3 < q3_only_a[k] / (1e4 / k * q3_power[k]) < 0.5 for k in (4, 16, 6
 # %% [markdown]
 # ## Appendix: behind the scenes
 #
-# Nothing here is needed for the exercises. Each part names the section it goes with. The folded
-# cells are checks that CI runs.
+# Nothing here is needed for the exercises. Each part names the section it goes with.
 #
 # ### Blelloch's scan (section 1, question 2)
 #

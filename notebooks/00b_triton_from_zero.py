@@ -302,10 +302,11 @@ assert error > 0.1  # the wrong order gives wrong values
 # `combine(later run, earlier run)`, as 00's order rule says.
 #
 # **Importing `rltriton_lite` changes how the interpreter runs this scan.** Stock Triton's
-# interpreter runs it as a loop, one step at a time. The package, once imported, runs it as a tree on
-# whole blocks, as a GPU does, so that a combine that only works in a loop fails here too
-# ([GPU note 3](#GPU-notes)). The next cell replays such a scan as
-# a tree on text labels, where `'s3 s2'` means step 3, then step 2.
+# interpreter runs it as a loop, one step at a time, where a combine that is not associative can
+# look right. Once the package is imported, the interpreter runs it as a tree on whole blocks, as a
+# GPU does, so such a combine gives wrong numbers on the CPU too. A combine that cannot take whole
+# blocks, such as one that uses Python's `max` or `if` on its values, falls back to stock Triton's
+# loop. The next cell replays the tree on text labels, where `'s3 s2'` means step 3, then step 2.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -668,7 +669,7 @@ exercises.attempt("chunked_scan", chunked_scan)
 # ## Appendix: behind the scenes
 #
 # Nothing here is needed for the exercises. It covers why arithmetic on loaded bool flags goes
-# wrong. The folded cells are checks that CI runs.
+# wrong.
 #
 # ### The order rule, seen (section 2)
 #
@@ -742,7 +743,7 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # ## GPU notes
 #
 # The course's one list of what differs between Triton's interpreter, on a CPU, and a GPU, cited
-# as "GPU note 3". The grader runs your notebook in the interpreter, on a GPU machine too.
+# as "GPU note 3". Notes 1 to 3 matter for the exercises; the rest are in the fold below.
 #
 # 1. **Use `tl.*` forms everywhere in a kernel or a combine** (`&`, `|`, `~`, `tl.minimum`,
 #    `tl.maximum`, `tl.where`), never Python's `and`, `or`, `not`, `min`, `max` or `if` on a block.
@@ -751,8 +752,11 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #    changes, from int32 to float32. The interpreter runs it; the checker's compile reports it.
 # 3. **Import `rltriton_lite` before you test a scan.** Stock Triton's interpreter runs
 #    `tl.associative_scan` as a loop, where a combine that is not associative can look right.
-#    The package makes it a tree on whole blocks, as a GPU does (a GPU's tree groups the steps in
-#    another order, which an associative combine does not see). Notebook 00's last cell runs both.
+#    The package makes it a tree on whole blocks, as [section 2](#2.-A-scan-of-one-block) says.
+#    Notebook 00's last cell runs both.
+#
+# <details><summary>More GPU notes (read before running on a GPU)</summary>
+#
 # 4. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
 # 5. **Two versions of Triton.** The CPU install pins Triton 3.9.0, whose interpreter runs every
 #    check. These notes' GPU halves were checked with Triton 3.6.
@@ -768,7 +772,7 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #     checker tests the worst case: a NaN wins, and a missing guard fails. It can do this only in
 #     the interpreter, where the grader runs.
 #
-# <details><summary>Details: why the notes hold (the interpreter and the compiler, side by side)</summary>
+# **Why the notes hold: the interpreter and the compiler, side by side.**
 #
 # * **Note 1.** In a kernel's body, the interpreter treats a whole block as one value, with no
 #   warning: `max(x, y)` returns one of the two blocks whole, and an `if` on a block **always takes
@@ -779,9 +783,10 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #   shows. Never copy them into a kernel body.
 # * **Notes 2, 7 and 8.** The interpreter runs Python, so it accepts these forms, and no cell can
 #   show the compiler's errors. The checker's compile for sm_90 needs no GPU.
-# * **Note 3.** A GPU groups the steps another way again, so a wrong combine can give other wrong
-#   numbers there. The checkers try your combine grouped several ways, and say so if it is not
-#   associative.
+# * **Note 3.** The package and a GPU both run a tree, but not the same tree: a GPU groups the
+#   steps in another order, so a combine that is not associative can give other wrong numbers
+#   there, while an associative one gives the same result up to rounding. The checkers try your
+#   combine grouped several ways, and say so if it is not associative.
 # * **Note 5.** `requirements.txt` pins the CPU's Triton. A GPU machine keeps the Triton of its
 #   CUDA build of torch (see the README).
 #

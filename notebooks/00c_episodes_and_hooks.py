@@ -526,8 +526,7 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | the store | `EPILOGUE(...)` |
 # | the carry | `carry = after` |
 #
-# The next cell prints those lines of `_walk`, each beside its part. The legend under it names,
-# one line each, the names you have not met.
+# The next cell prints those lines of `_walk`, each beside its part.
 
 # %%
 import inspect
@@ -545,7 +544,11 @@ assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the paddin
     "the scan and the select", "the store", "the carry"]  # the table's order
 
 # %% [markdown]
-# The legend: the names in those lines that your `hooked_scan` did not have.
+# Those lines hold names your `hooked_scan` did not have.
+# [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
+# explains the rest of `_walk`.
+#
+# <details><summary>The legend: one line for each new name (optional)</summary>
 #
 # * `X`, `P`: your tuples of input tensors and of parameters. `SX`: the inputs' strides (see below).
 # * `O`, `SO`: the output tensors, which the epilogue writes, and their strides.
@@ -561,8 +564,7 @@ assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the paddin
 # * The second `PROLOGUE(...)` line: the same call with a look-ahead, `(v_next, found)`, for
 #   notebook 12 only.
 #
-# [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
-# reads the rest of `_walk`.
+# </details>
 
 # %% [markdown]
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
@@ -616,8 +618,7 @@ else:
 #
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below.)*
 #
 # 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
 #    8 rows × 100,000 steps. Why do the best chunk sizes differ? Start from the number of

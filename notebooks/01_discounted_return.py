@@ -270,10 +270,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. How fast is it (H200, measured)
 #
-# At the small shapes of RL code, a call of the return is [host-bound](GLOSSARY.md#host-bound): at
-# 16×128 its wall time is more than 20 times its GPU time, in the committed H200 run. The table,
-# its chart and what they show are in
-# [notebook 09, section 2.1](09_benchmarks.ipynb#2.1-Discounted-return:-host-bound).
+# At 16×128 a call of the return is [host-bound](GLOSSARY.md#host-bound): in the committed H200 run
+# its wall time is more than 20 times its GPU time
+# ([notebook 09, section 2.1](09_benchmarks.ipynb#2.1-Discounted-return:-host-bound)).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
@@ -314,7 +313,7 @@ term1 = torch.zeros(1, 12, dtype=torch.bool, device=DEVICE)
 term1[0, 9] = True  # an episode ends after step 9
 
 
-def S_of(r, v, term, gamma=0.9):
+def S_of(r, v, term, gamma):
     """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
     last = torch.zeros_like(term)
     last[..., -1] = True  # the window's last step, for any (B, T)
@@ -322,7 +321,7 @@ def S_of(r, v, term, gamma=0.9):
     return rl.linear_scan(gamma * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the resets
 
 
-S = S_of(r1, v1, term1)  # S_t
+S = S_of(r1, v1, term1, 0.9)  # S_t, with gamma = 0.9
 t0 = 4  # the episode runs on past t0 + n: the difference of two values of S
 by_hand = sum(0.9 ** k * r1[0, t0 + k] for k in range(n_)) + 0.9 ** n_ * v1[0, t0 + n_ - 1]  # V(s_{t+n})
 from_scan = S[0, t0] - 0.9 ** n_ * S[0, t0 + n_] + 0.9 ** n_ * v1[0, t0 + n_ - 1]
@@ -332,7 +331,7 @@ assert torch.isclose(S[0, t1], r1[0, 8] + 0.9 * r1[0, 9], atol=1e-5)
 print(f"G^(3)_4 = {by_hand.item():.4f} by hand, {from_scan.item():.4f} from the scan; G^(3)_8 = S_8")
 term_end, v_nan = term1.clone(), v1.clone()
 term_end[0, -1], v_nan[0, -1] = True, float("nan")  # the last step terminates; the value behind it is NaN
-S_end = S_of(r1, v_nan, term_end)
+S_end = S_of(r1, v_nan, term_end, 0.9)
 assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
 
 # %% [markdown]
@@ -362,7 +361,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $S$ is `rl.linear_scan(a, b)`, as `S_of` above.
+# * $S$ is `rl.linear_scan(a, b)`: `S_of(rewards, next_values, terminated, gamma)` above.
 # * Step $t$ "runs on" if $t + n < T$ and no termination lies in $[t, t+n)$.
 # * Count the terminations of each window: a `torch.cumsum` of the flags, with a 0 in front. Take
 #   its difference between $t + n$ and $t$.

@@ -132,6 +132,10 @@ torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (
 # For the return, 01's section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
 # $g_t = dG_t + \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
 # `returns_autograd` has terminations only, and there done$_{t-1}$ is term$_{t-1}$.
+# How a prologue reads that reset depends on how the forward stored it. In `transposed_scan` the
+# input $a$ holds the reset as $a_{t-1} = 0$, so multiplying by $a_{t-1}$ already stops $g_{t-1}$.
+# In `returns_autograd` the multiplier is $\gamma$ at every step and the reset is a separate flag,
+# so the backward must read term$_{t-1}$ and reset there.
 # The other gradient is one product per step: $\partial L / \partial a_t = g_t\, y_{t+1}$.
 #
 # By hand: $a = (0.5, 0.5, 0)$ and $L = \sum_t y_t$, so every $dy_t = 1$. Then $g_0 = 1$,
@@ -290,8 +294,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
-# * **Multiplier:** $\gamma$ at every step, reset or not. So, unlike `transposed_scan`'s multiplier
-#   of 0, a terminated step's $\gamma$ does not stop $g$: the backward needs the flag of the step before.
+# * **Multiplier:** $\gamma$ at every step, reset or not, so the backward needs the flag of the
+#   step before ([section 2](#2.-The-backward) says why).
 # * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
 # * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$.

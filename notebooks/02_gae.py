@@ -172,16 +172,9 @@ print("prologue + scan + epilogue == the loop")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in the pairs, step by step (Hint 4 has them filled in):
-#
-#   | step | multiplier $a_t$ | $b_t$ | reset? |
-#   | --- | --- | --- | --- |
-#   | ordinary | ? | ? | ? |
-#   | termination | ? | ? | ? |
-#   | truncation | ? | ? | ? |
-#   | the window's last step, otherwise ordinary | ? | ? | ? |
-#
-# * The rows differ only where a flag is set: each difference is one select.
+# * Give each kind of step of
+#   [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table) its pair $(a_t, b_t)$.
+# * The kinds differ only where a flag is set: each difference is one select.
 # * $b_t = \delta_t$, and $a_t = \gamma\lambda$ where the trace is not cut.
 #
 # </details>
@@ -214,12 +207,8 @@ print("prologue + scan + epilogue == the loop")
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# | step | multiplier $a_t$ | $b_t$ | reset? |
-# | --- | --- | --- | --- |
-# | ordinary | $\gamma\lambda$ | $r_t + \gamma V'_t - V_t$ | no |
-# | termination | 0 | $r_t - V_t$ | yes |
-# | truncation | 0 | $r_t + \gamma V'_t - V_t$ | yes |
-# | the window's last step, otherwise ordinary | 0 | $r_t + \gamma V'_{T-1} - V_t$ | yes |
+# Every episode end has $a_t = 0$, and $b_t = \delta_t$ at every step. At a termination
+# $\delta_t = r_t - V_t$, with no bootstrap.
 #
 # ```python
 # delta = rewards + torch.where(terminated, ___, ___) - values  # ___: what does a terminated step bootstrap from?
@@ -335,16 +324,12 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. How fast is it (H200, measured)
 #
-# At 16×128 the host, not the kernel, sets the wall time. In the committed H200 run, a naive GAE
-# kernel launched bare (no checks, no autograd) is compared with our call. The naive kernel's GPU
-# time is over 4× ours, yet both calls are [host-bound](GLOSSARY.md#host-bound). Our wall time reads 1.7× the naive kernel's.
-# Ours does more work on the host per call: it checks its inputs and plans its launch in Python,
-# and the bare launch skips both. Still, the gap is within the noise: 09's noise rule does
-# not tell apart single timings within 2.3× of each other. The table, its chart and what they show are in
-# [notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours).
+# At 16×128 the host, not the kernel, sets the wall time: in the committed H200 run a naive GAE
+# kernel and our call are both [host-bound](GLOSSARY.md#host-bound)
+# ([notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours)).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
+# Checks: the claim above, and notebook 09, section 2.2's figures, on the committed H200 run (CI runs them; skip when reading)
 # every row of GAE, as a table and a chart: profile.committed("gae") (notebook 09, section 2.2)
 RUN, RES, h200 = profile.committed_or_empty("gae")
 _fwd16 = {r["impl"]: r for r in h200 if (r["B"], r["T"], r["pass"]) == (16, 128, "fwd")}
@@ -487,15 +472,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in the triples, step by step (Hint 4 has them filled in):
-#
-#   | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
-#   | --- | --- | --- | --- |
-#   | ordinary | ? | ? | ? |
-#   | termination | ? | ? | ? |
-#   | truncation | ? | ? | ? |
-#   | the window's last step, otherwise ordinary | ? | ? | ? |
-#
+# * The triples are `gae_pairs`'s pairs, with the reset flag of
+#   [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table).
 # * $b_t = \delta_t = r_t + \gamma_t V'_t - V_t$, with no bootstrap where `term`.
 # * $a_t$ is `gamma * lam`, both from `step`, and the reset flag is `step`'s `done`, as it stands: $a_t$
 #   needs no zero of its own.
@@ -527,14 +505,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
-# | --- | --- | --- | --- |
-# | ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | no |
-# | termination | — | $r_t - V_t$ | yes |
-# | truncation | — | $r_t + \gamma_t V'_t - V_t$ | yes |
-# | the window's last step, otherwise ordinary | — | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
-#
-# A dash: the reset ignores $a_t$. The reset flag is `done` here, so $a_t$ may stay $\gamma_t\lambda_t$.
+# The reset ignores $a_t$. The reset flag is `done` here, so $a_t$ may stay $\gamma_t\lambda_t$.
 #
 # ```python
 # gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the template's, as given

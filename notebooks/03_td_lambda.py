@@ -377,9 +377,9 @@ assert np.all(np.diff(noise_r) > 0)  # "the rewards' term rises"
 # %% [markdown]
 # ## 6. How fast is it (H200, measured)
 #
-# As for the return and GAE, TD(λ)'s small shapes are [host-bound](GLOSSARY.md#host-bound): at
-# 16×128 the forward takes 1.8 µs on the GPU but 41 µs of wall time, in the committed H200 run. The
-# table is in [notebook 09, section 2.3](09_benchmarks.ipynb#2.3-TD-lambda:-like-the-return).
+# As for the return and GAE, TD(λ) at 16×128 is [host-bound](GLOSSARY.md#host-bound): 1.8 µs on the
+# GPU but 41 µs of wall time in the committed H200 run
+# ([notebook 09, section 2.3](09_benchmarks.ipynb#2.3-TD-lambda:-like-the-return)).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
@@ -463,22 +463,15 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in the triples, with $M_t = \max_u Q(s_{t+1}, u)$ and $a_t = \gamma\lambda$ at every
-#   step: a reset ignores it. Hint 4 has them filled in.
-#
-#   | step | $b_t$ | reset? |
-#   | --- | --- | --- |
-#   | ordinary, $u_{t+1}$ greedy | ? | ? |
-#   | ordinary, $u_{t+1}$ not greedy (the trace is cut) | ? | ? |
-#   | termination | ? | ? |
-#   | the window's last step, not terminated ($\lambda^{\text{eff}}_t = 0$) | ? | ? |
-#
+# * The kinds of step are those of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table), plus one: $u_{t+1}$ not greedy,
+#   which cuts the trace too. $M_t = \max_u Q(s_{t+1}, u)$, and $a_t = \gamma\lambda$ at every step:
+#   a reset ignores it.
 # * The Q of action `k` at step `offs` is at `X[1] + offs * n_actions + k`. That is one strided
 #   load per action.
 # * In the loop, keep a running `max_q` with `tl.maximum`.
 # * Keep `q_taken` too: the Q of the action where `next_action == k`.
 # * After the loop, $u_{t+1}$ is greedy where `q_taken == max_q`. A tie then counts as greedy.
-# * The table's first, second and fourth rows are one formula, $b_t = r_t + \gamma(1-\lambda^{\text{eff}}_t)M_t$,
+# * Every step but a termination has one formula, $b_t = r_t + \gamma(1-\lambda^{\text{eff}}_t)M_t$,
 #   with $\lambda^{\text{eff}}_t = \lambda$ where greedy and `t < T - 1`, else 0.
 # * The step resets wherever $\lambda^{\text{eff}}_t = 0$, and at a termination.
 #
@@ -506,16 +499,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The triples:
-#
-# | step | multiplier $a_t$ | $b_t$ | reset? |
-# | --- | --- | --- | --- |
-# | ordinary, $u_{t+1}$ greedy | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | no |
-# | ordinary, $u_{t+1}$ not greedy (the trace is cut) | — | $r_t + \gamma M_t$ | yes |
-# | termination | — | $r_t$ | yes |
-# | the window's last step, not terminated ($\lambda^{\text{eff}}_t = 0$) | — | $r_t + \gamma M_t$ | yes |
-#
-# A dash: the reset ignores $a_t$, so $\gamma\lambda$ may stay there.
+# The new row: where $u_{t+1}$ is not greedy, the step resets and $b_t = r_t + \gamma M_t$.
+# The reset ignores $a_t$, so $\gamma\lambda$ may stay there.
 #
 # ```python
 # for k in range(1, n_actions):  # k: an action; action 0 is the template's max_q, q_taken's start
@@ -668,19 +653,12 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in the triples, with $a_t = \gamma c_{t+1}$ at every step: a reset ignores it. Hint 4 has
-#   them filled in.
-#
-#   | step | $b_t$ | reset? |
-#   | --- | --- | --- |
-#   | ordinary | ? | ? |
-#   | termination | ? | ? |
-#   | the window's last step, not terminated ($c = 0$) | ? | ? |
-#
+# * Give each kind of step of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table) its triple, with
+#   $a_t = \gamma c_{t+1}$ at every step: a reset ignores it. There is no truncation input.
 # * $\pi/\mu$ is `exp(next_log_ratio)`, loaded at `offs`: entry $t$ is already step $t+1$'s.
 # * $c_{t+1} = \lambda\min(1, \pi/\mu)$, and $c = 0$ where `t == T - 1`.
-# * With that $c$, the table's first and last rows are one formula for $b_t$. Mind the sign of the
-#   term with $Q_{t+1}$.
+# * With that $c$, the ordinary step and the window's last step share one formula for $b_t$. Mind
+#   the sign of the term with $Q_{t+1}$.
 #
 # </details>
 #
@@ -709,15 +687,9 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The triples:
-#
-# | step | multiplier $a_t$ | $b_t$ | reset? |
-# | --- | --- | --- | --- |
-# | ordinary | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
-# | termination | — | $r_t$ | yes |
-# | the window's last step, not terminated ($c = 0$) | — | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
-#
-# A dash: the reset ignores $a_t$, so $\gamma c_{t+1}$ may stay there.
+# The ordinary step's $b_t$ is $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$. At the window's
+# last step $c = 0$ leaves $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$. The reset ignores $a_t$, so
+# $\gamma c_{t+1}$ may stay there.
 #
 # ```python
 # log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift

@@ -383,9 +383,9 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. How fast is it (H200, measured)
 #
-# Every implementation in the committed H200 run agrees with ours. One [peer](GLOSSARY.md#peer),
-# rl_triton, reads faster than ours at two shapes, both gaps within the noise. The table is in
-# [notebook 09, section 2.4](09_benchmarks.ipynb#2.4-V-trace:-a-peer-within-the-noise).
+# In the committed H200 run every implementation agrees with ours, and the one
+# [peer](GLOSSARY.md#peer) that reads faster, at two shapes, is within the noise
+# ([notebook 09, section 2.4](09_benchmarks.ipynb#2.4-V-trace:-a-peer-within-the-noise)).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed H200 run (CI runs them; skip when reading)
@@ -460,14 +460,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in each kind of step (Hint 4 has it filled in):
-#
-#   | step | $v_{t+1}$ | the epilogue returns |
-#   | --- | --- | --- |
-#   | ordinary | ? | ? |
-#   | termination (at any step, the window's last included) | ? | ? |
-#   | the window's last step, not terminated | ? | ? |
-#
+# * Take each kind of step of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table):
+#   which $v_{t+1}$ does it read, and what does the epilogue return? Hint 4 answers.
 # * $\rho^{pg}_t$ is the ratio $\pi_t/\mu_t$ = `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
 # * The table's $v_{t+1}$ column is one `tl.where` on `t == T - 1`.
 # * Its termination row is one more, on `term`, around $\gamma v_{t+1}$.
@@ -506,11 +500,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# | step | $v_{t+1}$ | the epilogue returns |
-# | --- | --- | --- |
-# | ordinary | `y_in` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
-# | termination (at any step, the window's last included) | none | $\rho^{pg}_t(r_t - V_t)$: `tl.where(term, 0.0, ...)` reads neither `y_in` nor `next_values` |
-# | the window's last step, not terminated | `next_values` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
+# $v_{t+1}$ is `next_values` at the window's last step and `y_in` elsewhere. A termination, the
+# window's last step included, returns $\rho^{pg}_t(r_t - V_t)$: `tl.where(term, 0.0, ...)` reads neither.
 #
 # ```python
 # next_values = tl.load(X[3] + offs, mask=m, other=0.0)
@@ -633,9 +624,10 @@ assert term_q2.any()
 # with `deltas[t]` $= \rho_t(r_t + \text{discounts}_t V_{t+1} - V_t)$ and `discounts[t]` $= \gamma_t$,
 # or 0 at an episode end. Then `vs = vs_minus_v_xs + values`. Reusing it has two limits:
 #
-# * Its $V_{t+1}$ is `values[t+1]`, read from its one `values` input, with a separate bootstrap value
-#   after the last step. That forces $V'_t = V_{t+1}$, false wherever the next values are not `values[t+1]`. It takes no
-#   padding input either: a padded batch is beyond what it was written for, not a fault in it.
+# * Its $V_{t+1}$ is the next entry, `values[t+1]`, of its one `values` input. Only at the last
+#   step, where no next entry exists, does it read a separate bootstrap value. That forces
+#   $V'_t = V_{t+1}$, false wherever the next values are not `values[t+1]`. It takes no padding
+#   input either: a padded batch is beyond what it was written for, not a fault in it.
 # * It ends an episode by setting the discount to 0. At a truncation that 0 drops the bootstrap
 #   $\gamma V_{t+1}$ along with the trace, where a time limit should keep it.
 
@@ -660,12 +652,7 @@ assert term_i.any()
 #
 # Optional: why the rule of [section 2's table](#One-table-for-every-estimator) holds, and each row checked.
 #
-# **What the exercises take from the table.**
-#
-# 1. **Reset where done$_t$:** `vtrace_pg`'s given prologue does it for you (03's `retrace` set its own).
-# 2. **Select, never multiply:** drop a terminated step's bootstrap with `tl.where`, since its `next_*` inputs may be NaN.
-# 3. **Bootstrap at a reset:** `vtrace_pg` reads $v_{t+1}$ from `next_values` at the window's last
-#    step; for 03's `retrace`, the rule below gives the table's Retrace row.
+# The exercises' three rules are [notebook 01's](01_discounted_return.ipynb#The-episode-end-table).
 #
 # **The rule.** One rule gives $b_t$ at every reset but a termination (a truncation, the window's
 # last step, Q(λ)'s non-greedy step): $b_t = b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary

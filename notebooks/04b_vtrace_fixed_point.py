@@ -119,11 +119,9 @@ rng = np.random.default_rng(41)
 # </details>
 #
 # **In training's windows** of $T$ steps the series is cut short, yet the fixed point is the same.
-# Averaged over a window's positions, term $k$ counts with the weight $(T-k)/T$: the correction is
-# $\frac{1}{T}\sum_{k<T}(T-k)\,(\gamma C)^k d$. The matrix is $(T\,I - N)(I - \gamma C)^{-1}$, with
-# $N = \sum_{j=1}^{T}(\gamma C)^j$. It is invertible, so the average is 0 only where $d$ is. The reason:
-# $N$'s entries are non-negative and its rows sum to less than $T$, and the fold's largest-entry
-# argument turns that into invertibility.
+# Averaged over a window's positions, term $k$ counts with the weight $(T-k)/T$, so the correction
+# is $\frac{1}{T} M d$ with $M = \sum_{k<T}(T-k)\,(\gamma C)^k$. This matrix $M$ is invertible, so
+# the average is 0 only where $d$ is.
 #
 # <details><summary>Details: the window's weights, and why its matrix is invertible (optional)</summary>
 #
@@ -157,7 +155,9 @@ rng = np.random.default_rng(41)
 #
 # which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$.
 #
-# **Why the matrix is invertible,** in four steps. Write $X = \gamma C$.
+# <details><summary>Proof: why the matrix M is invertible</summary>
+#
+# In four steps. Write $X = \gamma C$, so $M = \sum_{k<T}(T-k)X^k$.
 #
 # 1. **Count by row, not by column.** Write each term by its matrix: term $k$ is $X^k d$. In the
 #    table above, the last position receives term 0 alone, so its row adds up to $I$.
@@ -178,6 +178,8 @@ rng = np.random.default_rng(41)
 #    Let $x_s$ be the entry of $x$ largest in size. Row $s$ of $Nx$ is a sum of entries of $x$ with
 #    non-negative weights that add up to less than $T$, so $T|x_s| = |(Nx)_s| < T|x_s|$ unless
 #    $x_s = 0$. So $x_s = 0$, and then every entry of $x$ is 0.
+#
+# </details>
 #
 # </details>
 

@@ -228,14 +228,9 @@ for resets in (True, False):
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# Fill in the triple of each lane (Hint 4 has it filled in):
-#
-# | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
-# | --- | --- | --- | --- |
-# | ordinary | ? | ? | ? |
-# | termination | ? | ? | ? |
-# | the window's last step, not terminated | ? | ? | ? |
-# | padding, past the row's end | ? | ? | ? |
+# Give each lane its triple: one for each kind of step of
+# [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table), and the identity for a
+# padding lane past the row's end. Hint 4 has them filled in.
 #
 # The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
 # checklist. `ci` is the chunk's index, so that `c` stays free for $c_t$.
@@ -253,8 +248,19 @@ for resets in (True, False):
 #         ...                                     # the triple, the scan, the store, the next carry
 # ```
 #
-# The second kernel takes one block of the (B, T) elements per program. The launcher runs
-# `vs_kernel[(B,)]`, then `pg_kernel[(triton.cdiv(B * T, BLOCK),)]`.
+# The second kernel takes one block of the (B, T) elements per program, as flat indices
+# `e = row * T + t`. Its first three lines:
+#
+# ```python
+# @triton.jit
+# def pg_kernel(LR, R, V, NV, TERM, VS, PG, gamma, rho_bar, T, n, BLOCK: tl.constexpr):
+#     e = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # flat indices of the (B, T) elements
+#     m, t = e < n, e % T                                  # n = B * T; t: the step within its row
+#     vs_next = tl.load(VS + e + 1, mask=m & (t < T - 1), other=0.0)  # v_{t+1}: the next element, same row
+#     ...                                                  # next_values at t == T - 1, the select at term, the store
+# ```
+#
+# The launcher runs `vs_kernel[(B,)]`, then `pg_kernel[(triton.cdiv(B * T, BLOCK),)]`.
 #
 # </details>
 #

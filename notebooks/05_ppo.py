@@ -81,6 +81,7 @@ import rltriton_lite as rl
 from rltriton_lite import _reduce, exercises, ppo, profile, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# Random inputs are drawn on the CPU with a fixed seed and then moved to DEVICE, so a GPU sees the same numbers.
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
 KERNEL = "triton"
 rng = np.random.default_rng(5)
@@ -189,7 +190,7 @@ assert len(_cases | _more) == 6  # with the four steps above, "six cases: three 
 #    clipped loss.
 
 # %%
-torch.manual_seed(2)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
+torch.manual_seed(2)
 B, T = 4, 32
 rewards = torch.randn(B, T).to(DEVICE)
 values = torch.randn(B, T).to(DEVICE)
@@ -237,8 +238,7 @@ np.testing.assert_allclose(n(y)[0], reverse_scan, rtol=1e-12)  # every y_t, y_0 
 print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 
 # %% [markdown]
-# Associativity lets the sum be split into pieces. The package sums in at most two kernel launches
-# per pass over the data:
+# Associativity lets the sum be split into pieces. The package sums in two stages, one kernel each:
 #
 # * **The first kernel** runs many programs. Each program sums its own block of elements and
 #   writes one *partial sum*, at its own index.
@@ -282,21 +282,26 @@ print(f"{len(orders)} different totals from 20 orders:", sorted(orders)[:4], "..
 assert len(orders) > 1
 
 # %% [markdown]
-# On a GPU the programs run at the same time, so the order really does change. A run on an H100
-# (`tools/atomics_probe.py`) called three sums 100 times each on the same float32 input and
-# counted the different bit patterns. The `tl.atomic_add` kernel gave 12; `torch.sum` and
-# `rl.ppo_clip_loss` gave one each. The next cell prints the committed file:
-
-# %%
-ATOMICS_PROBE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-atomics-probe.txt")
-print(open(ATOMICS_PROBE, encoding="utf-8").read())
+# On a GPU the programs run at the same time, so the order really does change. On an H100, 100
+# calls on the same float32 input gave 12 different results from a `tl.atomic_add` sum, and one
+# each from `torch.sum` and `rl.ppo_clip_loss`.
+#
+# <details><summary>Details (optional): the probe, and how to run it on your GPU</summary>
+#
+# The counts come from `tools/atomics_probe.py`, committed as
+# `benchmarks/results/checks/H100-2026-12-07-atomics-probe.txt`. If you have a GPU, run the probe
+# yourself from the repository's root, and it prints the same counts for your card:
+# `PYTHONPATH=$PWD python tools/atomics_probe.py > atomics_probe.txt`.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the H100 run above (CI runs them; skip when reading)
+ATOMICS_PROBE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-atomics-probe.txt")
 _probe = open(ATOMICS_PROBE, encoding="utf-8").read().splitlines()
 assert _probe[0].startswith("# atomics_probe: NVIDIA H100") and "H200" not in _probe[0]  # "on an H100"
 assert _probe[0].endswith("python tools/atomics_probe.py")  # the tool that wrote it
-assert _probe[1].startswith("# 100 calls each on the same float32 input")  # "100 times each on the same float32 input"
+assert _probe[1].startswith("# 100 calls each on the same float32 input")  # "100 calls on the same float32 input"
 _counts = {k: int(v) for k, v in (line.split(": distinct results ") for line in _probe[2:])}
 assert _counts == {"tl.atomic_add of 512 tile sums": 12, "torch.sum": 1,  # "12"; "one each"
                    "rl.ppo_clip_loss (loss, clip_fraction, approx_kl, gradient)": 1}
@@ -305,7 +310,7 @@ assert _counts == {"tl.atomic_add of 512 tile sums": 12, "torch.sum": 1,  # "12"
 # The kernel's order depends only on the shape, never on timing. So on one device its loss, its
 # statistics and its gradient are bitwise identical from call to call. On a CPU the next cell
 # proves nothing, though: the interpreter runs the programs one after another, so `tl.atomic_add`
-# would pass it too. The claim rests on the H100 run above.
+# would pass it too. The claim rests on the H100 run.
 
 # %%
 lp = log_probs.clone().requires_grad_()
@@ -319,10 +324,6 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# If you have a GPU, run the probe yourself, from the repository's root:
-# `PYTHONPATH=$PWD python tools/atomics_probe.py > atomics_probe.txt`. It prints the same counts
-# for your card. Compare them with the committed H100 file printed above.
-#
 # **Further:** the exercise `two_stage_mean` asks for these two kernels. The package's own two,
 # trimmed, are in the maintainers' fold at the end:
 # [open the fold "For maintainers: inside the package"](#The-two-reduction-kernels).
@@ -386,7 +387,7 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # </details>
 
 # %%
-torch.manual_seed(5)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
+torch.manual_seed(5)
 shape = (6, 37)
 old = torch.randn(shape).to(DEVICE) - 1.0
 lp = old + 0.3 * torch.randn(shape).to(DEVICE)
@@ -890,9 +891,9 @@ assert (np.diff(_clip) >= 0).all() and _clip[-1] > 0.95  # "clip_fraction rises 
 #   rows × steps, and adds them into one partial sum per statistic. It stores them at its own index.
 # * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**.
 #
-# **One launch or two, and what else the kernels do.** When one program covers every tile, it
-# finishes the sum itself, so each pass takes one launch or two: at most two, as section 3 says.
-# A *pass* is one reading of the data, and each pass is one or two launches. With
+# **One launch or two, and what else the kernels do.** A *pass* is one reading of the data. Each
+# pass launches section 3's two kernels, or only the first when one program covers every tile and
+# finishes the sum itself. With
 # `normalize_advantages=True`, extra passes run before the loss pass: one for the advantages' mean,
 # and under `"none"` one more for their spread (the next subsection). The
 # kernels also sum several statistics at once, divide by a count, and issue loads ahead of time.

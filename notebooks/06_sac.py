@@ -54,7 +54,7 @@
 # At λ = 0 it is CleanRL's target. The trace stops where an episode ends and at the window's last
 # step: [section 2's table](#Where-the-trace-stops) says what such a step computes.
 #
-# <details><summary>Details (optional): the papers, the inputs, the target critics and the bias</summary>
+# <details><summary>Details (optional): the papers, the inputs and the target critics</summary>
 #
 # * **Actions are written $u$,** as in notebooks 03 and 04, because $a_t$ names the scan's multiplier.
 # * **The papers.** SAC: Haarnoja, Zhou, Abbeel, Levine, *Soft Actor-Critic: Off-Policy Maximum
@@ -68,10 +68,6 @@
 #   $\bar\theta_k \leftarrow \tau\theta_k + (1-\tau)\bar\theta_k$ ($\tau = 0.005$ in the paper).
 #   They keep the target from moving with every step of the critic it trains. The package never
 #   sees a network.
-# * **The bias.** A multi-step target follows the buffer's actions $u_{t+1}, u_{t+2}, \dots$,
-#   taken by older policies, and nothing reweights them (notebook 04's V-trace does). The bias
-#   grows as λ grows and the data ages. λ = 0 has no off-policy bias, because its only action,
-#   $\tilde u_{t+1}$, is sampled from the current $\pi$.
 #
 # </details>
 
@@ -94,6 +90,7 @@ import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference, sac
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# Random inputs are drawn on the CPU with a fixed seed and then moved to DEVICE, so a GPU sees the same numbers.
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
 KERNEL = "triton"
 rng = np.random.default_rng(6)
@@ -175,10 +172,17 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # | truncation | 0 | yes | $r_t + \gamma_t V'_t$ |
 # | the window's last step | 0 | yes | $r_t + \gamma_t V'_t$ ($r_t$ if it terminates) |
 #
-# **Why both guards.** $\lambda^{\text{eff}}_t = 0$ alone seems to stop the trace, but it leaves two
-# holes. Three steps show them, with $\gamma = \lambda = 0.5$ and α = 0 for short. Step 1
-# terminates, and the buffer holds NaN from there on: in $V'_1$, a next state that does not exist,
-# and at step 2.
+# **Which guard protects which term.** At a done step, each guard keeps one term out:
+#
+# * $\lambda^{\text{eff}}_t = 0$ removes $\log\pi_{t+1}$ from $b_t$, so a truncated or last step
+#   bootstraps from $V'_t$ alone.
+# * $[\lnot\text{term}_t]$ removes $\gamma_t V'_t$ from $b_t$ at a termination, where no next state
+#   exists.
+# * $\text{reset}_t$ removes $a_t\,y_{t+1}$, because $0 \cdot \text{NaN}$ is NaN.
+#
+# So use $a_t = \gamma_t\lambda^{\text{eff}}_t$: a reset never reads it. The cell below drops each
+# guard in turn on three steps ($\gamma = \lambda = 0.5$, α = 0), where step 1 terminates and the
+# buffer holds NaN from there on.
 
 # %%
 r3, v3 = np.array([1.0, 1.0, np.nan]), np.array([3.0, np.nan, np.nan])  # V'_t: NaN behind the termination
@@ -203,14 +207,6 @@ assert np.isnan(scan3(b_no_where, done3)[:2]).all() and np.isnan(scan3(b_where, 
 np.testing.assert_allclose(scan3(b_where, done3)[:2], [2.0, 1.0])  # 1.75 + 0.25 · 1, and r_1
 
 # %% [markdown]
-# Without $[\lnot\text{term}_t]$, $b_1$ keeps $\gamma V'_1$, a NaN. Without the reset,
-# $y_1 = b_1 + 0 \cdot y_2$, and $0 \cdot \text{NaN}$ is NaN.
-#
-# Use $a_t = \gamma_t\lambda^{\text{eff}}_t$; a reset makes $a_t$ irrelevant, because it selects
-# $y_t = b_t$ without reading $a_t$. (Other forms the checker accepts are in the exercise's fold.)
-# $\lambda^{\text{eff}}_t$ is still needed, because it sets $b_t$: at a truncation or the window's last
-# step it makes $b_t$ bootstrap from $V'_t$ alone, with no $\log\pi_{t+1}$ term (the table's last two rows).
-#
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
 # $V' = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2 is the window's
 # last, so both are done. The prologue fills the columns up to $\text{reset}_t$. The scan fills
@@ -287,7 +283,7 @@ _lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
 _bracket = 0.97 * ((1 - _lam_eff) * _v - _lam_eff * 0.2 * _lp_next)
 assert (_bracket[TRUNC] == 0.97 * _v[TRUNC]).all()  # ... so they bootstrap from V'_t alone
 _bracket_plain = 0.97 * ((1 - 0.8) * _v - 0.8 * 0.2 * _lp_next)  # the plain λ in b_t
-assert (_bracket_plain[TRUNC] != _bracket[TRUNC]).all()  # "λ^eff is still needed, because it sets b_t" ...
+assert (_bracket_plain[TRUNC] != _bracket[TRUNC]).all()  # "λ^eff_t = 0 ... bootstraps from V'_t alone" ...
 assert (_bracket_plain[:, -1] != _bracket[:, -1]).all()  # ... at a truncation or the window's last step
 
 # %% jupyter={"source_hidden": true}
@@ -423,7 +419,12 @@ print("actor and temperature losses == the loop, gradients as derived")
 # depend on λ. So the bias $D$ is 0 at λ = 0 and grows more negative as λ grows. The next cell
 # measures it over 4,000 replayed windows of 60 steps.
 #
-# <details><summary>Details (optional): the setup in full, and the recursion derived</summary>
+# <details><summary>Details (optional): why the bias arises, the setup in full, and the recursion derived</summary>
+#
+# A multi-step target follows the buffer's actions $u_{t+1}, u_{t+2}, \dots$, taken by older
+# policies, and nothing reweights them (notebook 04's V-trace does). The bias grows as λ grows and
+# the data ages. λ = 0 has no off-policy bias, because its only action, $\tilde u_{t+1}$, is
+# sampled from the current $\pi$.
 #
 # The key step: add and subtract $Q^\pi(u_{t+1})$ in the carried term of $G_t - Q^\pi(u_t)$. One
 # part then has mean $D_{t+1}$ and the other has mean Δ. In full:
@@ -493,24 +494,9 @@ assert delta < 0 and Ds[0] == 0 > Ds[1] > Ds[2]  # "Δ < 0"; "D is 0 at λ = 0 a
 # %% [markdown]
 # On one row with noisy critics: α shifts the targets up by the entropy bonus $-\alpha\log\pi$, and
 # λ replaces the one-step bootstrap by the rewards and bonuses collected, smoothing the noise.
-#
-# <details><summary>Details (optional): the plot's numbers, and where they come from</summary>
-#
-# * At λ = 0, α shifts every target up by one step's entropy bonus, $\gamma\alpha(-\log\pi')$,
-#   about $0.9\alpha$ here.
-# * At λ = 1, far from the window's end, the bonuses add up to about
-#   $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only value.
-# * At λ = 0 the shift is only one step's bonus, because the critics passed in are reward-only and
-#   hold no bonus of their own. In training the critics learn the soft value, and the bonuses
-#   compound.
-# * At λ = 1 there is one bonus per step after the first, each about $0.2$ ($-\log\pi \approx 1$
-#   here, α = 0.2).
-# * At α = 1 the bonus of about 0.9 nearly cancels the min's bias of about −1.
-#
-# </details>
 
 # %%
-torch.manual_seed(6)  # the noisy critics below: one draw, the same every run (drawn on the CPU, so a GPU draws it too)
+torch.manual_seed(6)  # the noisy critics below
 T1 = 60
 r1 = torch.ones(1, T1, device=DEVICE)
 true_q = (1 - 0.9 ** torch.arange(T1, 0, -1, device=DEVICE, dtype=torch.float32)) / (1 - 0.9)
@@ -539,7 +525,18 @@ plt.show()
 # critics underestimates: the price clipped double Q pays against overestimation. The next cell
 # measures it.
 #
-# <details><summary>Details (optional): the measurement against the theory</summary>
+# <details><summary>Details (optional): the plot's numbers, and the min's bias against the theory</summary>
+#
+# * At λ = 0, α shifts every target up by one step's entropy bonus, $\gamma\alpha(-\log\pi')$,
+#   about $0.9\alpha$ here.
+# * At λ = 1, far from the window's end, the bonuses add up to about
+#   $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only value.
+# * At λ = 0 the shift is only one step's bonus, because the critics passed in are reward-only and
+#   hold no bonus of their own. In training the critics learn the soft value, and the bonuses
+#   compound.
+# * At λ = 1 there is one bonus per step after the first, each about $0.2$ ($-\log\pi \approx 1$
+#   here, α = 0.2).
+# * At α = 1 the bonus of about 0.9 nearly cancels the min's bias of about −1.
 #
 # The min of two independent $\mathcal N(0, 2^2)$ errors has mean $-2/\sqrt\pi \approx -1.13$, so
 # the target's expected error is $0.9 \cdot (-1.13) \approx -1.02$. The cell measures
@@ -569,7 +566,7 @@ assert abs(bias - expected) < 1.5 * std_err  # ... 1.05 standard errors here: "a
 # per-step γ, λ = 0.8 and a time-major buffer.
 
 # %%
-torch.manual_seed(5)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
+torch.manual_seed(5)
 B, T = 4, 50
 r = torch.randn(B, T).to(DEVICE)
 qs = [torch.randn(B, T).to(DEVICE) for _ in range(3)]
@@ -601,7 +598,7 @@ print("kernel == loop: critics, episodes, truncations, padding, per-step γ, tim
 # The gradients match autograd of the PyTorch path in float64:
 
 # %%
-torch.manual_seed(7)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
+torch.manual_seed(7)
 r64, nlp64, lp64, qa64, qb64 = (torch.randn(2, 30, dtype=torch.float64).to(DEVICE).requires_grad_() for _ in range(5))
 w = torch.randn(2, 30, dtype=torch.float64).to(DEVICE)
 t2 = torch.rand(2, 30).to(DEVICE) < 0.1

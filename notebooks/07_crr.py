@@ -87,6 +87,7 @@ import rltriton_lite as rl
 from rltriton_lite import crr, exercises, profile, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# Random inputs are drawn on the CPU with a fixed seed and then moved to DEVICE, so a GPU sees the same numbers.
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
 KERNEL = "triton"
 rng = np.random.default_rng(7)
@@ -187,7 +188,7 @@ plt.show()
 # right-padded to a common length:
 
 # %%
-torch.manual_seed(2)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
+torch.manual_seed(2)
 B, T, K = 4, 24, 5
 rewards = torch.randn(B, T).to(DEVICE)
 term = torch.rand(B, T).to(DEVICE) < 0.05
@@ -298,7 +299,7 @@ np.testing.assert_allclose(losses["exp, step 3 padded"], 5.5 / 3)  # padding nev
 # The data below (section 6 reuses it) has $K$ samples per step and some padding.
 
 # %%
-torch.manual_seed(5)  # the same draws every run: drawn on the CPU, then moved, so a GPU gets them too
+torch.manual_seed(5)
 shape = (5, 29)
 lp = torch.randn(shape).to(DEVICE) - 1.0
 q = torch.randn(shape).to(DEVICE)

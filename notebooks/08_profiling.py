@@ -32,19 +32,24 @@
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 #
-# **The running example: GAE's forward at 4096×128** on one H200: 28.1 µs per call on the wall
-# clock, 3.3 µs on the GPU.
+# **Numbers you need.** The running example is GAE's forward at 4096×128. The prose uses only these
+# figures; the Checks cell after the imports reads each one from its file.
 #
-# <details><summary>Sources: the files, their tags, the sections that read them, and the running example's clocks</summary>
+# | quantity | figure | file (its tag) | card |
+# | --- | --- | --- | --- |
+# | GAE's forward at 4096×128: wall time per call | 28.1 µs | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
+# | the same call: GPU time | 3.3 µs | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
+# | GAE's host time: its wall time at 16×128, median of 15 rounds | 30.6 µs | `H200-2026-12-06-wall.txt` (`[H200 wall probe]`) | H200 |
+# | share of GAE's 4096×128 call a CUDA graph of 100 calls removes | 88 % | `checks/H200-2026-12-06-graph-replay.txt` (`[H200 replay probe]`) | H200 |
+# | PPO's loss with its backward at 4096×128: eager formula ÷ ours, median paired round | 1.6× | `checks/H100-2026-12-07-loss-wall.txt` (`[H100 loss probe]`) | H100 |
+# | the noise rule's bound: the most one call's two timings differ | 2.3× | the run and the wall probe | H200 |
 #
-# | GAE forward, 4096×128 | µs per call | source |
-# | --- | --- | --- |
-# | wall time, one timing | 28.1 | `[H200 run]` (`H200-2026-12-06.json`) |
-# | wall time, median of 15 rounds | 28.4 | `[H200 wall probe]`, beside the run: section 1's table |
-# | GPU time | 3.3 | `[H200 run]` |
+# <details><summary>Sources: the files, their tags, the sections that read them</summary>
 #
-# Other files time the same call in another session or on another card. [Notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebooks-08-and-09-across-files-and-cards)
-# compares them.
+# The wall probe also times GAE's forward at 4096×128: 28.4 µs, a median of 15 rounds. It differs
+# from the card's 28.1 µs because it is a second timing of the same call in the same session.
+# Other files time the same call in another session or on another card; notebook 14 compares them
+# and maps every file ([section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures)).
 #
 # Each printout starts with its file's tag. Compare µs only within one session on one
 # card. The run and the wall probe are one session on one H200: the probe ran beside the run, in the
@@ -58,8 +63,6 @@
 # | `[H200 replay probe]` | H200 | GAE's forward, eager and in CUDA graphs: wall time, median of 9 rounds | 4 |
 #
 # `[this machine]` marks what section 5 counts or times where the notebook runs.
-#
-# Question 2's earlier sweep, the H100's L2 size and the full map: [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
 #
 # </details>
 
@@ -176,6 +179,23 @@ assert "eager  graph of 1  graph of 100" in _replay_head  # "eager and in CUDA g
 assert [round(row(RES, "gae", 4096, 128)["full_call_us"], 1), round(1e3 * row(RES, "gae", 4096, 128)["kernel_ms"], 1)] \
     == [28.1, 3.3]  # "28.1", "3.3"
 assert round(probe[4096, 128]["fwd", "gae"], 1) == 28.4  # the wall probe's median: "28.4"
+# the card "Numbers you need": each figure read from the file it names
+_g_card = row(RES, "gae", 4096, 128)
+_eager, _g1, _g100 = (float(x) for x in re.search(r"^\s*4096x\s*128\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)",
+                                                  open(path("replay"), encoding="utf-8").read(), re.M).groups())
+_paired_card = profile.read_loss_wall(path("loss"))["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"][1]
+_drift_card = max(max(w) / min(w) for w in profile.timed_twice(RES, probe).values())  # one call, timed twice
+CARD = {"GAE 4096×128 wall µs [H200 run]": round(_g_card["full_call_us"], 1),
+        "GAE 4096×128 GPU µs [H200 run]": round(1e3 * _g_card["kernel_ms"], 1),
+        "GAE host µs, 16×128 [H200 wall probe]": probe[16, 128]["fwd", "gae"],
+        "% a graph of 100 removes [H200 replay probe]": round(100 * (1 - _g100 / _eager)),
+        "PPO fwd+bwd, eager ÷ ours, median [H100 loss probe]": round(_paired_card, 1),
+        "noise rule's bound [H200 run + wall probe]": up(_drift_card)}
+print(CARD)
+assert list(CARD.values()) == [28.1, 3.3, 30.6, 88, 1.6, 2.3]
+assert [FILES[k] for k in ("run", "wall", "replay", "loss")] == [
+    "H200-2026-12-06.json", "H200-2026-12-06-wall.txt", "checks/H200-2026-12-06-graph-replay.txt",
+    "checks/H100-2026-12-07-loss-wall.txt"]  # the card's file names
 assert [FILES[k] for k in ("sweep", "env")] == [f"{profile.COMMITTED_SWEEP}.json", "checks/H100-2026-12-07-env.txt"]  # "the rest"
 
 # %% [markdown]
@@ -270,8 +290,7 @@ print(profile.table(model_table, digits=3))
 # <details><summary>Details: the bytes, the L2 cache, and PPO's rise</summary>
 #
 # * PPO's wall time rises 24 % from 16×128 to 4096×128. The model misses it, and no committed file
-#   tests why ([notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebooks-08-and-09-across-files-and-cards)
-#   gives the hypotheses).
+#   tests why.
 # * GAE moves 17 B per (row, step): 285 MB at 16384×1024. In bfloat16 the flag stays 1 byte: 9 B,
 #   not 8.5.
 # * Bytes read again from the **L2 cache**, a faster memory on the GPU chip, can beat the floor.
@@ -338,9 +357,8 @@ against(None, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", B, T)["k
 # %% [markdown]
 # **Finding:** close to the floor, not at it: GAE reaches 83 % of its floor.
 #
-# <details><summary>Details: the model's 97 %, the other kernels, and SAC</summary>
+# <details><summary>Details: the other kernels, and SAC</summary>
 #
-# * The model gave 97 %: its fixed cost, 2 µs, is small beside GAE's 67 µs floor.
 # * Every kernel's GPU time lies within about 20 % of the model's, mostly above it (`GPU ÷ model`):
 #   these kernels move bytes a little more slowly than a copy.
 # * SAC, which mostly reads, comes closest to its floor. Its row is the λ = 0 target, an
@@ -429,15 +447,13 @@ plt.show()
 #
 # <details><summary>Details: the model's ratio, warm-cache GPU times, the largest shape, where the model breaks</summary>
 #
-# * The model's 7.5× and the measured 8.4× come from different timings, so they agree only
-#   roughly. The measured ratio divides the run's one timing at 4096×128, 28 µs on the wall clock,
-#   by 3.3 µs on the GPU. The model's divides its host time, the wall probe's median at 16×128,
-#   30.6 µs, by its GPU time, 4.1 µs. Both say host-bound.
+# * The measured 8.4× comes from the `[H200 run]` alone: its wall time, 28.1 µs, over its GPU
+#   time, 3.3 µs. The model's 7.5× divides the `[H200 wall probe]`'s host time, 30.6 µs, by the
+#   model's GPU time, 4.1 µs. Both say host-bound.
 # * GAE's GPU time at 4096×128 is below the model's. Its 8.9 MB fit in the **L2 cache**, a fast
 #   memory on the GPU chip, and stay there between the graph replays that time it.
 # * At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses, which are mixed. Why
-#   their wall times here exceed the model's is an open question: [notebook 14, section 10](14_appendix_data.ipynb#10.-Reconciling-notebooks-08-and-09-across-files-and-cards)
-#   gives its hypotheses and an H100 probe of the same calls.
+#   their wall times here exceed the model's is an open question.
 # * The scans at 64×16384 take several times the GPU time the model gives GAE: 64 rows give the GPU
 #   few programs, each walking its row's chunks one after another.
 #
@@ -460,7 +476,7 @@ assert all(bound(*model_us(*s, gae_bytes, HOST_US["gae"])) == "host-bound"
 _g = row(RES, "gae", 4096, 128)
 assert HOST_US["gae"] == 30.6 and model_wall_gae == HOST_US["gae"]  # "30.6 µs, the wall probe's median at 16×128"
 assert round(ratio["gae", (4096, 128)], 1) == 8.4 and round(model_wall_gae / model_gpu_gae, 1) == 7.5  # "8.4×", "7.5×"
-assert [round(wall_us["gae", (4096, 128)]), round(gpu_us["gae", (4096, 128)], 1)] == [28, 3.3]  # "28 µs against 3.3 µs"
+assert [round(wall_us["gae", (4096, 128)], 1), round(gpu_us["gae", (4096, 128)], 1)] == [28.1, 3.3]  # "28.1 µs over 3.3 µs"
 assert [model_wall_gae, round(model_gpu_gae, 1)] == [30.6, 4.1]  # "30.6 µs against 4.1 µs"
 assert label["gae", (4096, 128)] == bound(model_wall_gae, model_gpu_gae) == "host-bound"  # "as the model predicted"
 assert round(_g["bytes"] / 1e6, 1) == 8.9 and _g["bytes"] < 50e6  # "its 8.9 MB fit in the L2": under 50 MB, so under 50 MiB
@@ -497,17 +513,13 @@ against(None, lowest_x, "the lowest round's ratio, the eager formula ÷ ours")
 
 # %% [markdown]
 # **Finding:** ours was faster in every round: the eager formula took about 1.6× our wall time in
-# the median round. Without paired rounds, a small gap between two single timings is **within the
-# noise**.
+# the median round, and over 1.09× in every round.
 #
-# <details><summary>Details: every round, and the noise rule</summary>
-#
-# * In every round, the eager formula took over 1.09× our wall time.
-# * [Notebook 14, section 6](14_appendix_data.ipynb#6.-The-noise-rule:-two-timings-that-were-not-paired)
-#   gives the rule of thumb for how far apart two single timings must be, the **noise rule**.
-#   Practise it with notebook 14's checked exercise [`noise_verdict`](14_appendix_data.ipynb#Exercises).
-#
-# </details>
+# **Without paired rounds, use the noise rule.** An example first, with made-up numbers: our call
+# timed 40 µs once and 30 µs another time, and a peer timed 12 µs once. Our faster timing, 30 µs, is
+# 2.5× the peer's, so the peer's lead counts; at 15 µs (only 2×) it would be **within the noise**.
+# The **noise rule**: a lead between single timings counts only if our faster timing is more than
+# 2.3× the other call's, because one of our calls timed twice in the H200 session moved by up to 2.3×.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
@@ -517,6 +529,14 @@ assert "the order reversed every other round" in _loss_text.splitlines()[0]  # "
 assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds"
 assert 1.09 < lowest_x < median_x < highest_x  # "over 1.09× in every round"
 assert round(median_x, 1) == 1.6  # "about 1.6× in the median round"
+# the noise rule: 2.3×, one of our calls' two timings (the run, the wall probe) at their farthest apart, rounded up
+NOISE_X = 2.3
+_drift = max(max(w) / min(w) for w in profile.timed_twice(RES, probe).values())
+assert round(_drift, 2) == 2.24 and up(_drift) == NOISE_X  # "moved by up to 2.3×"
+# the worked example, made up: ours 30 and 40 µs, the peer once at 12 µs (2.5×: counts) or 15 µs (2×: within the noise)
+assert [profile.noise_verdict((30.0, 40.0), (p, p), NOISE_X) for p in (12.0, 15.0)] == ["peer faster", "within the noise"]
+assert [30 / 12, 30 / 15] == [2.5, 2.0]  # "2.5×", "only 2×"
+assert [profile.noise_verdict((lo, 30.0), (4.0, 4.0), NOISE_X) for lo in (9.3, 9.1)] == ["peer faster", "within the noise"]
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
@@ -549,9 +569,8 @@ against(my_removed_pct, 100 * (1 - replay_hundred / replay_eager),
 # **Finding:** a CUDA graph removes most of a small call: in a graph of 100 calls, GAE's call at
 # 4096×128 lost 88 % of its wall time per call.
 #
-# <details><summary>Details: the model, a graph of one call, and the other algorithms</summary>
+# <details><summary>Details: a graph of one call, and the other algorithms</summary>
 #
-# * The model gives 87 %: all but its GPU time.
 # * Replayed alone, in a graph of one call, GAE's call lost 83 %. Each replay is still one launch,
 #   so a graph of many calls removes more per call.
 # * By the run's GPU and wall times, every algorithm's call at 4096×128 would lose over 85 % in a

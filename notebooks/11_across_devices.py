@@ -369,10 +369,8 @@ print(f"gather + one call: max difference {(gathered - adv).detach().abs().max()
 # %% [markdown]
 # GAE needs one thing a bare scan does not. Rank 0's last step is $t = 16$. Its TD error is
 # $\delta_{16} = r_{16} + \gamma V(s_{17}) - V(s_{16})$, and $V(s_{17})$ is rank 1's first value.
-# So the package gathers each rank's first values (in its "ends" exchange), then the maps. It makes
-# the same three exchanges for every scan, in this order: the header, the ends, the maps
-# ([notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire)
-# says what each carries). A bare scan has no values, and sends zeros in their place.
+# So the package also gathers each rank's first value. For maintainers,
+# [notebook 13c, section 7.1](13c_inside_the_package.ipynb#7.1-What-crosses-the-wire,-forwards) lists every exchange.
 #
 # The cell below does it by hand:
 #
@@ -400,21 +398,6 @@ print("without the first values:", without.numpy().round(4))
 assert torch.allclose(by_hand, one) and torch.allclose(by_hand, shares[0]["adv"][:, -1].detach())
 live = ~term_[:, t]  # rows whose episode goes on past step 16
 assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[live], by_hand[live]).any()
-
-# %% jupyter={"source_hidden": true}
-# Checks: "the same three exchanges for every scan: a bare scan ... sends zeros" (CI runs them; skip when reading)
-_fwd = inspect.getsource(distributed._TimeSharded.forward)
-assert _fwd.count(" = gather(") == 3 and "if values is not None and steps:" in _fwd
-_lines = _fwd.splitlines()  # each exchange sits in the method's body or its one `with` block: no `if` skips one
-assert [len(x) - len(x.lstrip()) for x in _lines if " = gather(" in x or "with torch.enable_grad():" in x] == [8, 8, 12, 12]
-assert "v_first = torch.zeros(rows, dtype=torch.float64" in _fwd  # without values, the first values stay 0
-assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" in _fwd  # and ride in the ends
-head_src = _fwd
-assert head_src.count(" = gather(") == 3  # "three exchanges" (13c, section 7: what each carries)
-_order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
-                                      "maps = gather(maps)")]
-assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
-assert "for name in (w.boundary, w.initial)]" in head_src and "maps[3] = 1.0" in head_src  # the ends' tails; the error flag
 
 # %% [markdown]
 # ## 6. The backward: the same exchange, the other way
@@ -583,16 +566,10 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 # %% [markdown]
 # ## 7. What it costs
 #
-# One H100 timed three calls, none across a network:
-#
-# * **plain call:** one rank's steps, without `time_group=`.
-# * **split:** rank 0 of two ranks, with `time_group=`; each `all_gather` is a local copy.
-# * **gather + one call:** the row gathered by a local copy, one plain call on it, the rank's
-#   slice kept.
-#
-# The cell prints GAE forwards on the long row (1,048,576 steps per rank), in µs per call, by two
-# clocks. *Wall µs* is the time per call when calls run back to back, the host's work included.
-# *GPU µs* is the time the GPU itself spent on the call.
+# One H100 timed GAE forwards on a long row, 1,048,576 steps per rank, three ways, none of them
+# across a network. The **plain call** runs on one rank's steps. The **split** is rank 0 of two ranks with
+# `time_group=`. **Gather + one call** gathers the row by a local copy and makes one plain call on it.
+# *Wall µs* includes the host's work; *GPU µs* is the GPU's alone.
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
@@ -611,7 +588,24 @@ cost_rows = [{"call": "plain call", "wall µs": one_wall, "GPU µs": one_gpu},
 print(profile.table(cost_rows, digits=3))  # the long row; the file's other lines are in the fold below
 
 # %% [markdown]
-# The split took 17 times the plain call's wall time; the gather + one call took 1.5 times.
+# **Gather + one call is the default:** it took 1.5 times the plain call's wall time, the split 17
+# times, so use `time_group=` only for gradients through the advantages (section 6), a batch too big
+# to gather, or many ranks on a link slower than about 60–78 GB/s.
+#
+# <details><summary>Details: the three cases, the break-even at 8 ranks, the other rows, NCCL, and where the file comes from</summary>
+#
+# **The three cases for `time_group=`.** Everywhere else gather + one call wins: it is faster,
+# its code is simpler, and its advantages are the same. Section 5's worker shows it in its last
+# lines: pad, `dist.all_gather`, trim, one call.
+#
+# * **Gradients through the advantages** (section 6). Each rank's piece of the gradient stays on
+#   its rank. `torch.distributed.nn.functional.all_gather` carries gradients, but its backward
+#   sends every rank's whole gradient row.
+# * **A batch too big to gather.** The one call reads 9 bytes and writes 8 per token of the whole
+#   batch, on every rank: 1,024 rows of 1,048,576 tokens are about 18 GB per rank, beside the model.
+# * **Many ranks on a slow link,** below the break-even worked out next. The gather's wire grows with the
+#   ranks' steps. The split's all_gather of maps grows with the ranks too, but only by a few
+#   numbers per row per rank.
 #
 # **The break-even at 8 ranks.** No link was measured, so this is an estimate. On the long row, each
 # rank holds 9 MB of values, rewards and flags. With 8 ranks, the gather brings the other 7 ranks'
@@ -634,20 +628,6 @@ print(profile.table(cost_rows, digits=3))  # the long row; the file's other line
 # **Real links, from vendor specifications (not measured here).** NVLink inside one node carries
 # hundreds of GB/s per GPU, so there the gather wins. Across nodes, a 400 Gb/s InfiniBand link per
 # GPU carries about 50 GB/s, below the break-even, so there the split can win at 8 ranks.
-#
-# **Which to use.** Gather + one call is the default: faster, simpler code, the same advantages.
-# Section 5's worker shows it in its last lines: pad, `dist.all_gather`, trim, one call. Use `time_group=` in three cases:
-#
-# * **Gradients through the advantages** (section 6). Each rank's piece of the gradient stays on
-#   its rank. `torch.distributed.nn.functional.all_gather` carries gradients, but its backward
-#   sends every rank's whole gradient row.
-# * **A batch too big to gather.** The one call reads 9 bytes and writes 8 per token of the whole
-#   batch, on every rank: 1,024 rows of 1,048,576 tokens are about 18 GB per rank, beside the model.
-# * **Many ranks on a slow link,** below the break-even above. The gather's wire grows with the
-#   ranks' steps. The split's all_gather of maps grows with the ranks too, but only by a few
-#   numbers per row per rank.
-#
-# <details><summary>Details: the other rows, the GPU clock, NCCL, 2 ranks, and where the file comes from</summary>
 #
 # **The fourth column.** The file also times the split through real NCCL calls, in a group of one
 # rank ("NCCL, 1 rank"). It adds NCCL's own cost, and still crosses no link. The file's other
@@ -741,6 +721,7 @@ assert _rng(1, 0, lambda x: round(x / 1e3, 2)) == (0.86, 3.30) and _rng(2, 0, la
 assert _rng(3, 0, round) == (46, 736) and _rng(0, 1, lambda x: x) == (3.0, 27.8)  # "46–736 µs", "3.0–27.8 µs"
 assert _rng(2, 1, lambda x: x) == (55.3, 155.0) and _rng(3, 1, lambda x: x) == (9.3, 67.8)
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
+_fwd = inspect.getsource(distributed._TimeSharded.forward)
 assert "heads = gather(head).cpu()" in _fwd and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in _fwd
 # the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
 _other = 1_048_576

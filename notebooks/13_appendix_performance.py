@@ -348,14 +348,20 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
-# * A launch of P programs keeps at most P SMs busy: at 8 rows of 131,072 steps, one program per
-#   row gives 8 of the 132 SMs work.
-# * The planner's **time split** cuts such rows into segments, one program each, for about 8
-#   programs per SM (section 0.4).
-# * It splits only when **programs < 2 × SMs and ceil(T / 1024) ≥ 32** (two of the package's
-#   defaults). The table below applies the rule to three shapes.
+# A launch of P programs keeps at most P SMs busy, so the planner's **time split** cuts a few long
+# rows into segments, one program each, when **programs < 2 × SMs and ceil(T / 1024) ≥ 32**; the
+# table below applies this rule to three shapes.
 #
 # <details><summary>Details: the rule's numbers, and where they come from</summary>
+#
+# The split needs both conditions. On an H200, 2 × SMs is 264 programs (the trigger), and a split
+# aims at 4 × 264 = 1056 programs:
+#
+# | shape | programs before any split | fewer than 264? | wide chunks per row | at least 32? | time split |
+# |---|---|---|---|---|---|
+# | 16384×1024 | 8192 | no | 1 | no | no |
+# | 8×131072 | 8 | yes | 128 | yes | yes: 1024 programs, a little under the aim of 1056 |
+# | 64×16384 | 64 | yes | 16 | no | no |
 #
 # **The question:** how many programs does a launch need? **The answer:** enough to give each SM
 # the 3 to 5 resident programs of 0.2. A launch of a few long rows has far fewer, so the planner cuts
@@ -415,6 +421,10 @@ print(profile.table(plans, digits=3))
 # %% jupyter={"source_hidden": true}
 # Checks: the planner's three decisions as the text reads them (CI runs them; skip when reading)
 by_shape = {p["B × T"]: p for p in plans}
+# the fold's table: both conditions, and the split only where both hold
+assert [p["programs before any split"] for p in plans] == [8192, 8, 64]
+assert [p["programs before any split"] < ON_H200.min_programs for p in plans] == [False, True, True]  # "fewer than 264?"
+assert [p["wide chunks per row (1024 steps each)"] >= Config().split_min_chunks for p in plans] == [False, True, False]
 assert [p["wide chunks per row (1024 steps each)"] for p in plans] == [1, 128, 16]  # the table's one unit
 assert [p["threshold (wide chunks)"] for p in plans] == [32] * 3 and [p["time split"] for p in plans] == [False, True, False]
 assert not by_shape["16384×1024"]["time split"]  # many rows: enough programs already
@@ -465,15 +475,10 @@ assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7
 # %% [markdown]
 # ### 0.4 The package's kernel in one page
 #
-# A program of the package owns a **tile**: `ROWS` rows × `BLOCK` steps per chunk. It walks the
-# tile chunk after chunk, with one carry per row, as your `reset_scan` walks one row. The planner
-# picks the tile and three more knobs for each launch: `vector`, `warps` and `stages`. At
-# 16384×1024 in float32:
-
-# %%
-print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector", "warps", "stages")})
-
-# %% [markdown]
+# A program of the package owns a **tile**: `ROWS` rows × `BLOCK` steps per chunk, 2 × 128 at
+# 16384×1024 in float32. It walks the tile chunk after chunk, with one carry per row, as your
+# `reset_scan` walks one row. The planner picks the tile and three more knobs for each launch:
+#
 # | rule (0.1 to 0.3) | the knob that serves it | GAE, float32, on an H200 |
 # |---|---|---|
 # | 1, sectors: adjacent, aligned loads | `vector`: one lane's 16-byte piece | 4 steps per load at 16384×1024 |
@@ -481,9 +486,9 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 # | 3, enough programs | the time split (0.3) | 8×131072: 1.86 ms unsplit, 0.033 ms split (measured) |
 # | 3, where the planner does not split | wide chunks of 1024 steps, 4 warps | 64×16384: 12.9 % of the floor, the peer `rl_triton` 19.9 % (measured: the committed run) |
 #
-# * Each knob serves one of 0.1 to 0.3's three rules.
-# * The time split made GAE at 8×131072 about 56 times faster (derived: 1.86 ÷ 0.033).
-# * Where it does not split, a serial chain of chunks keeps the package slow.
+# Each knob serves one of 0.1 to 0.3's three rules: the time split made GAE at 8×131072 about 56
+# times faster (1.86 ÷ 0.033), and where the planner does not split, a serial chain of chunks keeps
+# the package slow.
 #
 # <details><summary>Details: each rule in full</summary>
 #
@@ -510,11 +515,11 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   of 1024 steps in series, and the package stays slow: 12.9 % of the floor by GPU time, where the
 #   peer `rl_triton` reaches 19.9 % (per call, the package's 52 µs beats its 68). The serial chain
 #   of chunks limits it. The programs run 4 warps, not Rule 2's one, because with so few programs
-#   the planner walks wide chunks of 1024 steps, a warp per 256: a shorter chain, which at this
-#   shape ran faster per call than one warp on 256-step chunks
-#   ([`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split)). Which link of the
-#   chain costs most (the loads, the scan on 4 warps that meet at barriers, or the carry handed on)
-#   was not profiled
+#   the planner walks wide chunks of 1024 steps, a warp per 256: a shorter chain. Why that choice
+#   was measured faster is in
+#   [notebook 13c, section 5.1](13c_inside_the_package.ipynb#5.1-Where-notebook-13's-split-figures-come-from),
+#   for maintainers. Which link of the chain costs most (the loads, the scan on 4 warps that meet at
+#   barriers, or the carry handed on) was not profiled
 #   ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
 #
 # How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
@@ -544,10 +549,6 @@ assert (wide["row_programs"], wide["segments"], wide["block"], 16384 // wide["bl
 assert 16384 // wide["block"] < Config().split_min_chunks == 32  # "16 wide chunks, under its 32"
 assert wide["warps"] == wide["block"] // 256 == 4  # "4 warps, one per 256 steps" (plan._tile: "a warp per 256")
 assert "a warp per 256" in " ".join(plan._tile.__doc__.split())
-# why 4 warps here, not one: wide chunks, measured faster per call at this shape than one warp on 256-step chunks
-assert "shorter rows of few programs walk **wide chunks** (`Config.wide_block` = 1024 steps, a warp per 256)" in design
-assert "First, one warp walking 256-step chunks against the split" in design
-assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # wall time per call, 0.59× of it
 slow = committed("gae", 64, 16384)
 assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of the floor"
 peer = committed("gae", 64, 16384, impl="rl_triton")  # Rule 3's peer, by GPU time and per call
@@ -579,7 +580,7 @@ assert long["segments"] > 1  # "the time split of long rows"
 # | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and the programs needed double (0.2's 2.2 to 4.5) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
 # | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |
-# | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | measured: `docs/DESIGN.md`, "The time split" |
+# | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | measured: notebook 13c, section 5.1, gives its source |
 #
 # The earlier tiles' times at 16384×1024 are in
 # [notebook 13c, section 4](13c_inside_the_package.ipynb#4.-The-tile:-how-many-rows-and-steps-a-program-owns).
@@ -595,9 +596,6 @@ assert round(BW * 9 / 17 * LATENCY_S / H200_SMS / 1e3, 1) == 10.3 and H200_SMS =
 assert package_program == 2 * 128 * 9 * 2 and round(package_program / 1e3, 1) == 4.6 and step_program == 9
 _pct = lambda r: 100 * r["floor_ms"] / r["kernel_ms"]  # noqa: E731
 assert round(_pct(walk), 1) == 3.3 and [round(_pct(r)) for r in (ours, slow)] == [83, 13]  # "3.3, 83, 13 %"
-# docs/DESIGN.md's figures, and their dates: older than the committed run (2026-12-06)
-assert "0.033 ms. (2026-11-29, results" in design  # before and after the split
-assert "2026-11-29" < RES["date"] == "2026-12-06"
 
 
 # %% [markdown]

@@ -22,26 +22,16 @@
 #
 # * **Time:** 30–45 min to read it and run it on a CPU; 1.5–2.5 h with the lab on a GPU. Optional.
 #
-# * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, section 0 (the three rules;
-#   the tile). A GPU for the timing. Without one, every cell still runs, in the Triton interpreter.
-#   On a CPU the working parts are section 1's check, the exercise `resident_programs` and
-#   `compile_for_h100`; sections 2 to 4 time and profile only on a GPU.
+# * **Needs, before you start:** your `reset_scan`, the chunked kernel of notebook 00c's exercise
+#   (or the course's solution, from your teacher), and notebook 13, section 0 (the three rules; the
+#   tile). This notebook does not give a chunked kernel.
 #
-#   <details><summary>No <code>reset_scan</code> from 00c yet?</summary>
+# **Two paths.** Every cell runs on a CPU too, in the Triton interpreter; only a GPU times.
 #
-#   This lab needs a chunked kernel, and this notebook does not give one. Two ways to get it:
-#
-#   * Do notebook 00c's exercise `reset_scan` first: its section 1 and the exercise, in the first
-#     of 00c's two sessions (00c gives 2.5–4.5 h for its three exercises together).
-#   * Or ask your teacher for the course's solution to `reset_scan`: the students' handout leaves
-#     the solutions out.
-#
-#   With only this notebook's baseline, `step_by_step`, these parts still work: the exercise
-#   `resident_programs`; `compile_for_h100` on `step_by_step`; question 2's prediction and its
-#   Steps 3 and 4, which read the reference's rows; and, on a GPU, sections 2 to 4 on
-#   `step_by_step`. Question 1 and question 2's own table need your chunked kernel.
-#
-#   </details>
+# * **No GPU:** (A) section 1's check on your `reset_scan`; (B) the exercise `resident_programs`,
+#   and question 2's Steps 1 to 4 with `compile_for_h100`.
+# * **On a GPU:** steps A and B, then (C) time your kernel and its variants (sections 2 and 3,
+#   questions 1 and 2), and (D) profile your best variant (section 4, question 3).
 #
 # **What you do:** take `reset_scan`, the chunked Triton kernel you wrote in notebook 00c; time it
 # beside the package; turn one launch knob at a time; and explain what moved, in notebook
@@ -601,9 +591,9 @@ assert round(_h100_load * 600e-9 / 132 / 1e3, 1) == 7.6 and round(H100_ENOUGH, -
 #      compile_for_h100(reset_scan, chunk=1024)`, then `print(profile.table(mine))`.
 #    * **Step 2.** Write your prediction: which variant keeps more programs resident and, from its
 #      steps in flight per SM, what that predicts for its GPU time.
-#    * **Step 3.** Set `SHOW_REFERENCE = True` under "Reading the reference". Its table gives each
-#      reference variant's registers, shared memory and resident programs as the Triton installed
-#      here compiles it. Set your kernel's counts beside them.
+#    * **Step 3.** Under "Reading the reference", a table gives each reference variant's registers,
+#      shared memory and resident programs as the Triton installed here compiles it. Set your
+#      kernel's counts beside them.
 #    * **Step 4.** Open the fold "Step 4" under the reference's table. It sets the H100's % floor
 #      beside the counts of the kernel the H100 ran, Triton 3.6's, with a worked row. Write one
 #      sentence per variant: did the H100's % floor move as that count predicted, and if not, why
@@ -636,11 +626,9 @@ assert round(_h100_load * 600e-9 / 132 / 1e3, 1) == 7.6 and round(H100_ENOUGH, -
 #
 # </details>
 #
-# The course's own answer was timed on an H100 (section 3's file). The cell below prints its
-# figures only once you set `SHOW_REFERENCE = True` in it, so *Restart & Run All* does not show
-# them too early. That file, `benchmarks/results/checks/H100-2026-12-06-lab.txt`, is in your
-# handout with every variant, so this hides the answers only on trust: don't open it before you
-# have your own numbers.
+# The course's own answer was timed on an H100 (section 3's file). Its figures are in the folds
+# below. That file, `benchmarks/results/checks/H100-2026-12-06-lab.txt`, is in your handout with
+# every variant: don't open it, or the folds, before you have your own numbers.
 #
 # <details><summary>The reference's baseline (open it after writing your prediction)</summary>
 #
@@ -651,23 +639,10 @@ assert round(_h100_load * 600e-9 / 132 / 1e3, 1) == 7.6 and round(H100_ENOUGH, -
 #
 # </details>
 
-# %%
-SHOW_REFERENCE = False  # True, once your prediction for question 2 is written: print every knob's reference row below
-solution_pct = reference_lab[("reset_scan solution, chunk 256", "16384x1024")]
-walk_pct = reference_lab[("step_by_step (13's baseline)", "16384x1024")]  # this notebook's step_by_step
-solution_us = reference_us[("reset_scan solution, chunk 256", "16384x1024")]
-if SHOW_REFERENCE:
-    print(f"H100, 16384×1024: the course's reset_scan at chunk 256 {solution_pct:.1f} % of the floor, {solution_us} µs; "
-          f"step_by_step {walk_pct:.1f} %")
-else:
-    print("the reference's baseline at 16384×1024, hidden (set SHOW_REFERENCE = True in this cell, after writing "
-          "your prediction, to print it and the rows below)")
-
 # %% [markdown]
-# The cell below builds the reference's rows at 16384×1024. Each row gives the variant's compiled
-# kernel: its registers per thread, shared memory and resident programs per SM, counted as your
-# `resident_programs` counts them (by the checker's own count, `exercises._resident_reference`). It
-# too prints them only if `SHOW_REFERENCE = True` above.
+# The cell below prints the reference's rows at 16384×1024 (no timings). Each row gives the variant's
+# compiled kernel: its registers per thread, shared memory and resident programs per SM, counted as
+# your `resident_programs` counts them (by the checker's own count, `exercises._resident_reference`).
 #
 # Its counts are Triton 3.9's, the version the course pins (Triton 3.6's, if that is the one you
 # have): set your own counts beside them (Step 3). Triton 3.9's are the same kernels compiled for an
@@ -680,6 +655,9 @@ else:
 
 # %%
 BIG = "16384x1024"
+solution_pct = reference_lab[("reset_scan solution, chunk 256", BIG)]  # the baseline fold's figures, for its Checks
+walk_pct = reference_lab[("step_by_step (13's baseline)", BIG)]  # this notebook's step_by_step
+solution_us = reference_us[("reset_scan solution, chunk 256", BIG)]
 rows, reference_resident = [], {}  # the table's rows; variant -> its resident programs per SM (Triton 3.6's kernel)
 for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps 2", "reset_scan, chunk 256, num_warps 1",
              "reset_scan, chunk 256, num_warps 8", "reset_scan solution, chunk 512", "reset_scan solution, chunk 1024",
@@ -694,12 +672,8 @@ SHOWN = "3.6" if triton.__version__.startswith("3.6.") else "3.9"  # the Triton 
 mine = " (yours)" if triton.__version__.startswith(SHOWN + ".") else ""
 columns = {"variant": "variant, at 16384×1024", "warps": "warps",
            f"{SHOWN} regs": f"Triton {SHOWN}{mine}: regs", f"{SHOWN} smem": "smem B", f"{SHOWN} resident": "resident"}
-if SHOW_REFERENCE:
-    print(f"your Triton: {triton.__version__}; set your counts beside these columns (Step 3)")
-    print(profile.table(rows, columns, digits=3))
-else:
-    print(f"{len(rows)} reference rows at 16384×1024, hidden "
-          "(set SHOW_REFERENCE = True in the cell above, after writing your prediction, to print them)")
+print(f"your Triton: {triton.__version__}; set your counts beside these columns (Step 3)")
+print(profile.table(rows, columns, digits=3))
 
 # %% [markdown]
 # <details><summary>Step 4: the H100's % floor beside the kernel it ran (Triton 3.6's counts), and a worked row (open it after your prediction)</summary>

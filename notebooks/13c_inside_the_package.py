@@ -834,17 +834,52 @@ assert -(-1056 // 8) == 132 and 131072 // 256 == 512 and -(-512 // 132) == 4 == 
 assert 512 // 4 == 128 == _long["segments"] and 8 * 128 == 1024 == _long["row_programs"] * _long["segments"]
 
 # %% [markdown]
-# <details><summary>Sources</summary>
+# ### 5.1 Where notebook 13's split figures come from
 #
-# The two times behind "about 56 times faster", and their source in `docs/DESIGN.md`, are in
-# [notebook 13, section 0.4](13_appendix_performance.ipynb#0.4-The-package's-kernel-in-one-page).
+# Notebook 13, section 0.4, quotes two figures from `docs/DESIGN.md`, "The time split". Both were
+# measured on an H200, on code older than the committed run.
 #
-# </details>
+# * **Before and after the split.** GAE at 8×131072 ran 8 programs for 1.86 ms, and 0.033 ms with
+#   the split (2026-11-29): about 56 times faster.
+# * **Why rows too short to split run 4 warps.** Such rows walk wide chunks of 1024 steps, a warp
+#   per 256. At 64×16384 that took 0.59 times the wall time per call of one warp walking 256-step
+#   chunks (GAE, 59.5 µs to 35.4 µs).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the Sources box's two times, as docs/DESIGN.md states them (CI runs them; skip when reading)
+# Checks: section 5.1's figures, as docs/DESIGN.md states them (CI runs them; skip when reading)
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
 assert round(1.86 / 0.033) == 56  # "about 56 times faster"
+assert "0.033 ms. (2026-11-29, results" in design and "2026-11-29" < RES["date"] == "2026-12-06"  # older than the run
+# why 4 warps, not one: wide chunks, measured faster per call at this shape than one warp on 256-step chunks
+assert "shorter rows of few programs walk **wide chunks** (`Config.wide_block` = 1024 steps, a warp per 256)" in design
+assert "First, one warp walking 256-step chunks against the split" in design
+assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # wall time per call, 0.59× of it
+
+# %% [markdown]
+# ### 5.2 The look-ahead's launches
+#
+# Notebook 12, section 4, needs a *look-ahead*: at a token before a masked span, $\delta_t$ reads
+# $V(s_{t+1})$ at the next unmasked token. Usually the look-ahead costs no launch of its own: the
+# scan's kernel computes it as it goes. One extra launch computes it first, before the scan, in two
+# cases:
+#
+# * **A backward will read it,** because an input needs a gradient.
+# * **The scan is a time split of three launches.** A split into a few segments runs in two
+#   launches, and they still compute the look-ahead. A split into many runs in three, and they do
+#   not.
+
+# %% jupyter={"source_hidden": true}
+# Checks: when the look-ahead runs inside the scan's launches, and when one launch computes it first (CI runs them; skip when reading)
+from rltriton_lite import episode  # noqa: E402
+
+_doc = " ".join(episode.looks_ahead.__doc__.split())
+assert "no input in ``tensors`` needs a gradient, so no backward reads the ends" in _doc  # "a backward will read it"
+assert "else masks.py derives the look-ahead as tensors" in _doc  # "one extra launch computes it first":
+assert "derived as tensors first, by one launch of the scan kernel before the estimator's" in design
+assert "a time split of two launches" in " ".join(plan.looks_ahead_in_the_scan.__doc__.split())  # "runs in two launches"
+_cfg = Config()  # a split of more than Config.compose segments runs in three launches, and does not look ahead itself
+assert plan.ahead_fits(1, 1 << 30, _cfg) and plan.ahead_fits(_cfg.compose, 1024, _cfg)
+assert not plan.ahead_fits(_cfg.compose + 1, 1024, _cfg) and "else three" in inspect.getsource(Config)
 
 # %% [markdown]
 # ## 6. Looking at the compiled code
@@ -1198,7 +1233,9 @@ for r, (lo, _) in enumerate(spans[1:], 1):  # "the two ways agree": x_r = a_{t-1
     assert torch.allclose(xs[r], a[:, lo - 1] * grad_in[r])
 
 # %% [markdown]
-# **What crosses the wire, forwards.** A forward call makes three exchanges, in this order:
+# ### 7.1 What crosses the wire, forwards
+#
+# A forward call makes three exchanges, in this order, for every scan:
 #
 # | exchange | numbers sent by each rank | what they are |
 # | --- | --- | --- |
@@ -1216,7 +1253,9 @@ for r, (lo, _) in enumerate(spans[1:], 1):  # "the two ways agree": x_r = a_{t-1
 #   keeps?); the value at the first such step (notebook 11, section 5's "first value"); the value
 #   after the row's last step (`bootstrap_value`); the carry that enters the row from its end
 #   (`initial`). Only one rank's copy of the last two is read: that of the rank where the scan
-#   starts, the last in a reverse scan. A call without `bootstrap_value` or `initial` sends 0.
+#   starts, the last in a reverse scan. A call without `bootstrap_value` or `initial` sends 0. A
+#   bare scan has no values, and sends zeros as its first values: it makes the same three exchanges
+#   as GAE, in the same order.
 # * **The error flag** is not part of the scan. A rank whose arguments were refused sets it to 1
 #   in every row, and every rank that sees a 1 raises the same error. It is per row only because it
 #   rides as a fourth row of the maps' table, so that one `all_gather` carries both.
@@ -1240,6 +1279,14 @@ assert "for name in (w.boundary, w.initial)]" in head_src and "table[-1, 2]" in 
 assert ".expand(4, rows)  # the identity, no error" in head_src and "maps = gather(maps)" in head_src
 assert head_src.count(" = gather(") == 3  # the forward's three exchanges: the header, the ends' table, the maps
 assert "maps[3] = 1.0" in head_src  # a refused rank flags every row
+# "for every scan ... a bare scan sends zeros as its first values" (moved from notebook 11, section 5)
+assert "if values is not None and steps:" in head_src
+_lines = head_src.splitlines()  # each exchange sits in the method's body or its one `with` block: no `if` skips one
+assert [len(x) - len(x.lstrip()) for x in _lines if " = gather(" in x or "with torch.enable_grad():" in x] == [8, 8, 12, 12]
+assert "v_first = torch.zeros(rows, dtype=torch.float64" in head_src  # without values, the first values stay 0
+_order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
+                                      "maps = gather(maps)")]
+assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
 
 # %% [markdown]
 # ## Exercises

@@ -651,14 +651,11 @@ def _compiling_for_sm90(as_jit):
         put(now)
 
 
-def _frontend_jit():
-    """(key, compile_launch) for launches of @triton.jit kernels under the interpreter, each made a
-    JITFunction that reaches the functions it calls as JITFunctions too (under the interpreter each
-    is an InterpretedFunction) and stops its compile at Triton IR. ``key``: what Triton compiles,
-    its cache key (the kernel's source and every function's it calls) and the arguments' types."""
+def _sm90_jit():
+    """as_jit: a @triton.jit function made a JITFunction that reaches the functions it calls as
+    JITFunctions too (under the interpreter each is an InterpretedFunction, which Triton cannot
+    compile); a JITFunction (on a GPU) stays itself. lab.compile_for_h100 compiles with it too."""
     from triton.runtime.jit import JITFunction
-    from triton._C.libtriton import ir
-    from triton.compiler.compiler import make_backend
 
     made = {}
 
@@ -671,15 +668,6 @@ def _frontend_jit():
         if id(v) not in store:
             store[id(v)] = (v, Frontend(v.fn))  # (v kept: its id stays its own)
         return store[id(v)][1]
-
-    def to_ir(src, target, options, **_):
-        backend = make_backend(target)
-        opts = backend.parse_options(options)
-        context = ir.context()
-        ir.load_dialects(context)
-        backend.load_dialects(context)
-        src.make_ir(target, opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context)
-        return object()  # (nothing to launch)
 
     class Scope(dict):  # a function's globals, each made a JITFunction when read (a module holds many)
         def __getitem__(self, k):
@@ -701,6 +689,26 @@ def _frontend_jit():
 
         def get_capture_scope(self):
             return {k: as_jit(v) for k, v in super().get_capture_scope().items()}
+    return as_jit
+
+
+def _frontend_jit():
+    """(key, compile_launch) for launches of @triton.jit kernels under the interpreter, each made
+    ``_sm90_jit``'s JITFunction whose compile stops at Triton IR. ``key``: what Triton compiles,
+    its cache key (the kernel's source and every function's it calls) and the arguments' types."""
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import make_backend
+
+    as_jit = _sm90_jit()
+
+    def to_ir(src, target, options, **_):
+        backend = make_backend(target)
+        opts = backend.parse_options(options)
+        context = ir.context()
+        ir.load_dialects(context)
+        backend.load_dialects(context)
+        src.make_ir(target, opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context)
+        return object()  # (nothing to launch)
 
     def types(values) -> tuple:
         """What Triton specialises a launch on, roughly: tensors' dtypes, ints' values, the rest by

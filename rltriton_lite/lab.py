@@ -237,32 +237,12 @@ def compile_for_h100(fn, chunk=LAB_CHUNK, num_warps=None, resident_programs=None
         fn(torch.zeros(1, 1024), torch.zeros(1, 1024, dtype=torch.bool), 0.99, chunk)
     finally:
         InterpretedFunction.run, JITFunction.run = saved
-    made = {}
-
-    def as_jit(v):  # a @triton.jit function as a JITFunction to compile (the interpreter keeps its Python as .fn)
-        if not exercises._is_jit(v) or isinstance(v, JITFunction):
-            return v
-        if id(v) not in made:  # (kept alive in made, so that its id is not reused)
-            made[id(v)] = (v, Compiled(v.fn))
-        return made[id(v)][1]
-
-    class Compiled(JITFunction):  # reaches the @triton.jit functions it calls as JITFunctions too
-        @property
-        def __globals__(self):
-            return {k: as_jit(v) for k, v in self._raw.items()}
-
-        @__globals__.setter
-        def __globals__(self, g):
-            self._raw = g
-
-        def get_capture_scope(self):
-            return {k: as_jit(v) for k, v in super().get_capture_scope().items()}
-
+    as_jit = exercises._sm90_jit()
     rows = []
     for kernel, args, kw in launches:  # 2. each launch compiled for sm_90 against a stand-in driver
         kw = kw if num_warps is None else {**kw, "num_warps": num_warps}
         with exercises._compiling_for_sm90(as_jit):
-            kernel_sm90 = Compiled(kernel.fn).warmup(*args, grid=(1,), **kw)
+            kernel_sm90 = as_jit(kernel).warmup(*as_jit(tuple(args)), grid=(1,), **kw)
         regs, _ = _usage(kernel_sm90, ptxas)  # 3. ptxas -v on its PTX: the registers a thread
         warps, shared = kernel_sm90.metadata.num_warps, kernel_sm90.metadata.shared
         try:
