@@ -185,7 +185,8 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # > first, and `second` `(a2, b2)` is applied to its output.
 # >
 # > In a reverse scan, the operand applied first is the run of later time steps, because $y_8$
-# > enters step 7 first. So read the drawing right to left. In a forward scan, it is the run of
+# > enters step 7 first. So read the drawing right to left. The cell under the drawing runs
+# > `tree_reverse_scan` and prints this for every call. In a forward scan, it is the run of
 # > earlier steps. The drawing shows a reverse scan's last combine on 8 steps: `first` is steps 4–7.
 # >
 # > ```text
@@ -515,6 +516,8 @@ exercises.attempt("combine_arrays", combine_arrays)
 # A *padded* step, such as a prompt token in RLHF, has `mask[t] = 0`. It is not a reset: the scan
 # uses the identity $(1, 0)$ there, so the value from later steps passes through. The kernel
 # outputs 0 there.
+#
+# ### Reset conventions
 #
 # `rl.linear_scan` is the package's bare scan. It has no reset-flag input: you mark an episode end
 # with $a_t = 0$, its *reset form*. So the course marks an episode end in one of two ways, and

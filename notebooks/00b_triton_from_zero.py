@@ -301,12 +301,9 @@ assert error > 0.1  # the wrong order gives wrong values
 # Now the reverse scan. With `reverse=True`, `tl.associative_scan` calls
 # `combine(later run, earlier run)`, as 00's order rule says.
 #
-# **Importing `rltriton_lite` changes how the interpreter runs this scan.** Stock Triton's
-# interpreter runs it as a loop, one step at a time, where a combine that is not associative can
-# look right. Once the package is imported, the interpreter runs it as a tree on whole blocks, as a
-# GPU does, so such a combine gives wrong numbers on the CPU too. A combine that cannot take whole
-# blocks, such as one that uses Python's `max` or `if` on its values, falls back to stock Triton's
-# loop. The next cell replays the tree on text labels, where `'s3 s2'` means step 3, then step 2.
+# With `rltriton_lite` imported, the interpreter runs this scan as a tree, as a GPU does, so a
+# wrong combine shows wrong numbers here too: [GPU note 3](#GPU-notes) says more. The next cell
+# replays the tree on text labels, where `'s3 s2'` means step 3, then step 2.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -751,9 +748,11 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # 2. **Start a float carry as `0.0`, not `0`.** A GPU compile refuses a loop variable whose type
 #    changes, from int32 to float32. The interpreter runs it; the checker's compile reports it.
 # 3. **Import `rltriton_lite` before you test a scan.** Stock Triton's interpreter runs
-#    `tl.associative_scan` as a loop, where a combine that is not associative can look right.
-#    The package makes it a tree on whole blocks, as [section 2](#2.-A-scan-of-one-block) says.
-#    Notebook 00's last cell runs both.
+#    `tl.associative_scan` as a loop, one step at a time, where a combine that is not associative
+#    can look right. Once the package is imported, the interpreter runs the scan as a tree on whole
+#    blocks, as a GPU does, so such a combine gives wrong numbers on the CPU too. A combine that
+#    cannot take whole blocks, such as one that uses Python's `max` or `if` on its values, falls
+#    back to stock Triton's loop. Notebook 00's last cell runs both.
 #
 # <details><summary>More GPU notes (read before running on a GPU)</summary>
 #
@@ -767,20 +766,23 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # 8. **Index a tuple only with a compile-time constant** (00c, section 2): a literal such as `X[0]`,
 #    or a `tl.static_range` loop's variable. A GPU compile refuses a plain `range` loop's `i`.
 # 9. **`tl.maximum` and a NaN** (00d). Triton promises nothing here. It dropped the NaN in the
-#    interpreter and on an H100 with Triton 3.6. `discounted_max`'s guards make that not matter.
-# 10. **00d's guards are required.** Triton promises nothing about a NaN in `tl.maximum`, so the
-#     checker tests the worst case: a NaN wins, and a missing guard fails. It can do this only in
-#     the interpreter, where the grader runs.
+#    interpreter and on an H100 with Triton 3.6. So the checker tests the worst case, a NaN that
+#    wins, and `discounted_max` fails without its guards. It can do this only in the interpreter,
+#    where the grader runs.
 #
 # **Why the notes hold: the interpreter and the compiler, side by side.**
 #
-# * **Note 1.** In a kernel's body, the interpreter treats a whole block as one value, with no
-#   warning: `max(x, y)` returns one of the two blocks whole, and an `if` on a block **always takes
-#   its `if` branch**, for every lane, even when the condition is false in every lane. So if a
-#   kernel seems to ignore an `else`, look for an `if` on a block. A GPU compile instead turns
-#   `min`, `max`, `and` and `or` on blocks into the elementwise forms and refuses the `if`.
-#   In a combine, Python's `max` or `if` may pass under the interpreter, as the folded check below
-#   shows. Never copy them into a kernel body.
+# * **Note 1.** Python's `max`, `min`, `and`, `or` and `if` on a block behave in three ways.
+#   Remember the third: your kernels must run there.
+#   * *The stock interpreter:* in a kernel's body, it treats a whole block as one value, with no
+#     warning. `max(x, y)` returns one of the two blocks whole, and an `if` on a block **always
+#     takes its `if` branch**, for every lane. So if a kernel seems to ignore an `else`, look for
+#     an `if` on a block. In a combine, it runs one step at a time, so Python's `max` or `if`
+#     gives the right numbers there.
+#   * *With the package:* the same. A combine that uses Python's `max` or `if` falls back to stock
+#     Triton's loop (note 3), as the folded check below shows.
+#   * *Compiled on a GPU:* `min`, `max`, `and` and `or` on blocks become the elementwise forms, and
+#     an `if` on a block is refused. So write the `tl.*` forms everywhere, in a combine too.
 # * **Notes 2, 7 and 8.** The interpreter runs Python, so it accepts these forms, and no cell can
 #   show the compiler's errors. The checker's compile for sm_90 needs no GPU.
 # * **Note 3.** The package and a GPU both run a tree, but not the same tree: a GPU groups the

@@ -30,8 +30,20 @@
 #
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in
 # [00b's GPU notes](00b_triton_from_zero.ipynb#GPU-notes). The exercises work as
-# [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says, and your kernels
-# follow [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules).
+# [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says.
+
+# %% [markdown]
+# ## Rules in force
+#
+# Every kernel of this notebook follows these rules. Each links to where it is taught.
+#
+# * **The order rule:** `combine(first, second)` applies `first` first, and in a reverse scan `first` is the later run ([00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+# * **Identity and padding:** lanes past the row's end hold the identity, $(1, 0, \text{false})$ for a triple ([00 §5](00_associative_scan.ipynb#5.-Padding-is-the-identity,-and-rl.linear_scan)).
+# * **A reset is a select:** `tl.where` on the flag, in the combine and on the carry, never a product with 0 ([reset conventions](00_associative_scan.ipynb#Reset-conventions)).
+# * **The carry is read at the chunk's first step** in time, for the chunk before it ([00 §6](00_associative_scan.ipynb#6.-Chunks-and-a-carry)).
+# * **Masks and `!= 0`:** mask every load and store, and compare a loaded flag with 0 ([00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules)).
+# * **The carry starts at `0.0`**, a float, never the integer `0` ([GPU note 2](00b_triton_from_zero.ipynb#GPU-notes)).
+# * **Name the combine in the kernel;** never pass it as an argument ([GPU note 7](00b_triton_from_zero.ipynb#GPU-notes)).
 
 # %%
 import os
@@ -240,7 +252,8 @@ exercises.attempt("reset_scan", reset_scan)
 # diagram's two hooks. The prologue computes
 # $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and returns the triple
 # $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores the
-# advantage $\hat A_t$, which is not the scan's composed $A_t$.
+# advantage $\hat A_t$, which is not the scan's composed $A_t$. The reset is `term` alone, not 00b's
+# `term | trunc`: truncation, which bootstraps but cuts the trace, comes in notebook 02.
 #
 # * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool), contiguous,
 #   of shape `(n_rows, T)`. Then `gamma`, `lam` and `chunk`.
@@ -335,8 +348,7 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
 #   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
-#   pasted in where it is called. A combine is the exception. Name it in the kernel itself, as
-#   `affine_combine` is above (rule 1 below).
+#   pasted in where it is called. A combine is the exception (rule 1 below).
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. In the kernel, `X[i]`

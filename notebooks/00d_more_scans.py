@@ -26,9 +26,21 @@
 # * **Optional:** no later notebook needs these two exercises. They are practice for writing a
 #   kernel with less help: the second starts without a skeleton.
 #
-# The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says,
-# and your kernels follow [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules). What
+# The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says. What
 # differs on a GPU is in [00b's GPU notes](00b_triton_from_zero.ipynb#GPU-notes).
+
+# %% [markdown]
+# ## Rules in force
+#
+# Both kernels of this notebook follow these rules. Each links to where it is taught.
+#
+# * **The order rule:** `combine(first, second)` applies `first` first, and in a reverse scan `first` is the later run ([00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+# * **Identity and padding:** lanes past the row's end hold the combine's identity, the step that changes nothing ([00 §5](00_associative_scan.ipynb#5.-Padding-is-the-identity,-and-rl.linear_scan)).
+# * **A reset is a select:** `tl.where` on the flag, in the combine and on the carry, never a product with 0 ([reset conventions](00_associative_scan.ipynb#Reset-conventions)).
+# * **The carry is read at the chunk's first step** in time, for the chunk before it ([00 §6](00_associative_scan.ipynb#6.-Chunks-and-a-carry)).
+# * **Masks and `!= 0`:** mask every load and store, and compare a loaded flag with 0 ([00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules)).
+# * **The carry starts as a float**, `0.0` for a return, never the integer `0` ([GPU note 2](00b_triton_from_zero.ipynb#GPU-notes)).
+# * **Name the combine in the kernel;** never pass it as an argument ([GPU note 7](00b_triton_from_zero.ipynb#GPU-notes)).
 
 # %%
 import os
@@ -151,8 +163,8 @@ exercises.attempt("strided_scan", strided_scan)
 #   notebook 00, section 8). Check that two steps compose to a map of the same form.
 #   Then find the identity, the pair that changes no $y$. The padding lanes load it. Its $c$ is
 #   also the first carry, since nothing after the row may change $h$. Last, add the reset flag as
-#   in 00c, section 1 (notebook 00's [reset conventions](00_associative_scan.ipynb#Reset-conventions)).
-# * **Name your combine in the kernel itself**, as in 00c, section 2 ([GPU note 7](00b_triton_from_zero.ipynb#GPU-notes)).
+#   in 00c, section 1 ([reset conventions](00_associative_scan.ipynb#Reset-conventions)).
+# * **Name your combine in the kernel itself** ([rules in force](#Rules-in-force)).
 #
 # **The guards.** A long run's $g$, a power of $\gamma$, underflows to 0 in float32 when
 # $\gamma = 0.01$. Once you have the identity, check what that 0 times the identity's $c$ gives. The
@@ -161,9 +173,8 @@ exercises.attempt("strided_scan", strided_scan)
 # * in the combine, where $c_1$ is the identity's $c$, the composed $c$ is $c_2$;
 # * after the scan, where the carry is the identity's $c$, $h_t$ is the scanned map's $c$.
 #
-# Triton promises nothing about a NaN in `tl.maximum`, so the checker tests the worst case: a NaN
-# wins, and a missing guard fails. It can do this only under the interpreter, where the grader runs
-# your notebook ([GPU note 10](00b_triton_from_zero.ipynb#GPU-notes)).
+# The checker tests the worst case for `tl.maximum`, a NaN that wins, so a missing guard fails
+# ([GPU note 9](00b_triton_from_zero.ipynb#GPU-notes)).
 #
 # <details><summary>The two guards, with the identity's value (open once you have found the identity)</summary>
 #
@@ -252,7 +263,7 @@ exercises.attempt("discounted_max", discounted_max)
 #   with their own identity, and the reset flag selects as it does for affine maps.
 
 # %% jupyter={"source_hidden": true}
-# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards; 00b's GPU notes 9 and 10, tl.maximum and a NaN (CI runs them; skip when reading)
+# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards; 00b's GPU note 9, tl.maximum and a NaN (CI runs them; skip when reading)
 import numpy as np
 
 _r_view = torch.zeros(2, 3).T  # strided_scan's Hint 3: a transposed view, strides (1, 3)
@@ -291,7 +302,7 @@ assert o_guard.tolist() == [-3.0, 1.0]  # c1 = -inf, g2 = 0: c2 itself, no NaN; 
 
 
 @triton.jit
-def _unguarded_c(C1, G2, C2, O):  # GPU note 10's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
+def _unguarded_c(C1, G2, C2, O):  # GPU note 9's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
     i = tl.arange(0, 2)
     c1, g2, c2 = tl.load(C1 + i), tl.load(G2 + i), tl.load(C2 + i)
     tl.store(O + i, tl.maximum(c2, g2 * c1))

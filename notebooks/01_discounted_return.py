@@ -388,6 +388,8 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # 9.5 at $t = 0$ means $V(s_{t+n})$ was read one step late, at `next_values[t + n]`.
 #
+# Run the checker before you open Hint 4.
+#
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>

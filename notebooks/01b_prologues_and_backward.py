@@ -132,10 +132,12 @@ torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (
 # For the return, 01's section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
 # $g_t = dG_t + \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
 # `returns_autograd` has terminations only, and there done$_{t-1}$ is term$_{t-1}$.
-# How a prologue reads that reset depends on how the forward stored it. In `transposed_scan` the
-# input $a$ holds the reset as $a_{t-1} = 0$, so multiplying by $a_{t-1}$ already stops $g_{t-1}$.
-# In `returns_autograd` the multiplier is $\gamma$ at every step and the reset is a separate flag,
-# so the backward must read term$_{t-1}$ and reset there.
+#
+# | the forward stored the reset as | the backward reads |
+# | --- | --- |
+# | $a = 0$ in the multiplier (`transposed_scan`) | the step before's multiplier $a_{t-1}$: a 0 there stops $g_{t-1}$ |
+# | a flag beside $\gamma$ (`returns_autograd`) | the step before's flag term$_{t-1}$, and resets there |
+#
 # The other gradient is one product per step: $\partial L / \partial a_t = g_t\, y_{t+1}$.
 #
 # By hand: $a = (0.5, 0.5, 0)$ and $L = \sum_t y_t$, so every $dy_t = 1$. Then $g_0 = 1$,
@@ -250,6 +252,8 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 #
 # `[[1.0, 2.0, 4.0]]` pairs each $dy_t$ with its own step's $a_t$, not with the step before's.
 #
+# Run the checker before you open Hint 4.
+#
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
@@ -359,6 +363,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 # ```
 #
 # A gradient `[[1.0, 1.0, 1.5]]` reads step $t$'s own flag where the step before's belongs.
+#
+# Run the checker before you open Hint 4.
 #
 # </details>
 #

@@ -203,6 +203,8 @@ print("prologue + scan + epilogue == the loop")
 # did not cut the trace. A 5.25 at the last step ($4 + 0.25 \cdot 5$), with `initial` 5, means the
 # window's last step did not reset.
 #
+# Run the checker before you open Hint 4.
+#
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
@@ -500,6 +502,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # $\hat A_2 = 4$ means the reset flag missed the truncation: it must be every episode end, not only a
 # termination.
+#
+# Run the checker before you open Hint 4.
 #
 # </details>
 #

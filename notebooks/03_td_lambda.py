@@ -495,6 +495,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # $G_0 = 2$ means the tie was counted as not greedy.
 #
+# Run the checker before you open Hint 4.
+#
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
@@ -579,7 +581,7 @@ assert any("past the window: the scan starts from 100" in case[0] for case in ex
 #   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
 # With a greedy π, $\mathbb E_\pi Q$ is $\max_u Q$, and $\min(1, \pi/\mu)$ is 1 at a greedy $u_{t+1}$
-# and 0 elsewhere: Retrace is then Watkins's Q(λ).
+# and 0 elsewhere: Retrace is then Watkins's Q(λ), when no two actions tie for the max.
 #
 # **Mind the index.** `next_log_ratio[t]` holds $\log\pi/\mu$ of the *next* action, $u_{t+1}$. So
 # step $t$ loads $c_{t+1}$ at `offs`, with no shift, as `q_lambda` loads `next_action`. The ratio of
@@ -623,6 +625,7 @@ for t_w in reversed(range(40)):  # the two formulas above, with λ^eff_t = c = 0
     want_ql[t_w], want_re[t_w] = G_ql, G_re
 np.testing.assert_allclose(want_re, want_ql, rtol=1e-12)  # "Retrace is then Watkins's Q(λ)"
 assert greedy_w.any() and (~greedy_w).any() and term_w.any()
+assert (np.sort(q_w, 1)[:, -1] > np.sort(q_w, 1)[:, -2]).all()  # "when no two actions tie for the max"
 g_u, gam_u = torch.Generator().manual_seed(11), 0.9
 _, r_u, _ = (torch.randn(2, generator=g_u, dtype=torch.float64).numpy() for _ in range(3))
 eq_u, q_u, c1_u = np.array([0.4, -1.2]), np.array([0.3, 1.1]), 0.6  # E_pi Q(s_{j+1}, .) and Q(s_j, u_j), j = 0, 1
@@ -682,6 +685,8 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # $G_3 = 0$ means $c$ was not 0 at the window's end: $b_3$ kept $-\gamma c\,Q_{t+1}$, with the
 # `next_q` of 8. $G_1 = 2$ means the ratio was not clipped.
+#
+# Run the checker before you open Hint 4.
 #
 # </details>
 #
@@ -771,4 +776,4 @@ assert round(fine[(sigma_r**2 * (_alpha**2).sum(1) + sigma_c**2 * (_beta**2).sum
 # * Watkins's Q(λ) is TD(λ) on $\max_u Q(s_{t+1}, u)$, its trace cut where the next action is not
 #   greedy (a tie counts as greedy).
 # * Retrace is Q(λ) with a soft cut: its trace weight is $c_{t+1} = \lambda\min(1, \pi/\mu)$ of the
-#   next action, loaded at step $t$. With a greedy π it is Q(λ).
+#   next action, loaded at step $t$. With a greedy π and no ties for the max, it is Q(λ).

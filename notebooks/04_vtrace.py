@@ -30,8 +30,8 @@
 #   Sections 3–5 (the package's kernel), the open questions, the appendices and
 #   [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
 # * **Map:** 1 the loop · 2 prologue, scan, epilogue, one table for every estimator · 3 the kernel ·
-#   4 kernel against the loop · 5 how fast it is · exercise `vtrace_pg` · open questions ·
-#   appendices: IMPALA's code, the table checked, V-trace against Retrace, gradients, what the ratios do.
+#   4 kernel against the loop · 5 how fast it is · exercise `vtrace_pg` · open questions.
+# * Appendices: IMPALA's code, the table checked, Retrace, gradients, the ratios: optional.
 #
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
 # $\pi$. V-trace corrects the $n$-step return with two importance weights of the action taken
@@ -240,8 +240,7 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # would have brought. The table applies the rule to every estimator of notebooks 01–04, with a
 # number in the last column ($M_t = \max_u Q(s_{t+1}, u)$ is from 03's `q_lambda`;
 # $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ and $\mathbb E_\pi Q_{t+1}$ from 03's `retrace`).
-# [The appendix](#Appendix:-the-table-across-estimators,-checked) says why the rule holds and
-# checks every row.
+# [The appendix](#Appendix:-the-table-across-estimators,-checked) checks every row.
 #
 # | estimator | $a_t$ | ordinary $b_t$ | $\hat y_{t+1}$ | $b_t$ at a reset | resets at | shown with a number |
 # | --- | --- | --- | --- | --- | --- | --- |
@@ -496,12 +495,15 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # step, and then $v_t - V_t$ is the advantage, clipped or not (section 4's `pg0 == vs0 - v`). The
 # checker's cases have $\bar c \ne \bar\rho$.
 #
+# Run the checker before you open Hint 4.
+#
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# $v_{t+1}$ is `next_values` at the window's last step and `y_in` elsewhere. A termination, the
-# window's last step included, returns $\rho^{pg}_t(r_t - V_t)$: `tl.where(term, 0.0, ...)` reads neither.
+# $v_{t+1}$ is `next_values` at the window's last step and `y_in` elsewhere. A termination returns
+# $\rho^{pg}_t(r_t - V_t)$, also when it falls on the window's last step: `tl.where(term, 0.0, ...)`
+# reads neither.
 #
 # ```python
 # next_values = tl.load(X[3] + offs, mask=m, other=0.0)
@@ -650,18 +652,9 @@ assert term_i.any()
 # %% [markdown]
 # ## Appendix: the table across estimators, checked
 #
-# Optional: why the rule of [section 2's table](#One-table-for-every-estimator) holds, and each row checked.
-#
-# The exercises' three rules are [notebook 01's](01_discounted_return.ipynb#The-episode-end-table).
-#
-# **The rule.** One rule gives $b_t$ at every reset but a termination (a truncation, the window's
-# last step, Q(λ)'s non-greedy step): $b_t = b^{ord}_t + a_t\,\hat y_{t+1}$, with $b^{ord}_t$ the ordinary
-# step's $b_t$. The reset flag removes the term $a_t y_{t+1}$; the rule adds it back with the
-# critic's estimate $\hat y_{t+1}$, as
-# [notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) did for TD(λ). At a
-# termination a select drops the bootstrap instead ($V'_t$, $M_t$ or $\mathbb E_\pi Q_{t+1}$ is not read).
-#
-# The check below scans each row's triples from 100 past the window, against the estimator's loop.
+# Optional. The check below takes each row of [section 2's table](#One-table-for-every-estimator),
+# scans its triples from 100 past the window, and compares the result with the estimator's loop.
+# It also checks the rule $b_t = b^{ord}_t + a_t\,\hat y_{t+1}$ at every reset but a termination.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table across estimators, row by row: each row's triples, scanned from 100, against the loop (CI runs them; skip when reading)
@@ -757,13 +750,10 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # %% [markdown]
 # ## Appendix: gradients
 #
-# Optional. The importance weights are constants: `log_rhos` gets no gradient. IMPALA's
-# code goes further and stops gradients through the whole target, `vs` and the advantage
-# alike. The package does not: `vs` and `pg_advantages` get gradients with respect to the
-# rewards and the values. So **detach `vs` when you use it as a critic target**, as notebook 10
-# computes its GAE targets under `torch.no_grad()`.
-#
-# Check that `log_rhos` gets no gradient, and the rewards and the values do:
+# Optional. IMPALA's code stops gradients through the whole target, `vs` and the advantage alike.
+# The package does not, as section 3 says, so detach `vs` as notebook 10 does with its GAE targets.
+# The first cell checks which inputs get gradients. The second checks the backward kernel against
+# autograd of the PyTorch path, with a loss on both outputs.
 
 # %%
 lr_grad = torch.zeros(2, 8, device=DEVICE, requires_grad=True)
@@ -775,9 +765,6 @@ d_lr, d_r, d_v = torch.autograd.grad(out.vs.sum(), (lr_grad, r_grad, v_grad), al
 assert d_lr is None and d_r.abs().sum() > 0 and d_v.abs().sum() > 0  # vs depends on r and V: detach it as a target
 assert not out.vs.detach().requires_grad
 print("importance weights are constants; rewards and values get gradients")
-
-# %% [markdown]
-# The backward kernel against autograd of the PyTorch path, with a loss on both outputs:
 
 # %%
 r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))

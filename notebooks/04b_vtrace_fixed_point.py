@@ -137,6 +137,9 @@ rng = np.random.default_rng(41)
 # | 2, the last | 0 | yes | no | no |
 # | positions it reaches | | 3 | 2 | 1 |
 #
+# The argument and its proof use three views: a position $j$ is a row of the table, a term $k$ is a
+# column, and a state $s$ is a row of the matrices $C$ and $M$ or an entry of $d$.
+#
 # Training stops where each state's correction, summed over all its visits, is 0. From a
 # stationary rollout to the weights, in four steps:
 #
@@ -468,6 +471,8 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # ```
 #
 # If you get $(2.18, 3.09)$, you computed $V^\pi$, as if no weight were clipped.
+#
+# Run the checker before you open Hint 4.
 #
 # </details>
 #

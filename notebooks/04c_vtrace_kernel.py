@@ -311,9 +311,9 @@ for resets in (True, False):
 # Once the first case prints right, any other difference between the two lines is a carry slip too
 # (that lane clamped to $T-1$ prints other numbers).
 #
-# </details>
+# Run the checker before you open Hint 4.
 #
-# Run the checker before opening Hint 4: it is nearly the whole solution.
+# </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
 #

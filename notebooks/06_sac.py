@@ -45,9 +45,13 @@
 # $V'_t = \min_k \bar Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
 #
 # **Add λ.** As TD(λ) does (notebook 03), the soft λ-return mixes that bootstrap with the next
-# step's target. That target follows the buffer's action $u_{t+1}$, which pays its entropy bonus:
-# a soft $Q(s, u)$ counts the entropy of the actions after $u$, not of $u$ itself, so each step the
-# return continues through adds the entropy term of the action it continues with.
+# step's target $G_{t+1}$. The bootstrap estimates the soft value of the next state:
+#
+# $$V(s_{t+1}) = \mathbb{E}_{u\sim\pi}\big[Q(s_{t+1}, u) - \alpha\log\pi(u|s_{t+1})\big].$$
+#
+# Continuing through the buffer's action $u_{t+1}$ uses the one-sample estimate
+# $G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})$. The $-\alpha\log\pi$ term is needed because
+# $G_{t+1}$ estimates $Q(s_{t+1}, u_{t+1})$, which leaves out the entropy of $u_{t+1}$ itself.
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\Big].$$
 #
@@ -180,8 +184,9 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 #   exists.
 # * $\text{reset}_t$ removes $a_t\,y_{t+1}$, because $0 \cdot \text{NaN}$ is NaN.
 #
-# So use $a_t = \gamma_t\lambda^{\text{eff}}_t$: a reset never reads it. The cell below drops each
-# guard in turn on three steps ($\gamma = \lambda = 0.5$, α = 0), where step 1 terminates and the
+# $a_t$ needs no $[\lnot\text{term}_t]$ factor: at a reset the scan ignores $a_t$, so the plain
+# $\gamma_t\lambda_t$ works too. $\lambda^{\text{eff}}_t$ matters in $b_t$, where it removes
+# $\log\pi_{t+1}$. The cell below drops each guard in turn on three steps ($\gamma = \lambda = 0.5$, α = 0), where step 1 terminates and the
 # buffer holds NaN from there on.
 
 # %%
@@ -328,7 +333,7 @@ for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or
 #   `torch.no_grad()`.
 #
 # How the package's kernel differs from section 2's scan (the exercise does not need it):
-# [open the fold "For maintainers: inside the package"](#The-scan-of-H) at the end.
+# [notebook 13c, the scan of H](13c_inside_the_package.ipynb#The-scan-of-H).
 
 # %% [markdown]
 # ## 4. The actor and temperature losses
@@ -628,7 +633,7 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # * The probe, `tools/wall_probe.py --losses`, calls `rl.sac_targets` as the benchmark does, with
 #   no λ: λ = 0, a number, runs the elementwise kernel, not the scan
-#   ([open the fold "For maintainers: inside the package"](#The-critics-and-the-elementwise-kernel) at the end).
+#   ([notebook 13c, the critics and the elementwise kernel](13c_inside_the_package.ipynb#The-critics-and-the-elementwise-kernel)).
 # * The same three shapes as notebook 05 (16×128, 4096×128, 64×16384); each range rounded outwards.
 # * GPU time is under a thirtieth of the fused call's wall time, and between a thirtieth and a
 #   seventh of the eager formula's. On the committed H200 run, the GPU-time ratio is 5.2 to 7.5.
@@ -950,213 +955,4 @@ assert round(_entropy + 6.0, 1) == 14.5  # its mean: the entropy minus the targe
 #   is below the target.
 
 # %% [markdown]
-# <details><summary>For maintainers: inside the package (optional)</summary>
-#
-# The package's own code, and section 3's scan of $H$. Nothing above depends on it, and the
-# exercise does not need it. The folded cells after this block run the examples and check the text.
-#
-# ### The scan of H
-#
-# Section 3's kernel scans $H_t = G_t - \alpha\log\pi_t$ instead of $G_t$, because of padding: each
-# step then reads only its own $\log\pi_t$, never a next step that may be padding. The exercise
-# scans $G_t$, as section 2 does.
-#
-# **The padding example.** Take real steps 0 and 2, padding at step 1, $\gamma = 0.5$,
-# $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$ and $\log\pi_2 = 2$.
-# A padded step passes the carried value through unchanged.
-#
-# * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$.
-# * Section 2's $b_0$ reads $\log\pi_1$, one step ahead. So a scan of $G$ reads $\log\pi$ at
-#   step 1, the padding's. A masked load gives 0 there, so
-#   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$: a wrong target. The right one reads
-#   $\log\pi_2$ and gives 2.25.
-#
-# **The scan of $H$.** Let $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\lambda^{\text{eff}}_t)V'_t$, the
-# part of $G_t$ that does not depend on the future. Subtract $\alpha\log\pi_t$ from both sides of
-# section 2's formula for $G_t$:
-#
-# $$H_t = \big(b^G_t - \alpha\log\pi_t\big) + \gamma_t\lambda^{\text{eff}}_t\,H_{t+1}.$$
-#
-# So each step reads its own $\log\pi_t$, never the next step's, and no step reads the padding's.
-# After the scan, an *epilogue* computes each target as $G_t = b^G_t + a_t H_{t+1}$, or $b^G_t$
-# alone at a reset. (Why not $H_t + \alpha\log\pi_t$: [Back from H to G](#Back-from-H-to-G), below.)
-#
-# **On the example.** $H_2 = G_2 - \alpha\log\pi_2 = 1$: it already holds $\log\pi_2$. The padded
-# step hands it on unchanged, so $H_1 = H_2 = 1$. The epilogue gives
-# $G_0 = b^G_0 + a_0 H_1 = (1 + 0.5 \cdot 0.5 \cdot 4) + 0.25 \cdot 1 = 2.25$, without looking
-# ahead. The first folded cell after this block runs the kernel on it.
-#
-# A scan of $G$ would have to find the next real step's $\log\pi$. That step may lie any number of
-# padded steps later, even in a later chunk, so finding it takes a scan of its own.
-#
-# ### Back from H to G
-#
-# The epilogue computes $G_t = b^G_t + a_t H_{t+1}$, where $H_{t+1}$ is the value the
-# scan carries into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read every
-# $\log\pi_t$. But $G$ never needs $\log\pi$ at a step that starts an episode (the row's first
-# step, or the step after a done step): $G_t$ reads $\log\pi_{t+1}$ only when step $t$ is not done.
-# So the shorter form would let a NaN in $\log\pi_0$ leak into $G_0$.
-#
-# Why would $\log\pi_0$ be NaN? $G$ never reads it, so a buffer may leave it unfilled, as NaN.
-# Or the current policy may give the stored action $u_0$ probability 0, so that
-# $\log\pi_0 = -\infty$. Then $H_0 + \alpha\log\pi_0$ is $\infty - \infty$, NaN, too. A folded
-# cell after this block runs the kernel on section 2's random rows with a NaN, then $-\infty$, in
-# $\log\pi_0$ of row 0.
-#
-# ### The epilogue, on section 1's example
-#
-# A reverse scan reaches step $t$ from step $t + 1$ and carries $y_{t+1}$ into it. The course
-# calls that value `y_in` (0 after the row's last step). In the epilogue, `y_in` is
-# $H_{t+1}$. In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives
-# $H = [2.75, 2, 5.5]$. Each $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$.
-# The epilogue gives $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
-#
-# ### The multiplier at a reset, and the exercise
-#
-# The package's prologue writes the plain $\gamma_t\lambda_t$, as notebook 03's does, and the
-# epilogue does not read $a_t$ at a reset either. That is safe because a reset never reads $a_t$:
-# [section 2's three-step example](#Where-the-trace-stops).
-#
-# The exercise's harness has no padding inside a row, and its checker runs your prologue alone,
-# with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
-# epilogue, passed as `exercises.scan_hook(..., epilogue=...)` as in notebook 04, would also be
-# right outside the checker.
-#
-# ### The three hooks
-#
-# The package's kernel runs three hooks from `rltriton_lite/sac.py`: the min over critics, the
-# prologue and the epilogue. To read them (`inspect.getsource(sac._sac_prologue.fn)`, and likewise):
-#
-# * **The hooks' arguments.** `step(...)` gives the step's γ, λ and episode flags, and `param`
-#   reads α. (The glossary's table of helpers has both.) Where the exercise's harness passes
-#   `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row, time)
-#   strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in.
-# * **`ahead`** is passed only in calls with a `mask`. It finds the next unmasked step, and the
-#   prologue uses it for one thing: a step with no unmasked step after it is the window's last,
-#   so it is done. `ahead` reads no $\log\pi$. So the kernel still reads each $\log\pi_t$ only at
-#   its own step $t$.
-# * **The prologue and the epilogue.** The prologue's `w` is $1 - \lambda^{\text{eff}}_t$, the bootstrap's
-#   share of the bracket. Its `a = gamma * lam` is the plain $\gamma_t\lambda_t$. The
-#   epilogue's `h_next` is `y_in`, $H_{t+1}$.
-#
-# ### The critics and the elementwise kernel
-#
-# Two details of section 3's kernel:
-#
-# * **The critics.** `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls
-#   the loop over them at compile time. The kernel takes up to `sac.MAX_CRITICS` = 16 critics,
-#   enough for the ensembles of REDQ, a SAC variant with 10 critics. It reads them one by one, so
-#   it never writes the stacked tensor that `torch.min(torch.stack(...))` would build in memory.
-#   A NaN counts as the minimum, so it shows up in the target instead of hiding.
-# * **λ = 0.** Nothing is carried, so there is nothing to scan. When λ = 0 is passed as a number,
-#   not a tensor, the package runs an elementwise kernel instead of the scan. It runs the same
-#   arithmetic without chunks or a time split, and gives the same bits. The scan serves λ > 0 and
-#   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
-#   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-tt = lambda x: torch.as_tensor(np.asarray(x), device=DEVICE)  # noqa: E731  NumPy to torch; float64 stays float64
-# the padding example: steps 0 and 2 are real; step 1 is padding, and holds anything
-G_pad = rl.sac_targets(tt([[1.0, 7.0, 2.0]]), [tt([[4.0, 9.0, 2.0]])], tt([[0.0, 0.0, 0.0]]), gamma=0.5, alpha=1.0,
-                       lambda_=0.5, log_probs=tt([[5.0, 3.0, 2.0]]), mask=tt([[True, False, True]]), backend=KERNEL)
-print("padding:", G_pad)  # G_0 = 2.25, G_2 = 3, and 0 at the padded step
-torch.testing.assert_close(G_pad, tt([[2.25, 0.0, 3.0]]))
-
-# %% jupyter={"source_hidden": true}
-# Checks: the padding example's claims (CI runs them; skip when reading)
-from rltriton_lite import scan  # noqa: E402
-
-_walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk))  # the scan's loop over chunks
-assert "a = tl.where(valid, a, 1.0)" in _walk and "b = tl.where(valid, b, 0.0)" in _walk  # a padded step: (1, 0)
-assert "reset = reset & valid" in _walk  # ... and no reset: it passes the carried value through
-_look = inspect.getsource(getattr(scan._look_ahead, "fn", scan._look_ahead))  # the package's look-ahead
-assert "is itself a scan" in _look and "tl.associative_scan" in _look  # "finding it takes a scan of its own"
-assert "v_next, found, v_seen, f_seen = _look_ahead(" in _walk  # ... its state runs on from chunk to chunk
-_G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
-                               log_probs=np.array([[9.0, 2.0]]), gamma=0.5, alpha=1.0, lambda_=0.5)
-assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding: "the right one ... 2.25"
-assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * 0.5 * 4 + 0.25 * 1 == 2.25  # "H_2 = 1"; the epilogue's G_0
-assert 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # the G-scan's wrong 2.75
-
-# %% jupyter={"source_hidden": true}
-sac_kw = dict(gamma=0.97, alpha=0.2, lambda_=0.8)
-G_refs = {}
-for bad in (np.nan, -np.inf):  # log π_0 of row 0: a value G never reads
-    LP_BAD = LP.copy()
-    LP_BAD[0, 0] = bad
-    G_ref = G_refs[bad] = reference.sac_targets(R, list(Q), NLP, log_probs=LP_BAD, terminated=TERM, truncated=TRUNC,
-                                                **sac_kw)
-    G_bad = rl.sac_targets(tt(R), [tt(q) for q in Q], tt(NLP), log_probs=tt(LP_BAD), terminated=tt(TERM),
-                           truncated=tt(TRUNC), backend=KERNEL, **sac_kw)
-    assert np.isfinite(G_ref).all() and torch.isfinite(G_bad).all()
-    np.testing.assert_allclose(n(G_bad), G_ref, rtol=1e-10, atol=1e-10)  # the epilogue, b^G_t + a_t H_{t+1}
-    # at log π_0 = −∞, H_0 = G_0 − α log π_0 is +∞, so H_0 + α log π_0 is ∞ − ∞: NaN, the point here, unwarned
-    with np.errstate(invalid="ignore"):
-        H_0 = G_ref[0, 0] - 0.2 * LP_BAD[0, 0]  # the scan's H_0 = G_0 − α log π_0 holds log π_0 ...
-        assert np.isnan(H_0 + 0.2 * LP_BAD[0, 0])  # ... so the shorter H_0 + α log π_0 would be NaN
-    print(f"log π_0 = {bad}: the kernel's G == the loop's, all finite; H_0 + α log π_0 would be NaN")
-
-# %% jupyter={"source_hidden": true}
-# Checks: the claims above (CI runs them; skip when reading)
-assert np.isinf(LP_BAD[0, 0]) and np.isfinite(LP_BAD.ravel()[1:]).all()  # one bad value, at row 0's first step
-for _G in G_refs.values():  # the loop gives the same G with or without the bad value
-    np.testing.assert_allclose(_G, G_loop, rtol=1e-12, atol=1e-12)
-_after = np.argwhere((TERM | TRUNC)[:, :-1])  # done steps inside a row, each followed by "the first step after"
-assert len(_after) > 0
-for bad in (np.nan, -np.inf):  # G never needs log π "at step d + 1 after each done step d inside the row"
-    _LP_after = LP.copy()
-    _LP_after[_after[:, 0], _after[:, 1] + 1] = bad
-    _G_after = rl.sac_targets(tt(R), [tt(q) for q in Q], tt(NLP), log_probs=tt(_LP_after), terminated=tt(TERM),
-                              truncated=tt(TRUNC), backend=KERNEL, **sac_kw)
-    np.testing.assert_allclose(n(_G_after), G_loop, rtol=1e-10, atol=1e-10)
-
-# %% jupyter={"source_hidden": true}
-# Checks: the scan of H and the plain γλ (CI runs them; skip when reading)
-_r1, _q1, _nlp1 = [1.0, 1.0, 1.0], [[2.0, 4.0, 6.0], [3.0, 3.0, 8.0]], [-2.0, 0.0, -2.0]  # section 1's case
-_lp1, _term1 = [-1.0, -2.0, -2.0], [0, 1, 0]
-_G1 = reference.sac_targets(_r1, _q1, _nlp1, gamma=0.5, alpha=0.5, lambda_=0.5, log_probs=_lp1, terminated=_term1)
-_done = TERM | TRUNC
-_done[:, -1] = True
-_lam_eff = np.where(_done, 0.0, 0.8)
-_v = Q.min(0) - 0.2 * NLP
-_lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
-_v3 = np.min(_q1, axis=0) - 0.5 * np.array(_nlp1)  # section 1's V' = [3, 3, 7]
-_b_g = 1.0 + np.where(np.array(_term1, bool), 0.0, 0.5 * (1 - np.array([0.5, 0, 0])) * _v3)  # λ^eff = [0.5, 0, 0]
-_H = np.array(_G1) - 0.5 * np.array(_lp1)  # H_t = G_t − α log π_t
-np.testing.assert_allclose(_b_g, [1.75, 1, 4.5])
-np.testing.assert_allclose(_H, [2.75, 2, 5.5])
-np.testing.assert_allclose(_b_g[0] + 0.25 * _H[1], 2.25)  # the epilogue at step 0
-np.testing.assert_allclose(_G1, [2.25, 1, 4.5])
-_b_g = R + np.where(TERM, 0.0, 0.97 * (1 - _lam_eff) * _v)
-for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or the plain γλ: a reset never reads it
-    np.testing.assert_allclose(_scan(_a, _b_g - 0.97 * _lam_eff * 0.2 * _lp_next, _done), G_loop, rtol=1e-12, atol=1e-12)
-    _H = _scan(_a, _b_g - 0.2 * LP, _done)  # the scan of H
-    np.testing.assert_allclose(_H + 0.2 * LP, G_loop, rtol=1e-12, atol=1e-12)
-    _y_in = np.concatenate([_H[:, 1:], np.zeros((3, 1))], axis=1)  # H_{t+1}, 0 after the row's last step
-    np.testing.assert_allclose(np.where(_done, _b_g, _b_g + _a * _y_in), G_loop, rtol=1e-12, atol=1e-12)  # epilogue
-_src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
-assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − λ^eff_t; the plain γλ
-assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
-assert ((_lam_eff != 0.8) <= _done).all()  # section 2: λ^eff_t is λ_t, but 0 at a done step
-
-# %% jupyter={"source_hidden": true}
-# Checks: `ahead` decides done only and never reads log π (CI runs them; skip when reading)
-from rltriton_lite import episode  # noqa: E402
-
-_src_of = lambda fn: inspect.getsource(getattr(fn, "fn", fn))  # noqa: E731
-_pro, _step, _hook = _src_of(sac._sac_prologue), _src_of(episode.step), _src_of(episode.ahead_hook)
-assert [ln.strip() for ln in _pro.splitlines() if "ahead" in ln] == [
-    "def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):",
-    "gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)"]  # the prologue only hands it to step
-_uses = [ln.strip() for ln in _step.split('"' * 3)[-1].splitlines() if "ahead" in ln]  # step's body
-assert _uses == ["last = (t == T - 1) if ahead is None else ~ahead[1]"]  # found or not: the window's last step
-_code = [ln.split("#")[0] for ln in _step.split('"' * 3)[-1].splitlines()]  # step's body, comments left out
-assert [ln.strip()[:7] for ln in _code if "last" in ln] == ["last = ", "done = "]  # ... which sets done, nothing else
-assert "LOG_PROBS" not in _hook  # the hook itself reads the mask, never log π
-assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead the package passes
-
-# %% jupyter={"source_hidden": true}
-# Checks: the critics' limit (CI runs them; skip when reading)
-assert sac.MAX_CRITICS == 16  # "up to sac.MAX_CRITICS = 16 critics"
+# For maintainers: how the package implements this notebook's kernels is in [notebook 13c, Inside SAC](13c_inside_the_package.ipynb#Inside-SAC).

@@ -45,7 +45,8 @@
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}} w_t \log\pi(u_t|s_t),$$
 #
 # Here $u_t$ is the dataset's action at step $t$, $\beta$ is a temperature, and $[\hat A_t > 0]$
-# is 1 where the advantage is positive, 0 elsewhere. The baseline $\hat V_t \approx V(s_t)$ is
+# is 1 where the advantage is positive, 0 elsewhere. CRR-binary gives a NaN advantage weight 0
+# without a warning, so check the returned `advantages.isnan().any()`. The baseline $\hat V_t \approx V(s_t)$ is
 # the mean, or the stricter max, of the critic's values of $K$ actions sampled from the policy.
 # The clip $w_{\max} = 20$ keeps one lucky critic error from dominating a batch.
 #
@@ -461,8 +462,8 @@ assert [os.path.basename(f) for f in _loss_walls] == ["H100-2026-12-07-loss-wall
 # * Load the advantages at `offs` with the mask `m`.
 # * Compute $\exp(\hat A/\beta)$ with `tl.exp`. In float32 it can be `inf`.
 # * Clip it from above at `max_weight`. Any min maps `inf` to `max_weight`; pick one that keeps a
-#   NaN a NaN. A bare `tl.minimum` turns a NaN into `max_weight` (20), unless its `propagate_nan`
-#   says otherwise.
+#   NaN a NaN. A bare `tl.minimum` turns a NaN into `max_weight` (20). Its argument
+#   `propagate_nan=tl.PropagateNan.ALL` makes it return the NaN.
 #
 # </details>
 #
@@ -535,7 +536,9 @@ exercises.attempt("awr_weights", awr_weights)
 #   three times: the max $M$, then the sum of $e^{\hat A/\beta - M}$, then the weights.
 #
 # **Edge cases:** $\hat A/\beta$ above 88.7, where `exp` overflows float32 to `inf`, and below
-# about −104, where it underflows to 0 in float32 for every element. Lanes past $N$ must change neither the
+# about −104, where it underflows to 0 in float32 for every element. A GPU `exp` that flushes
+# subnormals to 0 reaches 0 sooner, near −87.3, where $e^x$ drops below 1.18e-38, the smallest
+# normal float32. Lanes past $N$ must change neither the
 # max nor the sum. (A store pass that loads them with `other=0.0` may print a harmless
 # "overflow encountered in exp": the store's mask drops those lanes.)
 #
@@ -736,49 +739,7 @@ assert math.isclose(_s_run, torch.exp(_x - _x.max()).sum().item(), rel_tol=1e-12
 #   max, then the sum) before it writes; subtracting the max keeps `exp` from overflowing.
 
 # %% [markdown]
-# <details><summary>For maintainers: inside the package (optional)</summary>
-#
-# Nothing above depends on this, and the exercises do not need it. The folded cells after this
-# block check it against the package's source.
-#
-# ### The three functions, and the memory they touch
-#
-# The kernel's per-element code comes in three functions from `rltriton_lite/crr.py`: `_weights`,
-# `_crr_forward` and `_crr_backward` (to read them: `inspect.getsource(crr._crr_forward.fn)`, and
-# likewise). What to look for:
-#
-# * **The baseline is reduced in the kernel.** $K$ sampled values sit in a trailing dimension
-#   ($K = 1$ for a $V(s)$ baseline). They are folded into a running sum and max as they load, so
-#   the mean or max is never written to memory. The samples are read with their own stride, `s_k`
-#   (`SX[BASELINE][2]`). `K` (`P[P_K]`) is a runtime loop bound, not a `tl.constexpr`.
-# * **The binary filter is strict:** a zero advantage gets weight 0. The binary weight tests
-#   `b_adv > 0`.
-# * **Five streams of memory traffic.** Without a mask, the forward reads three tensors once
-#   each: $\log\pi$, $Q$ and the $K$ baseline samples. It writes two: the weights and the
-#   advantages. (A mask adds a sixth stream, read.)
-# * **Outputs nobody reads cost bytes.** With `need_weights=False`, for a step that logs neither
-#   weights nor advantages, the forward writes neither. The backward then reads $Q$ and the
-#   baseline instead of $w$, and computes the weights again with the forward's own helper. The
-#   tests `if O[OUT_WEIGHTS] is not None` in the forward and `if X[WEIGHTS] is not None` in the
-#   backward are decided when the kernel is compiled.
-# * **The gradient has no term through $e^{\hat A/\beta}$.** The critic is trained by its own
-#   loss, and its values enter the policy update only as weights.
-# * **A NaN comes through** because of `propagate_nan=tl.PropagateNan.ALL` in the max and the clip.
-# * **Other names.** `P[P_BINARY]` and `P[P_MAX_BASELINE]` are the two modes'
-#   switches. The helpers (`load_mask`, `load`, `param`, `store`, `store_grad`) are in the
-#   glossary's table of them.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the forward's five streams, three read and two written (CI runs them; skip when reading)
-import re  # noqa: E402
-
-_fwd = "".join(inspect.getsource(getattr(f, "fn", f)) for f in (crr._weights, crr._crr_forward))
-_read = [x for x in ("LOG_PROBS", "Q_VALUES", "BASELINE", "MASK") if f"(X[{x}]" in _fwd]
-assert _read == ["LOG_PROBS", "Q_VALUES", "BASELINE", "MASK"]  # three, and the mask when there is one
-assert re.findall(r"store\(O\[(\w+)\]", _fwd) == ["OUT_WEIGHTS", "OUT_ADVANTAGES"]  # two written ...
-assert "if O[OUT_WEIGHTS] is not None:\n        store(O[OUT_WEIGHTS]" in _fwd  # ... both only with need_weights
+# For maintainers: how the package implements this notebook's kernels is in [notebook 13c, Inside CRR](13c_inside_the_package.ipynb#Inside-CRR).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the recap of awr_weights, tl.minimum and tl.maximum drop a NaN by default (CI runs them; skip when reading)
@@ -792,3 +753,12 @@ assert inspect.signature(tl.minimum).parameters["propagate_nan"].default == tl.P
 assert inspect.signature(tl.maximum).parameters["propagate_nan"].default == tl.PropagateNan.NONE
 _out = exercises.map_hook(_defaults_min_max, (torch.tensor([float("nan"), 1.0], device=DEVICE),), (20.0, 0.0))
 assert _out.tolist() == [20.0, 2.0], _out  # NaN: min gives 20 and max gives 0, no NaN; 1: min 1 + max 1
+
+# %% jupyter={"source_hidden": true}
+# Checks: awac_weights' edge cases, where float32 exp overflows and underflows (CI runs them; skip when reading)
+_f32 = np.finfo(np.float32)
+assert round(float(np.log(_f32.max)), 1) == 88.7  # exp overflows to inf above 88.7
+assert round(float(np.log(_f32.smallest_subnormal)), 1) == -103.3  # the subnormal limit: 0 below about −104
+with np.errstate(under="ignore"):
+    assert np.exp(np.float32(-103.9)) > 0 and np.exp(np.float32(-104.0)) == 0
+assert round(float(np.log(_f32.tiny)), 2) == -87.34 and np.isclose(_f32.tiny, 1.18e-38, rtol=1e-3)  # smallest normal

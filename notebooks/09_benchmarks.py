@@ -86,10 +86,11 @@ import numpy as np
 from rltriton_lite import bench, exercises, profile
 
 # %%
-RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
-RUN, res = profile.committed_results(RESULTS)  # by name: H200-2026-12-06.json
+SRC = profile.sources()  # the committed files: their paths, the run and the wall probe loaded, their tags
+RESULTS, RUN, res, SOURCE = SRC.folder, SRC.run_name, SRC.run, SRC.tags  # the run: H200-2026-12-06.json
 rows = res["rows"]
-probe = profile.wall_probe_us()  # the wall probe (notebook 08, section 3): {(B, T): {(pass, name): µs per call}}
+probe = SRC.probe  # the wall probe (notebook 08, section 3): {(B, T): {(pass, name): µs per call}}
+LOSS_CARD = SRC.cards["loss"]  # the card of the paired loss probe
 
 # what the charts share: one dtype, the passes, our algorithms, the run's shapes (a colour each)
 DTYPE = "float32"
@@ -123,20 +124,18 @@ def up(x, digits=1):
     return math.ceil(round(x * 10**digits, 9)) / 10**digits
 
 
+# %% jupyter={"source_hidden": true}
+# Checks: the tags' files and the noise rule's bound, on the committed files (CI runs them; skip when reading)
 def card(text):
     """The card a results file names ("H200" or "H100")."""
     return re.search(r"H\d00", text)[0]
 
 
-# the sources of the legend, each with the card its file names (the loss probe's: its first line)
-LOSS_CARD = card(open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline())
 WALL_CARD = card(open(os.path.join(RESULTS, profile.COMMITTED_WALL), encoding="utf-8").readline())
-SOURCE = {"run": f"{card(res['gpu'])} run", "wall": f"{WALL_CARD} wall probe", "loss": f"{LOSS_CARD} loss probe",
-          "here": "this machine"}
 assert [card(res["gpu"]), WALL_CARD, LOSS_CARD] == ["H200", "H200", "H100"]  # the tags' cards
-
-# %% jupyter={"source_hidden": true}
-# Checks: the tags' files and the noise rule's bound, on the committed files (CI runs them; skip when reading)
+assert {k: SOURCE[k] for k in ("run", "wall", "loss", "here")} == {
+    "run": "H200 run", "wall": "H200 wall probe", "loss": "H100 loss probe", "here": "this machine"}
+assert (RUN, res) == profile.committed_results(RESULTS) and probe == profile.wall_probe_us()  # read from the files
 _first = {f: open(os.path.join(RESULTS, f), encoding="utf-8").readline()
           for f in (profile.COMMITTED_WALL, profile.COMMITTED_LOSS_WALL)}
 assert f"beside results {RUN}" in _first[profile.COMMITTED_WALL]  # the wall probe: "in the same session"
@@ -231,7 +230,7 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 
 # %% [markdown]
 # **Finding:** a kernel reaches its floor only where its bytes outweigh its fixed cost: at 4096×128,
-# GAE's forward reaches 63 % of its floor, short of it as the model predicts (the model gave 51 %).
+# GAE's forward reaches 63 % of its floor; the model gave 51 %, so the kernel beats the model.
 #
 # <details><summary>Details: the L2 cache, why the run beats the model, few long rows, SAC above 100 %</summary>
 #
@@ -253,7 +252,7 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 smallest, largest = SHAPES[0], SHAPES[-1]
 _gae = {s: row("gae", *s) for s in [(16, 128), (4096, 128)]}  # the debrief: GAE's GPU times against the model
 assert round(pct["gae", (4096, 128), "fwd"]) == 63  # "63 %"
-assert round(model_pct["4096×128"]) == 51 < 63  # "the model gave 51 %": the run beats it (the fold: why)
+assert round(model_pct["4096×128"]) == 51 < 63  # "the model gave 51 %, so the kernel beats the model" (the fold: why)
 assert [round(1e3 * _gae[s]["kernel_ms"], 1) for s in _gae] == [1.8, 3.3]  # "1.8 and 3.3 µs"
 assert all(1e3 * r["kernel_ms"] < 2.0 + 1e3 * r["floor_ms"] for r in _gae.values())  # "below the model's 2 µs + floor"
 assert round(_gae[4096, 128]["bytes"] / 1e6, 1) == 8.9 and _gae[4096, 128]["bytes"] < 50e6  # "its 8.9 MB sit in
@@ -316,9 +315,10 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 # *Your turn, not graded:* do the same against `"torchrl_vec_gae"`, which has no loop over time.
 #
 # **Predict first: how does the loop's cost grow with T?** It launches 10 kernels per step
-# (notebook 08, section 5). So at T = 128 each launching op cost the bar's wall time ÷ (10 × 128):
-# about 9.5 µs per op. On the long rows, 64×16384, our call takes 52 µs. How many times our wall
-# time will the loop's 10 × 16384 ops take?
+# (notebook 08, section 5). At T = 128 the loop's host time divided by its 10 × 128 launching ops
+# gives about 9.5 µs per launching op. That share also includes the ops that launch nothing, the
+# indexing ops (`select`). On the long rows, 64×16384, our call takes 52 µs. How many times our wall
+# time will the loop's 10 × 16384 launching ops take?
 
 # %%
 my_long_times_ours = None  # your prediction: GAE 64×16384 forward, the loop's wall time ÷ ours
@@ -326,7 +326,7 @@ my_long_times_ours = None  # your prediction: GAE 64×16384 forward, the loop's 
 # %%
 # the reveal: run it once your prediction is set above
 LAUNCHES_PER_STEP = 10  # the harness's GAE loop (profile.op("gae").loop), counted in notebook 08, section 5
-op_us = loop_us / (LAUNCHES_PER_STEP * 128)  # the host's µs per launching op, at T = 128
+op_us = loop_us / (LAUNCHES_PER_STEP * 128)  # the loop's host µs ÷ its launching ops, at T = 128 (selects included)
 long_loop_us, long_ours_us = (row("gae", 64, 16384, impl=i)["full_call_us"] for i in ("pytorch_loop", "rltriton_lite"))
 model_long_us = LAUNCHES_PER_STEP * 16384 * op_us  # the loop's model on the long rows: 10 × T ops at T = 128's cost
 print(f"the loop at 4096×128: {op_us:.2f} µs per launching op; at 64×16384 the model gives "
@@ -392,7 +392,7 @@ print(profile.table(peer_table))
 # * At T = 128 the harness's loop, `pytorch_loop`, took over 100× our wall time forward, and over
 #   45× with the backward. torchrl's loops took over 80× forward.
 # * On the long rows the loop's model gave about 30,000× our wall time. The run measured about
-#   40,000×: 13 µs per op, against 9.5 µs at T = 128.
+#   40,000×: 13 µs per launching op, against 9.5 µs at T = 128.
 # * torchrl's GAE without its loop ran 287× faster than its loop on the long rows. At 4096×128 it
 #   took 4,762 µs against the loop's 4,051 µs: there the gap to ours is not the loop.
 #
@@ -421,7 +421,7 @@ assert {p for p, k in KIND.items() if k == "a loss's formula"} == {q.impl for q 
 assert {p for p, k in KIND.items() if k != "a loss's formula"} == {s["peer"] for s in speedups
                                                                   if s["algorithm"] not in ("ppo", "sac", "crr")}
 # the prediction: the loop's model on the long rows against the run
-assert 9 < op_us < 10 and round(op_us, 1) == 9.5  # "about 9.5 µs of host time per launching op"
+assert 9 < op_us < 10 and round(op_us, 1) == 9.5  # "about 9.5 µs per launching op": host time ÷ launching ops
 assert round(long_ours_us) == 52  # "our call takes 52 µs"
 assert round(op_us, 2) == 9.49 and round(long_loop_us / (10 * 16384)) == 13  # the fold's "13 µs per op"
 assert [round(model_long_us / 1e6, 1), round(long_loop_us / 1e6, 1)] == [1.6, 2.1]

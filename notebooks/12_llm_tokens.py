@@ -36,9 +36,8 @@
 # verl's loop. At every shape timed it was also faster than the yardstick: a cumulative sum, a few
 # PyTorch ops that compute only verl's default $\gamma = \lambda = 1$.
 #
-# The verl drop-in adds verl's whitening; one call of it takes 0.4–0.8 ms in all. That is slower than
-# the cumulative sum at 4 of the 5 shapes, and still over 350 times faster than the loop. Section 7
-# has the figures.
+# The verl drop-in adds verl's whitening, which makes it slower than the cumulative sum at most
+# shapes, though still far faster than the loop. Section 7 has the figures.
 
 # %%
 import inspect
@@ -598,7 +597,7 @@ def about(x):
     return f"{x:,.0f}×" if x >= 10 else f"{x:g}×"
 
 
-times = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wall[(*s, LOOP)] / 1e3,
+times = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop µs": wall[(*s, LOOP)],
           "cumsum µs": wall[(*s, CUMSUM)], "cumsum GPU µs": gpu[(*s, CUMSUM)],
           "rl.gae µs": wall[(*s, OURS)], "rl.gae GPU µs": gpu[(*s, OURS)],
           "verl drop-in µs": wall[(*s, DROP_IN)]} for s in shapes]
@@ -649,13 +648,8 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 #
 # <details><summary>Details: the scan against the other three, and the other figures</summary>
 #
-# Wall time per call:
-#
-# | `rl.gae(mask=)` against | figure |
-# |---|---|
-# | the cumulative sum | faster at every shape: 1.3 times at 256×4096, about 16 times at 4×1048576 |
-# | the per-token loop | over 4,000 times faster at every shape |
-# | the drop-in, `integrations.verl` | 8.6 to 13.6 times faster: the drop-in takes 0.34 to 0.68 ms more per call than `rl.gae` |
+# By wall time per call, the cumulative sum came closest at 256×4096 and fell furthest behind at
+# 4×1048576. The drop-in took 0.34 to 0.68 ms more per call than `rl.gae`.
 #
 # * The loop pays per step of $T$, whatever the batch; the scan pays mostly per call.
 # * The drop-in's second scan and whitening cost a fraction of a millisecond per call. The rows
@@ -668,7 +662,7 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 # | the loop, per step of $T$ | about 130 to 180 µs, whatever the batch |
 # | `rl.gae(mask=)`, from the fewest tokens to the most | 28 µs at 256×1024 to 89 µs at 4×1048576: 16 times the tokens, about 3 times the time |
 # | GPU time at a million tokens, 256×4096 then 8×131072 | the cumulative sum about 50 then 180 µs; `rl.gae` about 17 then 21 µs |
-# | the drop-in, `integrations.verl` | 380 to 764 µs; slower than the cumulative sum at 4 of the 5 shapes, where the sum takes 40 to 186 µs |
+# | the drop-in, `integrations.verl` | 380 to 764 µs, that is 0.4 to 0.8 ms; slower than the cumulative sum at 4 of the 5 shapes, where the sum takes 40 to 186 µs |
 # | the loop against the drop-in | at least 350 times as long |
 #
 # `rl.gae`'s largest difference from the loop over the policy tokens, in float32 on the GPU, is
@@ -725,6 +719,7 @@ assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point 
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed figures (CI runs them; skip when reading)
+assert all(k.endswith("µs") for k in times[0] if k not in ("B × T", "tokens"))  # the printed table: one unit, µs
 assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)  # the four implementations of the table
 # the Sources table: one H200, 2026-12-03, torch 2.11, Triton 3.6, five shapes, float32; no GPU time for the drop-in
 assert (res["gpu"], res["date"]) == ("NVIDIA H200", "2026-12-03") and res["date"] in os.path.basename(TOKENS_FILE)
@@ -774,9 +769,9 @@ _drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second sca
 assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
 assert _whiten.count(".item()") == 1 and "count = n.item()  # the host reads the count once (verl's reads it twice)" in _whiten
 assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... at least 350 times as long"
-# the drop-in against the yardstick (the table; "most shapes" in the text and in "What you now know")
+# the drop-in against the yardstick (the table; "most shapes" in the introduction and in "What you now know")
 assert [round(f(wall[(*s, DROP_IN)] for s in shapes)) for f in (min, max)] == [380, 764]  # "380 to 764 µs"
-assert [round(f(wall[(*s, DROP_IN)] for s in shapes) / 1e3, 1) for f in (min, max)] == [0.4, 0.8]  # intro: "0.4–0.8 ms"
+assert [round(f(wall[(*s, DROP_IN)] for s in shapes) / 1e3, 1) for f in (min, max)] == [0.4, 0.8]  # "0.4 to 0.8 ms"
 _slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
 assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # "slower than the sum at 4 of the 5"
 assert [round(f(wall[(*s, CUMSUM)] for s in _slower)) for f in (min, max)] == [40, 186]  # "where the sum takes 40 to 186 µs"

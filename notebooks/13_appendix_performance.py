@@ -50,8 +50,8 @@
 #
 # Two numbers are assumed, not measured: the load latency, 600 ns, and 2 chunks in flight per
 # program. The H200's 132 SMs and the 32 resident programs an SM can hold are the hardware's
-# specification. The rest is derived from these. Each number is tagged at its first use; the table
-# at the end of section 0.4 lists them.
+# specification. The rest is derived from these. The table at the end of section 0.4 gives each
+# number's kind.
 #
 # </details>
 
@@ -190,8 +190,9 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 # ### 0.2 Bytes in flight: Little's law, and occupancy
 #
 # **The question:** how many bytes must be on their way to keep the memory busy? **The answer:**
-# the bandwidth × the latency: for GAE on an H200, about 10 KB of loads per SM (derived), if a load
-# takes 600 ns (assumed, not measured).
+# the bandwidth × the latency: for GAE on an H200, about 10 KB of loads per SM, if a load takes
+# 600 ns. That latency is assumed, not measured. The package's knob is `stages` = 2: each program
+# loads its next chunk ahead.
 #
 # A load takes a long time to come back: its **latency**. Bytes asked for and not yet delivered are
 # **in flight**, and the memory delivers its full bandwidth only if enough are in flight at every
@@ -232,7 +233,7 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # which bytes count:
 #
 # * **The floor** counts every byte read *and* written, 17 per float32 step (9 read, 8 written;
-#   derived from GAE's inputs and outputs), at the copy bandwidth.
+#   from GAE's inputs and outputs), at the copy bandwidth.
 # * **Bytes in flight** count only the **loads**, 9 of those 17 (the reward and the value, 4 bytes
 #   each, and a 1-byte flag).
 #
@@ -244,9 +245,8 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # ```
 #
 # So only the loads must be kept in flight. Stores still use bandwidth, so the floor counts them.
-# The copy bandwidth counts the bytes read plus the bytes written, so at the floor a step's 9 bytes
-# of loads arrive at 9/17 of it: 4.27 TB/s (measured: the committed run) × 9/17 = 2.26 TB/s
-# (derived). Little's law needs that load bandwidth.
+# The copy bandwidth, 4.27 TB/s, counts bytes read plus bytes written. Little's law needs only the
+# loads, 9 of every 17 bytes, so at the floor the loads arrive at 4.27 TB/s × 9/17 = 2.26 TB/s.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
@@ -272,7 +272,7 @@ from rltriton_lite import bench  # noqa: E402  (the copy bandwidth's definition)
 assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwidth)  # "counts ... read plus ... written"
 
 # %% [markdown]
-# A kernel reaches those 10.3 KB per SM (derived from the assumed 600 ns) in two ways.
+# A kernel reaches those 10.3 KB per SM in two ways.
 #
 # * **More warps at once on each SM.** Each program's registers and shared memory come out of a
 #   fixed budget per SM, so a kernel whose programs need more of them fits fewer programs, and so
@@ -285,13 +285,13 @@ assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwid
 # 16384×1024 loads a tile of 2 rows × 128 steps per chunk (the planner's choice, section 0.4), and
 # the next chunk before it scans this one:
 #
-# * **In flight per program:** 2 rows × 128 steps × 9 B × 2 chunks = 4.6 KB (derived; the 2
-#   chunks in flight are assumed, an upper bound). With one chunk in flight, 2.3 KB.
+# * **In flight per program:** at most 2 rows × 128 steps × 9 B × 2 chunks = 4.6 KB. With one
+#   chunk in flight, 2.3 KB.
 # * **Programs per SM:** 10.3 KB ÷ 4.6 KB = 2.2 with two chunks in flight, 10.3 ÷ 2.3 = 4.5 with
 #   one. Rounded up, each SM needs 3 to 5 programs *resident*, held by the SM at the same moment.
-#   An SM can hold up to 32 (the hardware's limit).
+#   An SM can hold at most 32.
 #
-# The **naive-kernel anchor** would need more than a thousand (derived: 10.3 KB ÷ 9 B). That anchor
+# The **naive-kernel anchor** would need more than a thousand: 10.3 KB ÷ 9 B. That anchor
 # is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE kernel: one program per
 # row walks the row one step at a time, asking for one step's 9 bytes and waiting.
 
@@ -313,13 +313,15 @@ assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 
 # %% [markdown]
 # No SM holds a thousand resident programs (the most is 32), whatever the latency. The committed
-# run shows the outcome: the anchor reaches 3.3 % of the floor, the package 83 % (both measured).
+# run shows the outcome: the anchor reaches 3.3 % of the floor, the package 83 %.
 #
 # <details><summary>Details: why the anchor reaches 3.3 %</summary>
 #
 # The anchor's programs have Triton's default 4 warps, so an SM holds at most 64 ÷ 4 = 16 of them.
-# 16 × 9 B = 144 B in flight per SM predicts about 1.4 % of the floor, derived from the assumed
-# 600 ns. The committed run measured 3.3 %
+# 16 × 9 B = 144 B in flight per SM predicts about 1.4 % of the floor. The committed run measured
+# 3.3 %. The 600 ns is a trip to memory, but the anchor reads each row one float at a time and 8
+# floats share a 32-byte sector, so most of its loads probably find their sector already in the
+# cache and come back sooner
 # ([notebook 13c, section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)).
 #
 # </details>
@@ -348,6 +350,14 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
+# **The question:** how many programs does a launch need? **The answer:** enough to give each SM
+# the 3 to 5 resident programs of 0.2. A launch of a few long rows has far fewer, so the planner cuts
+# its rows in time.
+#
+# One program per row gives 16384 programs at 16384 rows (the planner puts 2 rows in a program:
+# 8192), but 8 at 8 rows of 131,072 steps: 8 of the 132 SMs have work, each walking its whole row
+# in series.
+#
 # A launch of P programs keeps at most P SMs busy, so the planner's **time split** cuts a few long
 # rows into segments, one program each, when **programs < 2 × SMs and ceil(T / 1024) ≥ 32**; the
 # table below applies this rule to three shapes.
@@ -363,14 +373,6 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # | 8×131072 | 8 | yes | 128 | yes | yes: 1024 programs, a little under the aim of 1056 |
 # | 64×16384 | 64 | yes | 16 | no | no |
 #
-# **The question:** how many programs does a launch need? **The answer:** enough to give each SM
-# the 3 to 5 resident programs of 0.2. A launch of a few long rows has far fewer, so the planner cuts
-# its rows in time.
-#
-# One program per row gives 16384 programs at 16384 rows (the planner puts 2 rows in a program:
-# 8192), but 8 at 8 rows of 131,072 steps: 8 of the 132 SMs have work, each walking its whole row
-# in series.
-#
 # A launch of few programs walks an unsplit row in **wide chunks** of 1024 steps, ceil(T / 1024) of
 # them. A split costs a second launch, so the package's **planner**, which picks each launch's
 # layout, splits only when both halves of the rule hold.
@@ -378,7 +380,7 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # Three numbers describe a split: its trigger, its aim and its result.
 #
 # * **The trigger** decides whether to split. It is the rule's 2 × SMs: a launch of fewer than 264
-#   programs on an H200 (derived: 2 × 132) may be split.
+#   programs on an H200, 2 × 132, may be split.
 # * **The aim** decides how finely. A split aims at four times the trigger: 4 × 264 = 1056
 #   programs, 8 per SM. This is the planner's default.
 # * **The result** is what a shape gets. 8×131072 gets 1024 programs, a little under the aim
@@ -483,8 +485,8 @@ assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7
 # |---|---|---|
 # | 1, sectors: adjacent, aligned loads | `vector`: one lane's 16-byte piece | 4 steps per load at 16384×1024 |
 # | 2, bytes in flight | `stages` = 2 (the next chunk loaded ahead), `warps` = 1 | 2 stages, 1 warp at 16384×1024 |
-# | 3, enough programs | the time split (0.3) | 8×131072: 1.86 ms unsplit, 0.033 ms split (measured) |
-# | 3, where the planner does not split | wide chunks of 1024 steps, 4 warps | 64×16384: 12.9 % of the floor, the peer `rl_triton` 19.9 % (measured: the committed run) |
+# | 3, enough programs | the time split (0.3) | 8×131072: 1.86 ms unsplit, 0.033 ms split |
+# | 3, where the planner does not split | wide chunks of 1024 steps, 4 warps | 64×16384: 12.9 % of the floor, the peer `rl_triton` 19.9 % |
 #
 # Each knob serves one of 0.1 to 0.3's three rules: the time split made GAE at 8×131072 about 56
 # times faster (1.86 ÷ 0.033), and where the planner does not split, a serial chain of chunks keeps
@@ -573,13 +575,17 @@ assert long["segments"] > 1  # "the time split of long rows"
 # | copy bandwidth, read + written | 4.27 TB/s | measured: the committed H200 run |
 # | GAE's bytes per float32 step | 17 moved, 9 loaded | derived: its inputs and outputs (`profile.op("gae")`) |
 # | load latency | 600 ns | **assumed**, not measured |
+# | GAE's loads at the floor | 2.26 TB/s | derived: 4.27 TB/s × 9/17 |
 # | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
 # | SMs of an H200 | 132 | the H200's specification; `docs/DESIGN.md`'s 264 programs, two per SM |
 # | programs a split aims at | 4 × 264 = 1056, 8 per SM | the planner's default (`plan._plan`); how it was chosen: notebook 13c, section 5 |
 # | resident programs per SM | at most 32 | the H100's and H200's limit |
 # | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and the programs needed double (0.2's 2.2 to 4.5) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
-# | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 13 % | measured: the committed H200 run |
+# | resident programs per SM that reach 10.3 KB | 3 to 5 (package), over a thousand (anchor) | derived: 10.3 KB ÷ 4.6 KB or 2.3 KB, rounded up; 10.3 KB ÷ 9 B |
+# | the anchor's predicted % of the floor | 1.4 % | derived: 16 programs × 9 B ÷ 10.3 KB |
+# | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 12.9 % | measured: the committed H200 run |
+# | % of the floor of the peer `rl_triton` at 64×16384 | 19.9 % | measured: the committed H200 run |
 # | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | measured: notebook 13c, section 5.1, gives its source |
 #
 # The earlier tiles' times at 16384×1024 are in
@@ -595,7 +601,10 @@ assert LATENCY_S == 600e-9 and CHUNKS_IN_FLIGHT == 2 == big_tile["stages"]  # th
 assert round(BW * 9 / 17 * LATENCY_S / H200_SMS / 1e3, 1) == 10.3 and H200_SMS == 132
 assert package_program == 2 * 128 * 9 * 2 and round(package_program / 1e3, 1) == 4.6 and step_program == 9
 _pct = lambda r: 100 * r["floor_ms"] / r["kernel_ms"]  # noqa: E731
-assert round(_pct(walk), 1) == 3.3 and [round(_pct(r)) for r in (ours, slow)] == [83, 13]  # "3.3, 83, 13 %"
+assert round(_pct(walk), 1) == 3.3 and round(_pct(ours)) == 83 and round(_pct(slow), 1) == 12.9  # "3.3, 83, 12.9 %"
+assert round(_pct(peer), 1) == 19.9 and round(load_bw / 1e12, 2) == 2.26  # the peer's "19.9 %"; "2.26 TB/s"
+assert (math.ceil(per_sm / package_program), math.ceil(2 * per_sm / package_program)) == (3, 5)  # "3 to 5"
+assert 1000 < per_sm / step_program and round(100 * 16 * step_program / per_sm, 1) == 1.4  # "over a thousand"; "1.4 %"
 
 
 # %% [markdown]

@@ -471,7 +471,8 @@ if any(r["resident programs"] is None for r in walk_compiled):
 # latency, shared among the SMs. The product says how many steps a variant *could* have in flight.
 # So a product below the threshold rules the floor out; a product above it does not promise it. A
 # program has its chunk in flight only part of each trip round its loop: while its warps wait at a
-# barrier or scan, it loads nothing. Above the threshold, the product only ranks variants.
+# barrier or scan, it loads nothing. Above the threshold, the product ranks variants roughly: the
+# reference's table, under "Reading the reference", shows one pair it ranks wrongly.
 #
 # Question 2 asks you to predict with the product and, where the reference disagrees, to say why.
 #
@@ -592,12 +593,11 @@ assert round(_h100_load * 600e-9 / 132 / 1e3, 1) == 7.6 and round(H100_ENOUGH, -
 #    * **Step 2.** Write your prediction: which variant keeps more programs resident and, from its
 #      steps in flight per SM, what that predicts for its GPU time.
 #    * **Step 3.** Under "Reading the reference", a table gives each reference variant's registers,
-#      shared memory and resident programs as the Triton installed here compiles it. Set your
+#      shared memory and resident programs, as Triton 3.6 compiled the kernel the H100 ran. Set your
 #      kernel's counts beside them.
 #    * **Step 4.** Open the fold "Step 4" under the reference's table. It sets the H100's % floor
-#      beside the counts of the kernel the H100 ran, Triton 3.6's, with a worked row. Write one
-#      sentence per variant: did the H100's % floor move as that count predicted, and if not, why
-#      not? Your Triton 3.9 counts from Step 3 are a rough check only (the fold says why).
+#      beside those counts, with a worked row. Write one sentence per variant: did the H100's %
+#      floor move as that count predicted, and if not, why not?
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = lab.profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its
@@ -644,10 +644,11 @@ assert round(_h100_load * 600e-9 / 132 / 1e3, 1) == 7.6 and round(H100_ENOUGH, -
 # compiled kernel: its registers per thread, shared memory and resident programs per SM, counted as
 # your `resident_programs` counts them (by the checker's own count, `exercises._resident_reference`).
 #
-# Its counts are Triton 3.9's, the version the course pins (Triton 3.6's, if that is the one you
-# have): set your own counts beside them (Step 3). Triton 3.9's are the same kernels compiled for an
-# H100 on a CPU, not run (`benchmarks/results/checks/cpu-triton-3.9.0-lab-compile.txt`). Each
-# variant's H100 % floor is in the fold under the table (Step 4).
+# Its counts are Triton 3.6's, the kernel the H100 ran: set your own counts beside them (Step 3).
+# Triton 3.9, the version the course pins, gives the same resident programs in 8 of the 9 rows, all
+# but the chunk of 512, where it gives 16 instead of 12
+# (`benchmarks/results/checks/cpu-triton-3.9.0-lab-compile.txt`). Each variant's H100 % floor is in
+# the fold under the table (Step 4).
 #
 # The file labels the course's own answer to `reset_scan` "reset_scan solution, chunk N": a chunk
 # of N steps, on Triton's default 4 warps. A label that goes on after the chunk, such as
@@ -668,18 +669,15 @@ for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps
     rows.append({"variant": name, "H100 % floor": reference_lab[(name, BIG)], "warps": r["warps"],
                  "3.6 regs": r["regs"], "3.6 smem": r["smem"], "3.6 resident": resident,
                  "3.9 regs": r39["regs"], "3.9 smem": r39["smem"], "3.9 resident": r39["resident"]})
-SHOWN = "3.6" if triton.__version__.startswith("3.6.") else "3.9"  # the Triton installed here; the pin, 3.9, otherwise
-mine = " (yours)" if triton.__version__.startswith(SHOWN + ".") else ""
 columns = {"variant": "variant, at 16384×1024", "warps": "warps",
-           f"{SHOWN} regs": f"Triton {SHOWN}{mine}: regs", f"{SHOWN} smem": "smem B", f"{SHOWN} resident": "resident"}
-print(f"your Triton: {triton.__version__}; set your counts beside these columns (Step 3)")
+           "3.6 regs": "Triton 3.6: regs", "3.6 smem": "smem B", "3.6 resident": "resident"}  # the kernel the H100 ran
+print(f"your Triton: {triton.__version__}; set your counts beside these Triton 3.6 columns (Step 3)")
 print(profile.table(rows, columns, digits=3))
 
 # %% [markdown]
 # <details><summary>Step 4: the H100's % floor beside the kernel it ran (Triton 3.6's counts), and a worked row (open it after your prediction)</summary>
 #
-# Register counts differ between Triton versions. So set the H100's % floor beside the counts of the
-# kernel it ran, Triton 3.6's:
+# The table above, with each variant's H100 % floor:
 #
 # | variant, at 16384×1024 | warps | Triton 3.6: regs | smem B | resident | H100 % floor |
 # | --- | --- | --- | --- | --- | --- |
@@ -696,18 +694,12 @@ print(profile.table(rows, columns, digits=3))
 # **What the product marks, and what it does not.** Every row's product passes the H100's threshold
 # of 1,500 steps per SM, from 8 × 256 = 2,048 up, yet reaches only 26.5–68.2 % of the floor. The
 # threshold is necessary, not sufficient: no row has its chunks in flight all the time, because
-# barriers and the scan take part of every trip. Above the threshold, the product only ranks rows.
+# barriers and the scan take part of every trip. Above the threshold, the product ranks rows only
+# roughly: "Where resident programs × chunk misleads", in the next fold, shows one pair it ranks wrongly.
 #
 # **A worked row: the chunk of 512.** Triton 3.6 gave it 40 registers a thread and 12 resident
 # programs, against 16 at the chunk of 256. The product ranks it higher, 12 × 512 = 6,144 against
 # 16 × 256 = 4,096. The H100's % floor rose from 44.6 % to 58.5 %, as ranked.
-#
-# **Your Triton 3.9 counts, a rough check only.** A newer compiler allocates registers
-# differently, so set the H100's % floor beside the table above, not beside Step 3's columns. Triton
-# 3.9 gives the same resident programs as Triton 3.6 in 8 of the 9 rows. The exception is the chunk
-# of 512: 32 registers a thread under 3.9 against 40 under 3.6, so 16 resident programs, not 12.
-# Read against the H100's % floor, that row would credit the H100 with 16 resident programs it did
-# not have.
 #
 # </details>
 #
@@ -807,8 +799,7 @@ _in_flight = {name: exercises._resident_reference(r["regs"], r["warps"], r["smem
                                      ("reset_scan, chunk 256, num_warps 1", 256, _one_warp)]}
 assert _one_warp["smem"] == 0 and resources[("reset_scan solution, chunk 1024", BIG)]["smem"] * 32 < 233_472  # smem binds neither
 # the printed columns: each reference row's resident programs, from its registers, shared memory and warps
-assert list(columns)[2:] == [f"{SHOWN} {c}" for c in ("regs", "smem", "resident")] and len(columns) == 5  # one Triton's columns
-assert SHOWN == ("3.6" if triton.__version__.startswith("3.6.") else "3.9")  # "Triton 3.9's (Triton 3.6's, if ... you have)"
+assert list(columns)[2:] == [f"3.6 {c}" for c in ("regs", "smem", "resident")] and len(columns) == 5  # "Triton 3.6's"
 # the fold's table of Triton 3.6's counts (the kernel the H100 ran), as written in this notebook
 _nb = open("13b_gpu_lab.ipynb", encoding="utf-8").read()
 for r in rows:
@@ -826,8 +817,8 @@ for r in rows:
     regs_, spills_, smem_, warps_, resident_ = map(int, _line[len(r["variant"]):].split())
     assert (r["3.9 regs"], r["3.9 smem"], r["3.9 resident"], r["warps"]) == (regs_, smem_, resident_, warps_), _line
     assert resident_ == exercises._resident_reference(regs_, warps_, smem_) and spills_ == 0
-# the worked row: "Triton 3.6 gave it 40 registers a thread and 12 resident programs"; the rough check: Triton 3.9's
-# "32 registers a thread under 3.9 against 40 under 3.6, so 16 resident programs, not 12"
+# the worked row: "Triton 3.6 gave it 40 registers a thread and 12 resident programs"; Triton 3.9's sentence:
+# "the same resident programs in 8 of the 9 rows, all but the chunk of 512, where it gives 16 instead of 12"
 assert sum(r["3.6 resident"] == r["3.9 resident"] for r in rows) == 8 and len(rows) == 9  # "in 8 of the 9 rows"
 assert [r["variant"] for r in rows if r["3.6 resident"] != r["3.9 resident"]] == ["reset_scan solution, chunk 512"]
 _c512 = [r for r in rows if r["variant"] == "reset_scan solution, chunk 512"][0]

@@ -1102,7 +1102,7 @@ assert "the chunk's composed map (a, b, reset)" in chunk_src  # c_a, c_b, c_r, a
 # This section is for maintainers of `distributed.py`, whose `_TimeSharded` does both. It needs
 # notebook 11, sections 1–5, and reuses their example: 4 rows of 24 steps on three ranks. Each
 # rank's segment has its forward map $(A_r, B_r)$, and $c_r$ is the carry that enters it. So rank
-# $r$'s first output is $f_r = B_r + A_r\,c_r$, and $f_r = c_{r-1}$ (for $r \ge 1$). The names are
+# $r$'s first output is $c_{r-1} = B_r + A_r\,c_r$ (for $r \ge 1$). The names are
 # notebook 11's, section 6.
 
 # %%
@@ -1160,11 +1160,11 @@ print("three ranks' forward maps and carries, as in notebook 11, section 2")
 # 1. **Pass 1.** Each rank computes $\sigma_r$, the gradient its own outputs send into its carry
 #    $c_r$, with nothing entering from the ranks before. **Exchange 1** gathers every rank's
 #    $\sigma_r$: one number per row.
-# 2. **Compose.** Let $x_r = \partial L_{<r}/\partial f_r$, with $L_{<r}$ the loss on ranks
-#    $0, \dots, r-1$: the gradient that enters rank $r$ at its first output $f_r$. Then $x_0 = 0$ and
-#    $x_{r+1} = \sigma_r + A_r\,x_r$ (a reset selects $\sigma_r$ alone, as in notebook 11,
+# 2. **Compose.** Let $x_r = \partial L_{<r}/\partial c_{r-1}$, with $L_{<r}$ the loss on ranks
+#    $0, \dots, r-1$: the gradient that enters rank $r$ at its first output $c_{r-1}$. Then
+#    $x_0 = 0$ and $x_{r+1} = \sigma_r + A_r\,x_r$ (a reset selects $\sigma_r$ alone, as in notebook 11,
 #    section 3). This is the *forward* map's $A_r$, all of rank $r$'s own $a$: rank $r$'s first
-#    output is $f_r = B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
+#    output is $c_{r-1} = B_r + A_r\,c_r$, so a gradient $x_r$ on it reaches $c_r$ times $A_r$.
 # 3. **Pass 2.** Each rank runs its segment's backward again, with $x_r$ added to the upstream
 #    gradient at its first output.
 # 4. **For GAE.** The gradient of each boundary value $V(s_{t+1})$ is computed on the rank that
@@ -1287,6 +1287,643 @@ assert "v_first = torch.zeros(rows, dtype=torch.float64" in head_src  # without 
 _order = [head_src.index(x) for x in ("heads = gather(head)", "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))",
                                       "maps = gather(maps)")]
 assert _order == sorted(_order)  # in this order: the header, the ends (first values, flag, boundary, initial), the maps
+
+# %% [markdown]
+# ### 7.2 The cost of the split, case by case
+#
+# Notebook 11, section 7, gives the rule: gather the row and make one plain call, unless one of
+# three cases holds. This section, for maintainers, gives the figures behind that rule, from the
+# same file: `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`.
+#
+# <details><summary>Details: the three cases, the break-even's assumptions, the other rows, NCCL, and 2 ranks</summary>
+#
+# **The three cases for `time_group=`.** Everywhere else gather + one call wins: it is faster,
+# its code is simpler, and its advantages are the same. Notebook 11, section 5's worker shows it in
+# its last lines: pad, `dist.all_gather`, trim, one call.
+#
+# * **Gradients through the advantages** (section 7 above). Each rank's piece of the gradient stays
+#   on its rank. `torch.distributed.nn.functional.all_gather` carries gradients, but its backward
+#   sends every rank's whole gradient row.
+# * **A batch too big to gather.** The one call reads 9 bytes and writes 8 per token of the whole
+#   batch, on every rank: 1,024 rows of 1,048,576 tokens are about 18 GB per rank, beside the model.
+# * **Many ranks on a slow link,** below the break-even. The gather's wire grows with the ranks'
+#   steps. The split's all_gather of maps grows with the ranks too, but only by a few numbers per
+#   row per rank.
+#
+# **The break-even at 8 ranks: its assumptions.** Notebook 11 works it out: the gather brings
+# about 66 million bytes to each rank, 66/B ms on a link of B GB/s, against the split's
+# $t_s = 1.31$ ms. It rests on three assumptions:
+#
+# * **The split stays at $t_s = 1.31$ ms.** It was measured as rank 0 of *two* ranks, and is
+#   assumed not to grow with more: it sends only a few numbers per row per rank.
+# * **No round trip is counted.** A forward call's three all_gathers, and the backward's two
+#   (section 7.1 and above), each pay a network round trip that the one-machine measurement never
+#   saw.
+# * **The gather's one call reads 4 times the steps.** It reads 8 ranks' steps, 4 times the 2
+#   ranks' it read when measured. Its measured wall time, $t_g = 114$ µs, is mostly the host's:
+#   only 33.5 µs is GPU time. So there are two ways to scale it:
+#   * **All of it, 4 times:** the call takes $4\,t_g = 0.46$ ms. This is the pessimistic case.
+#   * **Only the GPU time, 4 times:** the call takes $114 + 3 \times 33.5$ µs, about 0.21 ms. The
+#     host launches one call either way, so its share stays fixed; only the GPU work grows with the
+#     gathered data. The measured 114 µs already holds one GPU time of 33.5 µs, so three more are
+#     added, not four.
+#
+# The gather and the split are equal at $B = 66/(t_s - t_8)$, where $t_8$ is that call's time at 8
+# ranks: about 78 GB/s if all of its time grows, about 60 GB/s if only its GPU time grows.
+#
+# **The fourth column.** The file also times the split through real NCCL calls, in a group of one
+# rank ("NCCL, 1 rank"). It adds NCCL's own cost, and still crosses no link. The file's other
+# column names: "one device" (plain call), "2 ranks, local gather" (split), "gather, one call".
+#
+# **The table.** Its first three rows are GAE on the long row (1,048,576 steps per rank, two
+# ranks, so 2,097,152 gathered); its last two, the range over all 8 lines of the file.
+#
+# | per call | plain call | split, local copy | split, NCCL with 1 rank | gather + one call, local copy |
+# |---|---|---|---|---|
+# | wall time, GAE forwards | 77.5 µs | 1.31 ms | 1.64 ms | 114 µs |
+# | GPU time, GAE forwards | 13.6 µs | 74.7 µs | 73.4 µs | 33.5 µs |
+# | wall time, GAE with the backward | 459 µs | 3.30 ms | 4.47 ms | 736 µs |
+# | wall time, all 8 lines | 25–620 µs | 0.86–3.30 ms | 1.18–4.47 ms | 46–736 µs |
+# | GPU time, all 8 lines | 3.0–27.8 µs | 59.2–145.1 µs | 55.3–155.0 µs | 9.3–67.8 µs |
+#
+# * **By GPU time too,** the split took 5.5 times the plain call's, the gather 2.5 times. With the
+#   backward, by wall time, 7.2 times and 1.6 times. On every line, the gather's wall time is under
+#   a quarter of the split's.
+# * **The split's cost is the host's, not the wire's.** On every line, each split's GPU time is
+#   under a tenth of its wall time. NCCL adds host time too: its wall time is above the local
+#   copy's on every line, and its GPU time within 10 % of it (lower on 4 lines, higher on 4).
+#
+# **2 ranks.** Each rank's 9 MB (1 MB $= 2^{20}$ bytes) is about 9.4 million bytes. The gather +
+# one call costs $t_g + 9.4/B$ ms, with $t_g = 0.11$ ms; the split $t_s = 1.31$ ms. They are equal
+# at $B = 9.4/(t_s - t_g)$, about 7.9 GB/s: at 2 ranks the one call was measured, so nothing is
+# scaled. With the NCCL column's $t_s$ (1.64 ms), the break-evens fall to about 6.2 GB/s (2 ranks)
+# and 46–56 GB/s (8 ranks).
+#
+# **Source.** The file was written by `tools/time_group_cost.py`, on one H100 on 2026-12-07 with
+# torch 2.11; no link crossed. The break-evens and the 18 GB are arithmetic on it, not
+# measurements. Notebooks 08 and 09 quote an H200: compare this file's figures with each other only.
+#
+# **Why the split is slower.** The split path is not optimised for small calls. Where exactly the
+# time goes was not profiled, but two costs stand out:
+#
+# * **Many small launches.** Python builds each exchange's table from many small tensor
+#   operations, each a launch of its own. So the split's GPU time alone is above any plain call's.
+# * **Host syncs.** The host reads exchanged numbers several times per call: the header, each
+#   rank's error flag. Each read is a synchronisation: the host stops until the GPU has finished
+#   all the work queued before it, so the host's work and the GPU's no longer overlap.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 7.2's figures, from the committed file, moved with them from notebook 11 (CI runs them; skip when reading)
+COST_FILE = os.path.join(RESULTS, "checks", "H100-2026-12-07-time-group-cost.txt")
+# (shape, call) -> [plain call, split local copy, split NCCL 1 rank, gather + one call], each (wall µs, GPU µs)
+cost_lines, cost = profile.read_time_group_cost(COST_FILE)
+(one_wall, one_gpu), (local_wall, local_gpu), _, (joined_wall, joined_gpu) = cost["1 x 1048576", "gae forwards"]
+cost_rows = [{"wall µs": w, "GPU µs": g} for w, g in ((one_wall, one_gpu), (local_wall, local_gpu), (joined_wall, joined_gpu))]
+# "no round trip is counted": a forward call's three all_gathers, the backward's two
+assert inspect.getsource(distributed._TimeSharded.forward).count(" = gather(") == 3
+assert inspect.getsource(distributed._TimeSharded.backward).count(" = gather(") == 2
+assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
+# the fold's Source: one H100, torch 2.11, 2026-12-07; gae and linear_scan, forwards and with the backward, two shapes
+assert "torch 2.11" in cost_lines[0] and "2026-12-07" in os.path.basename(COST_FILE)
+assert set(cost) == {(s_, f"{c_} {p_}") for s_ in ("1 x 1048576", "4096 x 128") for c_ in ("gae", "linear_scan")
+                     for p_ in ("forwards", "forwards + backwards")}
+assert "time_group_cost.txt" in open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools",
+                                                  "time_group_cost.py"), encoding="utf-8").read()  # "written by"
+assert re.split(r"\s{2,}", cost_lines[1].strip()) == ["shape call", "one device", "2 ranks, local gather", "NCCL, 1 rank",
+                                                         "gather, one call"]  # the file's four columns, in the parse's order
+# the table's first two rows: GAE forwards on the long row, wall and GPU
+assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
+assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)  # "(13.6 µs)", "(74.7 µs)", "(33.5 µs)"
+assert round(cost["1 x 1048576", "gae forwards"][2][0] / 1e3, 2) == 1.64  # the NCCL column: "1.64 ms"
+assert cost["1 x 1048576", "gae forwards"][2][1] == 73.4  # the NCCL column's GPU time: "73.4 µs"
+# the first bullet: each time ÷ the plain call's
+assert (round(joined_wall / one_wall, 1), round(local_wall / one_wall)) == (1.5, 17)  # wall time: "1.5", "17"
+assert (round(joined_gpu / one_gpu, 1), round(local_gpu / one_gpu, 1)) == (2.5, 5.5)  # GPU time: "(2.5)", "(5.5)"
+assert joined_wall < local_wall and joined_gpu < local_gpu  # "the gather beat the split by both clocks"
+# the table's third row: GAE with the backward, on the long row; wall µs
+(_b1, _), (_b2, _), _, (_b4, _) = cost["1 x 1048576", "gae forwards + backwards"]
+assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs", "736 µs", "3.30 ms"
+assert round(cost["1 x 1048576", "gae forwards + backwards"][2][0] / 1e3, 2) == 4.47  # the NCCL column: "4.47 ms"
+assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "1.6 times", "7.2 times" the plain call's
+# the table's last two rows: all eight lines
+one_walls = [row_[0][0] for row_ in cost.values()]
+assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # the plain call: "25–620 µs"
+assert max(row_[0][1] for row_ in cost.values()) < 30  # its GPU time "under 30 µs"
+split_walls = [w for row_ in cost.values() for w, _ in row_[1:3]]  # both split columns
+assert (round(min(split_walls) / 1e3, 2), round(max(split_walls) / 1e3, 1)) == (0.86, 4.5)  # "0.86 ms or more", "up to 4.5 ms"
+assert round(min(w for row_ in cost.values() for w, _ in row_[1:2]) / 1e3, 2) == 0.86  # the no-wire split: "0.86 ms or more"
+split_gpus = [row_[1][1] for row_ in cost.values()]  # the split's GPU time, no wire, on the file's eight lines
+assert (min(split_gpus), max(split_gpus)) == (59.2, 145.1)  # "59.2–145.1 µs"
+assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:3])  # "under a tenth of its wall time" (both splits)
+assert local_gpu - one_gpu < 0.1 * (local_wall - one_wall)  # "the split's cost is the host's" (the long row's extra time)
+assert min(split_gpus) > max(row_[0][1] for row_ in cost.values())  # "the split's GPU time alone is above any plain call's"
+# the NCCL column: "above the local copy's on every line"; GPU "within 10 % ...: lower on 4 lines, higher on 4"
+assert all(r[2][0] > r[1][0] for r in cost.values())
+assert all(abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
+assert sum(r[2][1] < r[1][1] for r in cost.values()) == 4 and sum(r[2][1] > r[1][1] for r in cost.values()) == 4
+assert min(r[1][0] / r[3][0] for r in cost.values()) > 4  # the gather: "under a quarter of the split's" (local copy)
+# the table's last two rows: each cell the range over the file's lines, wall then GPU
+_rng = lambda k, i, f: (f(min(r[k][i] for r in cost.values())), f(max(r[k][i] for r in cost.values())))  # noqa: E731
+assert _rng(1, 0, lambda x: round(x / 1e3, 2)) == (0.86, 3.30) and _rng(2, 0, lambda x: round(x / 1e3, 2)) == (1.18, 4.47)
+assert _rng(3, 0, round) == (46, 736) and _rng(0, 1, lambda x: x) == (3.0, 27.8)  # "46–736 µs", "3.0–27.8 µs"
+assert _rng(2, 1, lambda x: x) == (55.3, 155.0) and _rng(3, 1, lambda x: x) == (9.3, 67.8)
+# the host reads exchanged numbers (syncs): the header, then each rank's error flag
+_fwd = inspect.getsource(distributed._TimeSharded.forward)
+assert "heads = gather(head).cpu()" in _fwd and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in _fwd
+# the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
+_other = 1_048_576
+assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "8 MB of values and rewards and 1 MB of flags: 9 MB"
+_gather_bytes = 9 * 2**20
+# the gather costs (W / 2) x its measured call plus (W - 1) x 9 MB over the wire; equal to the split's wall time at B
+_equal_B = lambda W: (W - 1) * _gather_bytes / ((local_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
+assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)  # "about 7.9 GB/s" (2 ranks), "about 78 GB/s" (8)
+_tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
+             encoding="utf-8").read()
+_doc = " ".join(_tool.split('"""')[1].split())  # the tool's docstring: what each column ran
+assert "plays rank 0 of two ranks that hold the same steps" in _doc and "Only the wire is missing." in _doc
+assert "A second row uses a real NCCL group of one rank." in _doc  # "NCCL, 1 rank"
+assert "gather the whole row (here, the rank's steps concatenated twice, the gather's local equivalent), make one " \
+       "plain call, keep the rank's slice" in _doc  # "gather, one call": twice the steps, no wire either
+assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_152  # "1,048,576 ... two hold 2,097,152"
+# "NCCL adds host time too": wall above on every line, GPU within 10 %
+assert all(r[2][0] > r[1][0] and abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
+# "a batch too big to gather": 9 bytes read and 8 written per token (GAE's 17 in float32); 1,024 rows of 2**20 tokens
+assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20 * 17 / 1e9) == 18  # "about 18 GB"
+# the wire, worked
+assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
+# 2 ranks: B = 9.4 / (t_s - t_g), t_s and t_g in ms: "about 7.9 GB/s"
+assert round(_gather_bytes / 1e6 / ((local_wall - joined_wall) / 1e3), 1) == round(_equal_B(2), 1) == 7.9
+# W = 8: each rank receives (W - 1) x 9 MB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
+_w8_bytes = (8 - 1) * _gather_bytes
+assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MB, about 66/B ms"
+_w8_call = joined_wall * 8 / 2  # "4 t_g"
+assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == round(_equal_B(8)) == 78  # "about 78 GB/s"
+assert round(joined_wall / 1e3, 2) == 0.11 and round(_w8_call / 1e3, 2) == 0.46  # "t_g = 0.11 ms", "4 t_g = 0.46 ms"
+# the second assumption: only the GPU time grows 4 times: "114 + 3 × 33.5 µs, about 0.21 ms", "about 60 GB/s"
+_w8_call_gpu = joined_wall + (8 / 2 - 1) * joined_gpu
+assert (round(joined_wall), joined_gpu) == (114, 33.5) and joined_gpu < joined_wall / 2  # "mostly the host's"
+assert round(_w8_call_gpu / 1e3, 2) == 0.21 and round(_w8_bytes / ((local_wall - _w8_call_gpu) * 1e-6) / 1e9) == 60
+# the vendor figure: 400 Gb/s InfiniBand is 50 GB/s, below the 60-78 GB/s break-even ("the split can win")
+assert 400 / 8 == 50 < round(_w8_bytes / ((local_wall - _w8_call_gpu) * 1e-6) / 1e9)
+# the table printed: the long row's three calls, wall and GPU µs, in the file's columns 1, 2 and 4
+assert [(r_["wall µs"], r_["GPU µs"]) for r_ in cost_rows] == [(77.5, 13.6), (1307.0, 74.7), (114.2, 33.5)]
+# "the split's all_gather of maps grows with the ranks too, ... a few numbers per row per rank": 4 (A, B, reset, error)
+assert "maps = torch.tensor([[1.0], [0.0], [0.0], [0.0]], dtype=torch.float64," in _fwd and "maps = gather(maps)" in _fwd
+assert round(local_wall / one_wall) == 17 and round(joined_wall / one_wall, 1) == 1.5  # "17 times", "1.5 times"
+# the same, the split taken at its NCCL figure: "about 6.2 GB/s with 2 ranks and 56 GB/s with 8"
+_nccl_wall = cost["1 x 1048576", "gae forwards"][2][0]
+_equal_B_nccl = lambda W: (W - 1) * _gather_bytes / ((_nccl_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
+assert (round(_equal_B_nccl(2), 1), round(_equal_B_nccl(8))) == (6.2, 56)
+assert round(7 * _gather_bytes / ((_nccl_wall - joined_wall - 3 * joined_gpu) * 1e-6) / 1e9) == 46  # "46–56 GB/s"
+assert (round(local_wall / 1e3, 2), round(_nccl_wall / 1e3, 2)) == (1.31, 1.64)  # "t_s = 1.31 ms"; NCCL's "1.64 ms"
+
+# %% [markdown]
+# ## Inside the loss kernels of notebooks 05–07
+#
+# How the package implements the losses of notebooks 05, 06 and 07: one subsection per notebook.
+# None of those notebooks depends on this, and their exercises do not need it. The next cell
+# rebuilds the inputs that the checks use.
+
+# %%
+from rltriton_lite import _reduce, crr, ppo, sac  # noqa: E402
+
+n = lambda x: x.detach().cpu().numpy()  # noqa: E731
+tt = lambda x: torch.as_tensor(np.asarray(x), device=DEVICE)  # noqa: E731  NumPy to torch; float64 stays float64
+torch.manual_seed(2)  # notebook 05's rollout: 4 rows of 32 steps
+old_log_probs = -2.0 * torch.rand(4, 32).to(DEVICE) - 0.1
+log_probs = old_log_probs + 0.2 * torch.randn(4, 32).to(DEVICE)
+adv = torch.randn(4, 32).to(DEVICE)
+_rng6 = np.random.default_rng(6)  # notebook 06's random rows: 3 rows of 40 steps, two critics
+R, NLP, LP = _rng6.normal(size=(3, 40)), _rng6.normal(size=(3, 40)) - 1, _rng6.normal(size=(3, 40)) - 1
+Q = _rng6.normal(size=(2, 3, 40))
+TERM = _rng6.random((3, 40)) < 0.1
+TRUNC = (_rng6.random((3, 40)) < 0.1) & ~TERM
+G_loop = reference.sac_targets(R, list(Q), NLP, gamma=0.97, alpha=0.2, lambda_=0.8, log_probs=LP, terminated=TERM,
+                               truncated=TRUNC)
+
+
+def _scan(a, b, reset):  # y_t = b_t where reset_t, b_t + a_t y_{t+1} elsewhere
+    y, carry = np.zeros_like(b), np.zeros(b.shape[:-1])
+    for t in reversed(range(b.shape[-1])):
+        carry = y[..., t] = np.where(reset[..., t], b[..., t], b[..., t] + a[..., t] * carry)
+    return y
+
+
+# %% [markdown]
+# ### Inside PPO
+#
+# This subsection comes from the end of [notebook 05](05_ppo.ipynb); "section 3" means that
+# notebook's section 3. The folded cells after it check it against the package's source.
+#
+# #### The two reduction kernels
+#
+# `_reduce.reduce` runs section 3's two kernels, from `rltriton_lite/_reduce.py`. Here they are,
+# trimmed to one statistic (`...` marks what was cut):
+#
+# ```python
+# @triton.jit
+# def _partials_kernel(X, ..., PART, ...):  # many programs
+#     acc = ELEMENTWISE(X, ..., row, t, m, ...)  # the hook on this program's first tile
+#     for i in tl.range(...):  # its other tiles, added element by element
+#         acc += ELEMENTWISE(X, ..., row, t, m, ...)
+#     total = tl.sum(tl.sum(acc, axis=1), axis=0)  # the program's partial sum
+#     tl.store(PART + tl.program_id(0), total)  # at its own index
+#
+# @triton.jit
+# def _finish_kernel(PART, OUT, n_parts, ...):  # one program
+#     ...  # the second stage: your exercise
+# ```
+#
+# `ELEMENTWISE` is the loss's per-element hook (for PPO, `_ppo_forward`). It is a `@triton.jit`
+# function passed as a `tl.constexpr` argument, so Triton compiles it into the kernel. It gets one
+# tile: its rows `row`, its steps `t` (the package lays every input out as (B, T), so even a
+# reduction indexes its tiles by row and step) and its in-bounds mask `m`. It returns each
+# element's statistics, 0 where `m` is False. For PPO there are five: the element's loss, 1 (for
+# the count), 1 if its ratio is clipped, its `approx_kl` term and $(\hat A-\mu)^2$ (the next
+# subsection explains them).
+#
+# * **`_partials_kernel`.** Each program runs the elementwise hook over its tiles, each a block of
+#   rows × steps, and adds them into one partial sum per statistic. It stores them at its own index.
+# * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**.
+#
+# **One launch or two, and what else the kernels do.** A *pass* is one reading of the data. Each
+# pass launches section 3's two kernels, or only the first when one program covers every tile and
+# finishes the sum itself. With
+# `normalize_advantages=True`, extra passes run before the loss pass: one for the advantages' mean,
+# and under `"none"` one more for their spread (the next subsection). The
+# kernels also sum several statistics at once, divide by a count, and issue loads ahead of time.
+#
+# #### The five statistics, and when the normalisation divides
+#
+# The forward's pass returns five statistics, which the reduction sums: the loss, the count of
+# unmasked elements, the count of clipped ratios, the term $(\rho-1) - \log\rho$ that `approx_kl`
+# averages, and $(\hat A-\mu)^2$ for the advantage normalisation, where $\mu$ is the advantages'
+# mean.
+#
+# `clip_fraction` counts $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$.
+# `approx_kl`'s term is the "k3" estimator of $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$:
+# non-negative and unbiased for samples from $\pi_{\text{old}}$.
+#
+# With `normalize_advantages=True` the advantage is $(\hat A - \mu)/(\sigma + 10^{-8})$, as in
+# CleanRL's minibatches. $\sigma$ has $N - 1$ in its denominator, as `advantages.std()` does.
+# Masked steps never enter $\mu$ or $\sigma$. $\sigma$ is known only after a pass has summed the
+# squares. The forward runs these steps, each pass a reduction of section 3 (one launch, or two):
+#
+# 1. The pass for $\mu$: it sums the count and the advantages.
+# 2. The loss pass: it sums the squares $(\hat A - \mu)^2$ and the loss, undivided, beside the
+#    other statistics.
+# 3. No pass over the data: from the sums, $\sigma$, then the loss divided by $\sigma + 10^{-8}$,
+#    once.
+#
+# Dividing after the sum is exact in real arithmetic (in float32 the last bits may differ), for any
+# positive divisor $s$, here $s = \sigma + 10^{-8}$: with
+# $x = \hat A - \mu$, $\min(\rho x/s,\ \mathrm{clip}(\rho)\,x/s) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/s$.
+#
+# With `normalize_advantages=True`, each reduction runs these passes over the data:
+#
+# | `reduction` | its passes, in order | what $\sigma + 10^{-8}$ divides |
+# | --- | --- | --- |
+# | `"mean"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
+# | `"sum"` | $\mu$; the squares and the loss | the summed loss, after the passes (step 3) |
+# | `"none"` | $\mu$; the squares; the loss | each element's loss, inside the loss pass |
+#
+# **Why `"none"` takes one pass more.** Under `"mean"` and `"sum"`, the loss pass sums undivided
+# losses and step 3 divides the total once. Under `"none"`, every element's loss is written out and
+# needs the division, so the package finds $\sigma$ first, in a squares pass of its own (the
+# table's third row), rather than pay for a pass that rewrites every loss.
+#
+# #### The three functions and their helpers
+#
+# The kernel's per-element code comes in three functions:
+#
+# * `_ppo_terms` computes what the forward and the backward share.
+# * `_ppo_forward` returns the five statistics that the reduction sums.
+# * `_ppo_backward` computes the gradient in one elementwise pass.
+#
+# What the helpers do, in one line each (the glossary has a table of them):
+#
+# * `load_mask` loads which elements count.
+# * `load` loads an input, masked, in the dtype the arithmetic uses.
+# * `param` reads a number such as ε.
+# * `store` and `store_grad` write an output and a gradient.
+#
+# In the code, the gradient rule is `tl.where(b_clipped < b_unclipped, 0.0, ...)`, and
+# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0. How the normalisation reaches
+# the kernel, through its slot `X[NORM]`, is in the last box of [section 6](#6.-Looking-at-the-compiled-code).
+#
+# To read them: `inspect.getsource(ppo._ppo_forward.fn)`, and likewise for the other two.
+#
+
+# %% jupyter={"source_hidden": true}
+# Checks: the trimmed listing above against the package's source (CI runs them; skip when reading)
+# Each pair: the source line, and the listing's line with one statistic (the N_STATS index dropped).
+for _fn, _pairs in (
+        (_reduce._partials_kernel, [
+            ("acc = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)", None),
+            ("for i in tl.range(first + 1, first + tiles, num_stages=STAGES):", None),
+            ("acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)", None),
+            ("total = tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0)", None),
+            ("tl.store(PART + tl.program_id(0) * N_STATS + k, total)",
+             ("tl.store(PART + tl.program_id(0), total)", " * N_STATS + k", ""))]),
+        (_reduce._finish_kernel, [
+            ("for start in range(0, n_parts, BLOCK_P):", None)])):  # one program, a fixed order
+    _lines = [_l.split("#")[0].strip() for _l in inspect.getsource(getattr(_fn, "fn", _fn)).splitlines()]
+    for _line, _trim in _pairs:
+        assert _line in _lines, (_fn, _line)  # each line the listing keeps is in the package's kernel
+        if _trim is not None:
+            assert _line.replace(_trim[1], _trim[2]) == _trim[0]  # ... and differs only by the second index
+_src = inspect.getsource(getattr(_reduce._partials_kernel, "fn", _reduce._partials_kernel))
+_fsrc = inspect.getsource(getattr(_reduce._finish_kernel, "fn", _reduce._finish_kernel))
+assert "def _finish_kernel(\n    PART,  # [n_parts, N_STATS] partial sums\n    OUT,  # [N_STATS]" in _fsrc
+assert "\n    n_parts,\n" in _fsrc  # the listing's signature: PART, OUT, n_parts, ...
+assert "    ELEMENTWISE: tl.constexpr," in _src
+assert "FINISH: tl.constexpr,  # one program: it writes the totals (or means) itself" in _src  # one launch or two
+assert "row, t, m = _tile_index(" in _src and "reduce(_ppo_forward, 5, X," in inspect.getsource(ppo)  # PPO's hook
+assert isinstance(ppo._ppo_forward, triton.runtime.KernelInterface)  # @triton.jit (interpreted on a CPU): ELEMENTWISE
+assert "return b_loss, m_valid.to(ACC), m_clip.to(ACC), b_kl, b_adv * b_adv" in inspect.getsource(
+    ppo._ppo_forward.fn)  # the five: loss, count, clipped, approx_kl's term, (A - mu)^2
+assert "statistics must be 0 where ``m`` is False" in _reduce.__doc__
+
+# %% jupyter={"source_hidden": true}
+# Checks: the passes of each reduction, and σ divided out after the sum (CI runs them; skip when reading)
+_src = inspect.getsource(ppo._forward)
+assert "torch.ones_like(mu)])  # centre only" in _src and "loss = loss * norm[1]" in _src  # the pass centres; σ after
+assert 'if p.reduction == "none":  # every element needs the scale: one more' in _src  # "one more pass"
+_calls, _reduce_fn = [], ppo.reduce  # count the forward's reductions, "each pass a reduction"
+ppo.reduce = lambda hook, *a, **k: _calls.append(getattr(hook, "__name__", str(hook))) or _reduce_fn(hook, *a, **k)
+try:
+    for _red, _passes in (("mean", ["_adv_moments", "_ppo_forward"]),  # the table: μ; the squares and the loss
+                          ("sum", ["_adv_moments", "_ppo_forward"]),  # the same two passes
+                          ("none", ["_adv_moments", "_adv_moments", "_ppo_forward"])):  # μ; the squares; the loss
+        _calls.clear()
+        rl.ppo_clip_loss(log_probs, old_log_probs, adv, normalize_advantages=True, reduction=_red, backend=KERNEL)
+        assert _calls == _passes, (_red, _calls)
+finally:
+    ppo.reduce = _reduce_fn
+assert "1.0 / (std + 1e-8)" in inspect.getsource(ppo._normalisation)  # the divisor σ + 10⁻⁸
+_g = torch.Generator().manual_seed(0)
+_rho, _x = 2 * torch.rand(1000, generator=_g, dtype=torch.float64), torch.randn(1000, generator=_g, dtype=torch.float64)
+for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)x)/σ for σ > 0, bit for bit
+    assert torch.equal(torch.minimum(_rho * _x / _sigma, _rho.clamp(0.8, 1.2) * _x / _sigma),
+                       torch.minimum(_rho * _x, _rho.clamp(0.8, 1.2) * _x) / _sigma)
+
+# %% [markdown]
+# ### Inside SAC
+#
+# This subsection comes from the end of [notebook 06](06_sac.ipynb); "section 1", "section 2" and
+# "section 3" mean that notebook's sections. It covers the package's own code and section 3's scan
+# of $H$. The folded cells after it run the examples and check the text.
+#
+# #### The scan of H
+#
+# Section 3's kernel scans $H_t = G_t - \alpha\log\pi_t$ instead of $G_t$, because of padding: each
+# step then reads only its own $\log\pi_t$, never a next step that may be padding. The exercise
+# scans $G_t$, as section 2 does.
+#
+# **The padding example.** Take real steps 0 and 2, padding at step 1, $\gamma = 0.5$,
+# $\alpha = 1$, $\lambda = 0.5$, $r = (1, \cdot, 2)$, $V' = (4, \cdot, 2)$ and $\log\pi_2 = 2$.
+# A padded step passes the carried value through unchanged.
+#
+# * Step 2 ends the window: $G_2 = 2 + 0.5 \cdot 2 = 3$.
+# * Section 2's $b_0$ reads $\log\pi_1$, one step ahead. So a scan of $G$ reads $\log\pi$ at
+#   step 1, the padding's. A masked load gives 0 there, so
+#   $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 0)] = 2.75$: a wrong target. The right one reads
+#   $\log\pi_2$ and gives 2.25.
+#
+# **The scan of $H$.** Let $b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\lambda^{\text{eff}}_t)V'_t$, the
+# part of $G_t$ that does not depend on the future. Subtract $\alpha\log\pi_t$ from both sides of
+# section 2's formula for $G_t$:
+#
+# $$H_t = \big(b^G_t - \alpha\log\pi_t\big) + \gamma_t\lambda^{\text{eff}}_t\,H_{t+1}.$$
+#
+# So each step reads its own $\log\pi_t$, never the next step's, and no step reads the padding's.
+# After the scan, an *epilogue* computes each target as $G_t = b^G_t + a_t H_{t+1}$, or $b^G_t$
+# alone at a reset. (Why not $H_t + \alpha\log\pi_t$: [Back from H to G](#Back-from-H-to-G), below.)
+#
+# **On the example.** $H_2 = G_2 - \alpha\log\pi_2 = 1$: it already holds $\log\pi_2$. The padded
+# step hands it on unchanged, so $H_1 = H_2 = 1$. The epilogue gives
+# $G_0 = b^G_0 + a_0 H_1 = (1 + 0.5 \cdot 0.5 \cdot 4) + 0.25 \cdot 1 = 2.25$, without looking
+# ahead. The first folded cell after this block runs the kernel on it.
+#
+# A scan of $G$ would have to find the next real step's $\log\pi$. That step may lie any number of
+# padded steps later, even in a later chunk, so finding it takes a scan of its own.
+#
+# #### Back from H to G
+#
+# The epilogue computes $G_t = b^G_t + a_t H_{t+1}$, where $H_{t+1}$ is the value the
+# scan carries into step $t$. The shorter $G_t = H_t + \alpha\log\pi_t$ would read every
+# $\log\pi_t$. But $G$ never needs $\log\pi$ at a step that starts an episode (the row's first
+# step, or the step after a done step): $G_t$ reads $\log\pi_{t+1}$ only when step $t$ is not done.
+# So the shorter form would let a NaN in $\log\pi_0$ leak into $G_0$.
+#
+# Why would $\log\pi_0$ be NaN? $G$ never reads it, so a buffer may leave it unfilled, as NaN.
+# Or the current policy may give the stored action $u_0$ probability 0, so that
+# $\log\pi_0 = -\infty$. Then $H_0 + \alpha\log\pi_0$ is $\infty - \infty$, NaN, too. A folded
+# cell after this block runs the kernel on random rows, drawn as in section 2, with a NaN, then $-\infty$, in
+# $\log\pi_0$ of row 0.
+#
+# #### The epilogue, on section 1's example
+#
+# A reverse scan reaches step $t$ from step $t + 1$ and carries $y_{t+1}$ into it. The course
+# calls that value `y_in` (0 after the row's last step). In the epilogue, `y_in` is
+# $H_{t+1}$. In section 1's example, $b^G = [1.75, 1, 4.5]$ and the scan gives
+# $H = [2.75, 2, 5.5]$. Each $H_t$ is $G_t - \alpha\log\pi_t$, for example $2.75 = 2.25 + 0.5$.
+# The epilogue gives $G_0 = 1.75 + 0.25 \cdot 2 = 2.25$, the same target.
+#
+# #### The multiplier at a reset, and the exercise
+#
+# The package's prologue writes the plain $\gamma_t\lambda_t$, as notebook 03's does, and the
+# epilogue does not read $a_t$ at a reset either. That is safe because a reset never reads $a_t$:
+# [section 2's three-step example](06_sac.ipynb#Where-the-trace-stops).
+#
+# The exercise's harness has no padding inside a row, and its checker runs your prologue alone,
+# with no `epilogue=`. So the exercise scans $G$. The scan of $H$ with an
+# epilogue, passed as `exercises.scan_hook(..., epilogue=...)` as in notebook 04, would also be
+# right outside the checker.
+#
+# #### The three hooks
+#
+# The package's kernel runs three hooks from `rltriton_lite/sac.py`: the min over critics, the
+# prologue and the epilogue. To read them (`inspect.getsource(sac._sac_prologue.fn)`, and likewise):
+#
+# * **The hooks' arguments.** `step(...)` gives the step's γ, λ and episode flags, and `param`
+#   reads α. (The glossary's table of helpers has both.) Where the exercise's harness passes
+#   `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row, time)
+#   strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in.
+# * **`ahead`** is passed only in calls with a `mask`. It finds the next unmasked step, and the
+#   prologue uses it for one thing: a step with no unmasked step after it is the window's last,
+#   so it is done. `ahead` reads no $\log\pi$. So the kernel still reads each $\log\pi_t$ only at
+#   its own step $t$.
+# * **The prologue and the epilogue.** The prologue's `w` is $1 - \lambda^{\text{eff}}_t$, the bootstrap's
+#   share of the bracket. Its `a = gamma * lam` is the plain $\gamma_t\lambda_t$. The
+#   epilogue's `h_next` is `y_in`, $H_{t+1}$.
+#
+# #### The critics and the elementwise kernel
+#
+# Two details of section 3's kernel:
+#
+# * **The critics.** `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls
+#   the loop over them at compile time. The kernel takes up to `sac.MAX_CRITICS` = 16 critics,
+#   enough for the ensembles of REDQ, a SAC variant with 10 critics. It reads them one by one, so
+#   it never writes the stacked tensor that `torch.min(torch.stack(...))` would build in memory.
+#   A NaN counts as the minimum, so it shows up in the target instead of hiding.
+# * **λ = 0.** Nothing is carried, so there is nothing to scan. When λ = 0 is passed as a number,
+#   not a tensor, the package runs an elementwise kernel instead of the scan. It runs the same
+#   arithmetic without chunks or a time split, and gives the same bits. The scan serves λ > 0 and
+#   a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a CPU) has no
+#   such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
+#
+
+# %% jupyter={"source_hidden": true}
+tt = lambda x: torch.as_tensor(np.asarray(x), device=DEVICE)  # noqa: E731  NumPy to torch; float64 stays float64
+# the padding example: steps 0 and 2 are real; step 1 is padding, and holds anything
+G_pad = rl.sac_targets(tt([[1.0, 7.0, 2.0]]), [tt([[4.0, 9.0, 2.0]])], tt([[0.0, 0.0, 0.0]]), gamma=0.5, alpha=1.0,
+                       lambda_=0.5, log_probs=tt([[5.0, 3.0, 2.0]]), mask=tt([[True, False, True]]), backend=KERNEL)
+print("padding:", G_pad)  # G_0 = 2.25, G_2 = 3, and 0 at the padded step
+torch.testing.assert_close(G_pad, tt([[2.25, 0.0, 3.0]]))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the padding example's claims (CI runs them; skip when reading)
+from rltriton_lite import scan  # noqa: E402
+
+_walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk))  # the scan's loop over chunks
+assert "a = tl.where(valid, a, 1.0)" in _walk and "b = tl.where(valid, b, 0.0)" in _walk  # a padded step: (1, 0)
+assert "reset = reset & valid" in _walk  # ... and no reset: it passes the carried value through
+_look = inspect.getsource(getattr(scan._look_ahead, "fn", scan._look_ahead))  # the package's look-ahead
+assert "is itself a scan" in _look and "tl.associative_scan" in _look  # "finding it takes a scan of its own"
+assert "v_next, found, v_seen, f_seen = _look_ahead(" in _walk  # ... its state runs on from chunk to chunk
+_G_two = reference.sac_targets(np.array([[1.0, 2.0]]), [np.array([[4.0, 2.0]])], np.zeros((1, 2)),
+                               log_probs=np.array([[9.0, 2.0]]), gamma=0.5, alpha=1.0, lambda_=0.5)
+assert np.allclose(_G_two, [[2.25, 3.0]])  # the same two steps without the padding: "the right one ... 2.25"
+assert 3.0 - 1.0 * 2.0 == 1.0 and 1 + 0.5 * 0.5 * 4 + 0.25 * 1 == 2.25  # "H_2 = 1"; the epilogue's G_0
+assert 1 + 0.5 * (0.5 * 4 + 0.5 * (3.0 - 0.0)) == 2.75  # the G-scan's wrong 2.75
+
+# %% jupyter={"source_hidden": true}
+sac_kw = dict(gamma=0.97, alpha=0.2, lambda_=0.8)
+G_refs = {}
+for bad in (np.nan, -np.inf):  # log π_0 of row 0: a value G never reads
+    LP_BAD = LP.copy()
+    LP_BAD[0, 0] = bad
+    G_ref = G_refs[bad] = reference.sac_targets(R, list(Q), NLP, log_probs=LP_BAD, terminated=TERM, truncated=TRUNC,
+                                                **sac_kw)
+    G_bad = rl.sac_targets(tt(R), [tt(q) for q in Q], tt(NLP), log_probs=tt(LP_BAD), terminated=tt(TERM),
+                           truncated=tt(TRUNC), backend=KERNEL, **sac_kw)
+    assert np.isfinite(G_ref).all() and torch.isfinite(G_bad).all()
+    np.testing.assert_allclose(n(G_bad), G_ref, rtol=1e-10, atol=1e-10)  # the epilogue, b^G_t + a_t H_{t+1}
+    # at log π_0 = −∞, H_0 = G_0 − α log π_0 is +∞, so H_0 + α log π_0 is ∞ − ∞: NaN, the point here, unwarned
+    with np.errstate(invalid="ignore"):
+        H_0 = G_ref[0, 0] - 0.2 * LP_BAD[0, 0]  # the scan's H_0 = G_0 − α log π_0 holds log π_0 ...
+        assert np.isnan(H_0 + 0.2 * LP_BAD[0, 0])  # ... so the shorter H_0 + α log π_0 would be NaN
+    print(f"log π_0 = {bad}: the kernel's G == the loop's, all finite; H_0 + α log π_0 would be NaN")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above (CI runs them; skip when reading)
+assert np.isinf(LP_BAD[0, 0]) and np.isfinite(LP_BAD.ravel()[1:]).all()  # one bad value, at row 0's first step
+for _G in G_refs.values():  # the loop gives the same G with or without the bad value
+    np.testing.assert_allclose(_G, G_loop, rtol=1e-12, atol=1e-12)
+_after = np.argwhere((TERM | TRUNC)[:, :-1])  # done steps inside a row, each followed by "the first step after"
+assert len(_after) > 0
+for bad in (np.nan, -np.inf):  # G never needs log π "at step d + 1 after each done step d inside the row"
+    _LP_after = LP.copy()
+    _LP_after[_after[:, 0], _after[:, 1] + 1] = bad
+    _G_after = rl.sac_targets(tt(R), [tt(q) for q in Q], tt(NLP), log_probs=tt(_LP_after), terminated=tt(TERM),
+                              truncated=tt(TRUNC), backend=KERNEL, **sac_kw)
+    np.testing.assert_allclose(n(_G_after), G_loop, rtol=1e-10, atol=1e-10)
+
+# %% jupyter={"source_hidden": true}
+# Checks: the scan of H and the plain γλ (CI runs them; skip when reading)
+_r1, _q1, _nlp1 = [1.0, 1.0, 1.0], [[2.0, 4.0, 6.0], [3.0, 3.0, 8.0]], [-2.0, 0.0, -2.0]  # section 1's case
+_lp1, _term1 = [-1.0, -2.0, -2.0], [0, 1, 0]
+_G1 = reference.sac_targets(_r1, _q1, _nlp1, gamma=0.5, alpha=0.5, lambda_=0.5, log_probs=_lp1, terminated=_term1)
+_done = TERM | TRUNC
+_done[:, -1] = True
+_lam_eff = np.where(_done, 0.0, 0.8)
+_v = Q.min(0) - 0.2 * NLP
+_lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
+_v3 = np.min(_q1, axis=0) - 0.5 * np.array(_nlp1)  # section 1's V' = [3, 3, 7]
+_b_g = 1.0 + np.where(np.array(_term1, bool), 0.0, 0.5 * (1 - np.array([0.5, 0, 0])) * _v3)  # λ^eff = [0.5, 0, 0]
+_H = np.array(_G1) - 0.5 * np.array(_lp1)  # H_t = G_t − α log π_t
+np.testing.assert_allclose(_b_g, [1.75, 1, 4.5])
+np.testing.assert_allclose(_H, [2.75, 2, 5.5])
+np.testing.assert_allclose(_b_g[0] + 0.25 * _H[1], 2.25)  # the epilogue at step 0
+np.testing.assert_allclose(_G1, [2.25, 1, 4.5])
+_b_g = R + np.where(TERM, 0.0, 0.97 * (1 - _lam_eff) * _v)
+for _a in (0.97 * _lam_eff, np.full_like(R, 0.97 * 0.8)):  # a_t = γλ^eff_t or the plain γλ: a reset never reads it
+    np.testing.assert_allclose(_scan(_a, _b_g - 0.97 * _lam_eff * 0.2 * _lp_next, _done), G_loop, rtol=1e-12, atol=1e-12)
+    _H = _scan(_a, _b_g - 0.2 * LP, _done)  # the scan of H
+    np.testing.assert_allclose(_H + 0.2 * LP, G_loop, rtol=1e-12, atol=1e-12)
+    _y_in = np.concatenate([_H[:, 1:], np.zeros((3, 1))], axis=1)  # H_{t+1}, 0 after the row's last step
+    np.testing.assert_allclose(np.where(_done, _b_g, _b_g + _a * _y_in), G_loop, rtol=1e-12, atol=1e-12)  # epilogue
+_src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
+assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − λ^eff_t; the plain γλ
+assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
+assert ((_lam_eff != 0.8) <= _done).all()  # section 2: λ^eff_t is λ_t, but 0 at a done step
+
+# %% jupyter={"source_hidden": true}
+# Checks: `ahead` decides done only and never reads log π (CI runs them; skip when reading)
+from rltriton_lite import episode  # noqa: E402
+
+_src_of = lambda fn: inspect.getsource(getattr(fn, "fn", fn))  # noqa: E731
+_pro, _step, _hook = _src_of(sac._sac_prologue), _src_of(episode.step), _src_of(episode.ahead_hook)
+assert [ln.strip() for ln in _pro.splitlines() if "ahead" in ln] == [
+    "def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):",
+    "gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)"]  # the prologue only hands it to step
+_uses = [ln.strip() for ln in _step.split('"' * 3)[-1].splitlines() if "ahead" in ln]  # step's body
+assert _uses == ["last = (t == T - 1) if ahead is None else ~ahead[1]"]  # found or not: the window's last step
+_code = [ln.split("#")[0] for ln in _step.split('"' * 3)[-1].splitlines()]  # step's body, comments left out
+assert [ln.strip()[:7] for ln in _code if "last" in ln] == ["last = ", "done = "]  # ... which sets done, nothing else
+assert "LOG_PROBS" not in _hook  # the hook itself reads the mask, never log π
+assert "ahead=episode.ahead_hook" in inspect.getsource(sac)  # the look-ahead the package passes
+
+# %% jupyter={"source_hidden": true}
+# Checks: the critics' limit (CI runs them; skip when reading)
+assert sac.MAX_CRITICS == 16  # "up to sac.MAX_CRITICS = 16 critics"
+
+# %% [markdown]
+# ### Inside CRR
+#
+# This subsection comes from the end of [notebook 07](07_crr.ipynb). The folded cell after it
+# checks it against the package's source.
+#
+# #### The three functions, and the memory they touch
+#
+# The kernel's per-element code comes in three functions from `rltriton_lite/crr.py`: `_weights`,
+# `_crr_forward` and `_crr_backward` (to read them: `inspect.getsource(crr._crr_forward.fn)`, and
+# likewise). What to look for:
+#
+# * **The baseline is reduced in the kernel.** $K$ sampled values sit in a trailing dimension
+#   ($K = 1$ for a $V(s)$ baseline). They are folded into a running sum and max as they load, so
+#   the mean or max is never written to memory. The samples are read with their own stride, `s_k`
+#   (`SX[BASELINE][2]`). `K` (`P[P_K]`) is a runtime loop bound, not a `tl.constexpr`.
+# * **The binary filter is strict:** a zero advantage gets weight 0. The binary weight tests
+#   `b_adv > 0`.
+# * **Five streams of memory traffic.** Without a mask, the forward reads three tensors once
+#   each: $\log\pi$, $Q$ and the $K$ baseline samples. It writes two: the weights and the
+#   advantages. (A mask adds a sixth stream, read.)
+# * **Outputs nobody reads cost bytes.** With `need_weights=False`, for a step that logs neither
+#   weights nor advantages, the forward writes neither. The backward then reads $Q$ and the
+#   baseline instead of $w$, and computes the weights again with the forward's own helper. The
+#   tests `if O[OUT_WEIGHTS] is not None` in the forward and `if X[WEIGHTS] is not None` in the
+#   backward are decided when the kernel is compiled.
+# * **The gradient has no term through $e^{\hat A/\beta}$.** The critic is trained by its own
+#   loss, and its values enter the policy update only as weights.
+# * **A NaN comes through** because of `propagate_nan=tl.PropagateNan.ALL` in the max and the clip.
+# * **Other names.** `P[P_BINARY]` and `P[P_MAX_BASELINE]` are the two modes'
+#   switches. The helpers (`load_mask`, `load`, `param`, `store`, `store_grad`) are in the
+#   glossary's table of them.
+#
+
+# %% jupyter={"source_hidden": true}
+# Checks: the forward's five streams, three read and two written (CI runs them; skip when reading)
+import re  # noqa: E402
+
+_fwd = "".join(inspect.getsource(getattr(f, "fn", f)) for f in (crr._weights, crr._crr_forward))
+_read = [x for x in ("LOG_PROBS", "Q_VALUES", "BASELINE", "MASK") if f"(X[{x}]" in _fwd]
+assert _read == ["LOG_PROBS", "Q_VALUES", "BASELINE", "MASK"]  # three, and the mask when there is one
+assert re.findall(r"store\(O\[(\w+)\]", _fwd) == ["OUT_WEIGHTS", "OUT_ADVANTAGES"]  # two written ...
+assert "if O[OUT_WEIGHTS] is not None:\n        store(O[OUT_WEIGHTS]" in _fwd  # ... both only with need_weights
 
 # %% [markdown]
 # ## Exercises

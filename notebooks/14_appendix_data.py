@@ -146,7 +146,7 @@ assert _next_day == ["H100-2026-12-07-atomics-probe.txt",  # the table's atomics
                      "H100-2026-12-07-backward-profile.txt",  # the table's backward profile (09 reads it)
                      "H100-2026-12-07-env.txt", "H100-2026-12-07-loss-wall.txt",  # "the loss probe's ... the day after"
                      "H100-2026-12-07-overlap-probe.txt",  # the table's overlap probe (not read now)
-                     "H100-2026-12-07-per-call.txt",  # the table's per-call probe (08 and 09 read it)
+                     "H100-2026-12-07-per-call.txt",  # the table's per-call probe (09 reads it)
                      "H100-2026-12-07-time-group-cost.txt"]  # and the table's time_group= file (11 reads it)
 _ov_head = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-overlap-probe.txt"), encoding="utf-8").readline()
 assert _ov_head.startswith("# overlap_probe: NVIDIA H100")  # "on an H100"
@@ -157,7 +157,7 @@ assert {a for a, _ in _pc_calls} == set(profile.ops()) and len(_pc_calls) == 7 *
 assert {s for _, s in _pc_calls} == {"4096x128", "64x16384", "16384x1024"}  # "at 4096×128, 64×16384 and 16384×1024"
 _nbs = {n: open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", f"{n}.ipynb"), encoding="utf-8").read()
         for n in ("08_profiling", "09_benchmarks")}
-assert all("H100-2026-12-07-per-call.txt" in t for t in _nbs.values())  # "08 ...; 09 ..." read the per-call probe
+assert "H100-2026-12-07-per-call.txt" in _nbs["09_benchmarks"]  # "09, section 3 (a fold)" reads the per-call probe
 assert not any("H100-2026-12-07-overlap-probe.txt" in t for t in _nbs.values())  # the overlap probe: "not read now"
 _at = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-atomics-probe.txt"), encoding="utf-8").read()
 assert _at.startswith("# atomics_probe: NVIDIA H100") and "100 calls each on the same float32 input of 4096x128" in _at
@@ -873,8 +873,7 @@ FILES = {"run": f"{profile.COMMITTED_RUN}.json", "wall": profile.COMMITTED_WALL,
          "replay": profile.COMMITTED_REPLAY, "sweep": f"{profile.COMMITTED_SWEEP}.json",
          "env": "checks/H100-2026-12-07-env.txt", "backward": "checks/H100-2026-12-07-backward-profile.txt",
          "percall": "checks/H100-2026-12-07-per-call.txt"}
-_nb08 = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", "08_profiling.py"), encoding="utf-8").read()
-assert eval(re.search(r"^FILES = (\{.*?\})\n", _nb08, re.M | re.S)[1], {"profile": profile}) == FILES  # 08's own files
+assert profile.sources().files == FILES  # the files 08 and 09 load, through profile.sources()
 _path = {n: os.path.join(RESULTS, f) for n, f in FILES.items()}
 _text = {n: open(p, encoding="utf-8").read() for n, p in _path.items()}
 _card = {n: re.search(r"H\d00", t)[0] for n, t in _text.items()}  # the card each file names first
@@ -914,7 +913,7 @@ _bwd_passes = {ln.split()[2].rstrip(",") for ln in _text["backward"].splitlines(
 assert "16x128" in _text["backward"].splitlines()[0] and "median of 9 rounds" in _text["backward"].splitlines()[0]
 assert _bwd_passes == DATA_MAP["backward"][1]  # "forward and with the backward"
 assert "## cProfile" in _text["backward"] and "## torch.profiler" in _text["backward"]  # "by function and by op"
-# the per-call probe (08 and 09 read it): our seven calls, forward only (op.run, no gradient), one run of the tool
+# the per-call probe (09 reads it): our seven calls, forward only (op.run, no gradient), one run of the tool
 _pc_src = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "tools", "overlap_probe.py"), encoding="utf-8").read()
 assert "fn = lambda: op.run(x, " in _pc_src and "grad" not in _pc_src and DATA_MAP["percall"][1] == {"fwd"}  # forward only
 assert _text["percall"].splitlines()[0].endswith("overlap_probe.py --all")  # "one session": one run

@@ -689,6 +689,8 @@ def _sm90_jit():
 
         def get_capture_scope(self):
             return {k: as_jit(v) for k, v in super().get_capture_scope().items()}
+
+    as_jit.fresh = lambda v: Frontend(v.fn)  # a new JITFunction of v's source, whose compiles stay in its own cache
     return as_jit
 
 
@@ -4041,6 +4043,10 @@ def _gae_kernel_hint(args, i, bad, got, expected):
         if _is_slip(got, _gae_with(r, np.zeros_like(v), nv, term, term, gamma * lam, gamma), expected):
             return _Whole("Your δ_t leaves out - V(s_t): it is r_t + γ V(s_{t+1}) alone, the one-step target, not the "
                           "TD error." + _fix(" δ_t = r_t + γ V(s_{t+1}) - V(s_t), V(s_t) loaded from values."))
+        if _is_slip(got, _gae_with(r, v, nv, np.zeros_like(term), term, gamma * lam, gamma), expected):
+            return _Whole("Your trace runs across an episode end: no reset reached the scan, so the next episode's "
+                          "advantages flow into the steps before it." + _fix(
+                              " The triple is (a_t, b_t, reset_t) = (γλ, δ_t, term_t): pass term_t as the reset flag."))
         if _is_slip(got, expected + v, expected):
             return _Whole("Your kernel stores the returns, advantages + V(s_t): the task asks for the advantages "
                           "Â_t alone." + _fix(" Store the scanned values y_t themselves."))
@@ -4357,16 +4363,17 @@ def _discounted_max_hint(args, bad, got, expected):
         return _Whole("Your combine applies the two maps in the wrong order: its c is max(c1, g1 * c2), the second "
                       "operand's map applied first. The first operand, (g1, c1), is applied first (in a reverse "
                       "scan, the run later in time), then the second, (g2, c2) (the order rule, notebook 00, "
-                      "section 3): y -> max(c2, g2 max(c1, g1 y)). (Swapped, the combine is still associative: the "
-                      "associativity check cannot see it.)" + _fix(
-                          " Pull g2 inside the max: c = max(c2, g2 * c1), and g = g2 * g1."))
+                      "section 3): compose them on paper in that order. (Swapped, the combine is still associative: "
+                      "the associativity check cannot see it.)" + _fix(
+                          " The composed map is y -> max(c2, g2 max(c1, g1 y)); pull g2 inside the max: "
+                          "c = max(c2, g2 * c1), and g = g2 * g1."))
     r, done, gamma, chunk = _as_numpy(tuple(args))
     with np.errstate(all="ignore"):
         if _is_slip(got, _max_undiscounted(r, done.astype(bool), float(gamma), int(chunk)), expected):
             return _Whole("Your combine leaves c1 undiscounted: the run applied first is discounted by the step "
-                          "applied after it. Compose the two maps on paper, (g1, c1) first, then (g2, c2): "
-                          "y -> max(c2, g2 max(c1, g1 y)), and pull g2 inside the max. (Dropping g2 keeps the combine "
-                          "associative: the associativity check cannot see it.)" + _fix(
+                          "applied after it. Compose the two maps on paper, (g1, c1) first, then (g2, c2), and pull "
+                          "g2 inside the max. (Dropping g2 keeps the combine associative: the associativity check "
+                          "cannot see it.)" + _fix(
                               " max(c2, g2 max(c1, g1 y)) = max(max(c2, g2 c1), g2 g1 y), as g2 >= 0. In the "
                               "combine, c = max(c2, g2 * c1)."))
         if _is_slip(got, _max_after(r, done.astype(bool), float(gamma), 0.0), expected):
@@ -5019,6 +5026,12 @@ def _retrace_hint(args, i, bad, got, expected):
         return _Whole("These are Retrace's targets with c Q(s_{t+1}, u_{t+1}) added" + _fix(
             ": it enters the bracket with a minus sign, c (G_{t+1} - Q(s_{t+1}, u_{t+1})), so b_t holds "
             "-gamma c Q(s_{t+1}, u_{t+1})") + ".")
+    with np.errstate(all="ignore"):
+        slip = _key("retrace", r, eq, q, lr, term, gamma, lam, carry_trace="lambda alone")
+    if _is_slip(got, slip, expected):
+        return _Whole("These are Retrace's targets with the multiplier a_t = gamma lam: the ratio is in your b_t's "
+                      "c_{t+1} but not in the carry's. G_{t+1} is weighed by the same trace c_{t+1} as "
+                      "Q(s_{t+1}, u_{t+1})" + _fix(": a_t = gamma (1 - term_t) c_{t+1}, the c_{t+1} of b_t") + ".")
     with np.errstate(all="ignore"):
         slip = _key("retrace", r, eq, q, lr, term, gamma, lam, carry_gamma=False)
     if _is_slip(got, slip, expected):
@@ -6574,6 +6587,8 @@ def _segment_map_hint(args, i, bad, got, expected):
     """The usual slip that ``got`` is, where one is."""
     got = np.asarray(got)
     ends = np.asarray(args[2]).any(1)
+    if got.dtype != bool and got.shape == np.shape(expected) and (np.isnan(got) & ~np.isnan(expected)).any():
+        return None  # a NaN the answer has not: a factor where a select belongs (select_fix), not a slip below
     for what, slip in _SEGMENT_MAP_SLIPS.items():
         ref = np.asarray(_gae_segment_map_reference(*args, **slip)[i])
         ref = np.where(ends, 0.0, ref) if i == 0 else ref
@@ -6592,14 +6607,16 @@ map for GAE, from its own steps and one number per row that the next rank sends.
 (rows,) float64, V at the next rank's first step (on the last rank, the bootstrap value), which
 delta reads at this rank's last step: delta_t = r_t + gamma V(s_{t+1}) - V(s_t), without the
 gamma V(s_{t+1}) where terminated[t] (select: a value after a termination may be NaN). The rank's
-advantages are A_hat_t = delta_t + gamma lam A_hat_{t+1}, cut at a termination (A_hat_t = delta_t).
+advantages are A_hat_t = delta_t + gamma lam A_hat_{t+1}, cut at a termination (A_hat_t = delta_t,
+a select too: the next episode's rewards may be NaN).
 Return, per row, the map from the carry c (the advantage at the next rank's first step) to the
 advantage at this rank's first step, A_hat_first = B where reset, else B + A c: B, the first
 advantage computed with c = 0; A = (gamma lam)^n; reset, True where any of the n steps terminates.
 Where reset is True, A is not read (nor graded).
 """, scan=None, results=("A", "B", "reset"), run=_run_segment_map,
-   select_fix=" Select instead of multiplying: delta = rewards + np.where(terminated, 0.0, gamma * v_next) - values, "
-              "never rewards + (1 - terminated) * gamma * v_next - values.",
+   select_fix=" Select instead of multiplying, in delta and in B's loop: delta = rewards + np.where(terminated, 0.0, "
+              "gamma * v_next) - values, and B = np.where(terminated[:, t], delta[:, t], delta[:, t] + gamma * lam * "
+              "B), never a factor (1 - terminated).",
    hint=lambda args, i, bad, got, expected: _segment_map_hint(args, i, bad, got, expected))
 def _gae_segment_map_cases(d):
     rng, out = d.rng, []
@@ -6622,6 +6639,16 @@ def _gae_segment_map_cases(d):
         A, B, reset = _gae_segment_map_reference(*args)
         out.append((f"{what}, {rows} row{'s' * (rows > 1)} of {n} steps, gamma={gamma}, lam={lam}", args, {},
                     (np.where(reset, 0.0, A), B, reset)))
+    # B's loop must select too: a NaN reward in the episode after a termination never reaches the steps before it
+    rows, n = d.int(2, 2, 3), d.int(6, 5, 8)
+    r, v, after = rng.normal(size=(rows, n)), rng.normal(size=(rows, n)), rng.normal(size=rows)
+    term = np.zeros((rows, n), bool)
+    term[0, n // 2] = True
+    r[0, n // 2 + 1:] = np.nan
+    args = (r, v, term, after, gamma, lam)
+    A, B, reset = _gae_segment_map_reference(*args)
+    out.append((f"NaN rewards after a termination inside row 0, {rows} rows of {n} steps, gamma={gamma}, lam={lam}",
+                args, {}, (np.where(reset, 0.0, A), B, reset)))
     return out
 
 # ---- 12: tokens ------------------------------------------------------------------------------------

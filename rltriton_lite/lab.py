@@ -242,7 +242,8 @@ def compile_for_h100(fn, chunk=LAB_CHUNK, num_warps=None, resident_programs=None
     for kernel, args, kw in launches:  # 2. each launch compiled for sm_90 against a stand-in driver
         kw = kw if num_warps is None else {**kw, "num_warps": num_warps}
         with exercises._compiling_for_sm90(as_jit):
-            kernel_sm90 = as_jit(kernel).warmup(*as_jit(tuple(args)), grid=(1,), **kw)
+            # (fresh: a GPU's own JITFunction keeps its cache for its own device)
+            kernel_sm90 = as_jit.fresh(kernel).warmup(*as_jit(tuple(args)), grid=(1,), **kw)
         regs, _ = _usage(kernel_sm90, ptxas)  # 3. ptxas -v on its PTX: the registers a thread
         warps, shared = kernel_sm90.metadata.num_warps, kernel_sm90.metadata.shared
         try:

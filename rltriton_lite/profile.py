@@ -776,6 +776,23 @@ def read_loss_wall(path=None) -> dict:
     return out
 
 
+def read_time_group_cost(path) -> tuple[list[str], dict]:
+    """``tools/time_group_cost.py``'s output: (its lines, ``{(shape, call): [(wall µs, GPU µs) of the plain
+    call, the split with a local gather, the split over NCCL on 1 rank, the gather + one call]}``), shape as
+    "1 x 1048576" and call as "gae forwards"."""
+    import re
+
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    cost = {}
+    for line in lines:
+        m = re.match(r"\s*(\d+ x \d+)\s+(\D+?)\s+([\d.]+ \|.*)$", line)
+        if m:
+            numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
+            cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
+    return lines, cost
+
+
 def read_loss_gpu(path=None) -> dict:
     """The GPU time of each call in ``tools/wall_probe.py --losses``'s output (default:
     ``COMMITTED_LOSS_WALL`` in ``results_folder()``), measured in the same process on the same card as
@@ -954,6 +971,50 @@ def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]
         raise FileNotFoundError(f"no results file {run}.json in {folder or results_folder()}")
     with open(path, encoding="utf-8") as f:
         return run, json.load(f)
+
+
+
+def sources(folder=None):
+    """The committed files notebooks 08 and 09 read, loaded once, so their set-up cell stays short.
+
+    Returns a ``types.SimpleNamespace`` with:
+
+    * ``folder``: ``folder``, or ``results_folder()`` by default;
+    * ``files``: {key: the file's name in ``folder``} for "run", "wall", "loss", "replay", "sweep", "env",
+      "backward" and "percall";
+    * ``path``: a function, key -> the file's full path;
+    * ``run_name`` and ``run``: the committed run's name and contents, as ``committed_results`` gives them;
+    * ``probe``: the wall probe, as ``wall_probe_us`` gives it;
+    * ``cards``: {key: "H200" or "H100"}, the card each timing file names: the run's "gpu" field, else
+      its first line;
+    * ``tags``: {key: the tag that starts a printout of that file, e.g. "H200 run"}, and "here":
+      "this machine" for what a notebook counts or times where it runs."""
+    import os
+    import re
+    from types import SimpleNamespace
+
+    folder = folder or results_folder()
+    files = {"run": f"{COMMITTED_RUN}.json", "wall": COMMITTED_WALL, "loss": COMMITTED_LOSS_WALL,
+             "replay": COMMITTED_REPLAY, "sweep": f"{COMMITTED_SWEEP}.json", "env": "checks/H100-2026-12-07-env.txt",
+             "backward": COMMITTED_BACKWARD, "percall": "checks/H100-2026-12-07-per-call.txt"}
+
+    def path(key):
+        return os.path.join(folder, files[key])
+
+    run_name, run = committed_results(folder)
+    names = {"run": "run", "wall": "wall probe", "loss": "loss probe", "replay": "replay probe",
+             "backward": "backward profile"}
+    cards = {}
+    for key in names:
+        if key == "run":
+            text = run["gpu"]
+        else:
+            with open(path(key), encoding="utf-8") as f:
+                text = f.readline()
+        cards[key] = re.search(r"H\d00", text)[0]
+    tags = {key: f"{cards[key]} {name}" for key, name in names.items()} | {"here": "this machine"}
+    return SimpleNamespace(folder=folder, files=files, path=path, run_name=run_name, run=run,
+                           probe=wall_probe_us(path("wall")), cards=cards, tags=tags)
 
 
 def newest_results(folder) -> tuple[str, dict]:

@@ -737,6 +737,8 @@ def wrong_answers(name: str):
              lambda r, v, nv, d, g, lam, c: s(r, torch.zeros_like(v), nv, d, g, lam, c)),
             ("the flags loaded without the row's offset: row 0's in every row (a later review's case)",
              _gae_kernel_flags_of_row_0),
+            ("no reset: the trace runs across episode ends, delta still cut (a round-74 review's case)",
+             _gae_kernel_without_reset),
         ],
         "n_step_returns": [
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
@@ -941,6 +943,8 @@ def wrong_answers(name: str):
             ("reset from the first step alone", _segment_map_with(reset_at=0)),
             ("B's loop started from next_first_value", _segment_map_with(carry_as_value=True)),
             ("(1 - terminated) multiplied, not selected", _segment_map_with(multiply=True)),
+            ("B's loop cut by a factor (1 - terminated), not a select (a round-74 review's case: passed then)",
+             _segment_map_with(multiply_b=True)),
             ("B's loop not cut at a termination (round 57's case: no hint then)", _segment_map_with(no_cut=True))],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
@@ -1082,6 +1086,10 @@ W_SAYS = {
         ("your B starts its advantages from next_first_value, a value", "Start B's loop from 0"),
     ("gae_segment_map", "(1 - terminated) multiplied, not selected"):
         "a value multiplied by 0 that should have been selected away",
+    ("gae_segment_map", "B's loop cut by a factor (1 - terminated), not a select (a round-74 review's case: passed then)"):
+        ("NaN rewards after a termination inside row 0", "in delta and in B's loop"),
+    ("gae_kernel", "no reset: the trace runs across episode ends, delta still cut (a round-74 review's case)"):
+        ("Hint: Your trace runs across an episode end: no reset reached the scan", "pass term_t as the reset flag"),
     ("segment_carries", "the reset of the next segment, reset[:, s + 1] (a later review's case)"):
         ("These are the carries with a slip: each segment's map selects on the reset of the next segment",
          "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"),
@@ -1540,7 +1548,7 @@ W_SAYS = {
         ("Hint: Your combine leaves c1 undiscounted", "In the combine, c = max(c2, g2 * c1)."),
     ("discounted_max", "the combine's maps in the wrong order"):
         ("Hint: Your combine applies the two maps in the wrong order: its c is max(c1, g1 * c2)",
-         "Pull g2 inside the max: c = max(c2, g2 * c1)"),
+         "pull g2 inside the max: c = max(c2, g2 * c1)"),
     ("q_lambda", "no cut at the window's end"):
         ("Hint: These are Q(lambda)'s targets with the trace not cut at the window's last step",
          "lambda_t = 0 where t == T - 1: tl.where(t < T - 1, ..., 0.0)."),
@@ -1756,6 +1764,12 @@ def _gae_kernel_flags_of_row_0(rewards, values, next_values, terminated, gamma, 
                                chunk)
 
 
+def _gae_kernel_without_reset(rewards, values, next_values, terminated, gamma, lam, chunk):
+    """gae_kernel whose triple never resets (a review's case): delta selects at a termination, the trace runs on."""
+    nv = torch.where(terminated, 0.0, next_values)  # (delta's select, written before the launch)
+    return solution("gae_kernel")(rewards, values, nv, torch.zeros_like(terminated), gamma, lam, chunk)
+
+
 def _gae_kernel_storing_a(rewards, values, next_values, terminated, gamma, lam, chunk):
     """gae_kernel that stores the scan's A_t instead of y_t (a review's case): the hooked scan with GAE's pairs."""
     return _hooked_scan_with(STORE_A=True)(exercises._hooked_gae, (rewards, values, next_values, terminated),
@@ -1892,7 +1906,7 @@ def _carries_from_before(A, B, reset, initial):
 
 
 def _segment_map_with(next_as=None, a_steps=0, a_gamma=False, reset_at=None, multiply=False, carry_as_value=False,
-                      no_cut=False):
+                      no_cut=False, multiply_b=False):
     """gae_segment_map with one slip, as a student writes it."""
     def gae_segment_map(rewards, values, terminated, next_first_value, gamma, lam):
         rows, n = rewards.shape
@@ -1904,8 +1918,11 @@ def _segment_map_with(next_as=None, a_steps=0, a_gamma=False, reset_at=None, mul
             delta = rewards + np.where(terminated, 0.0, gamma * v_next) - values
         B = after.copy() if carry_as_value else np.zeros(rows)
         for t in reversed(range(n)):
-            B = delta[:, t] + gamma * lam * B if no_cut else np.where(terminated[:, t], delta[:, t],
-                                                                      delta[:, t] + gamma * lam * B)
+            if multiply_b:
+                B = delta[:, t] + gamma * lam * (1 - terminated[:, t]) * B
+            else:
+                B = delta[:, t] + gamma * lam * B if no_cut else np.where(terminated[:, t], delta[:, t],
+                                                                          delta[:, t] + gamma * lam * B)
         A = np.full(rows, (gamma if a_gamma else gamma * lam) ** (n + a_steps))
         reset = terminated.any(axis=1) if reset_at is None else terminated[:, reset_at]
         return A, B, reset
@@ -4263,6 +4280,21 @@ def _retrace_on_at_the_end(X, P, offs, t, m, T):
 @triton.jit
 def _retrace_q_added(X, P, offs, t, m, T):
     return _retrace_with(X, P, offs, t, m, T, True, True, 0, True, 1.0)
+
+
+@triton.jit
+def _retrace_carry_by_gamma_lam(X, P, offs, t, m, T):
+    """retrace's solution whose multiplier a_t is gamma lam: the ratio in b_t's c only (a round-74 review's case)."""
+    a, b, reset = _retrace_with(X, P, offs, t, m, T, True, True, 0, True)
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    return tl.where(term | (t >= T - 1), 0.0, P[0] * P[1]), b, reset
+
+
+def test_retrace_names_a_multiplier_without_the_ratio():
+    msg = _failure("retrace", _retrace_carry_by_gamma_lam)
+    assert "These are Retrace's targets with the multiplier a_t = gamma lam" in msg, msg
+    assert exercises.fix("retrace").startswith("a_t = gamma (1 - term_t) c_{t+1}, the c_{t+1} of b_t"), \
+        exercises.fix("retrace")
 
 
 def test_retrace_names_the_sign_of_the_taken_action_s_value():

@@ -111,6 +111,54 @@ def test_references_into_split_notebooks_point_at_the_right_notebook():
     assert stale_references(_course_texts(), sections, questions, notebook_of) == []
 
 
+def heading_anchor(text: str, github: bool) -> str:
+    """The anchor a heading's rendered text gets: Jupyter joins the words with '-' (08_profiling.ipynb#3.-Two-clocks);
+    GitHub, for a .md file, lowercases and drops punctuation too (README.md#notebooks-a-course)."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # a link reads as its text
+    text = re.sub(r"<[^>]+>|`|\*\*|\$", "", text).strip()
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-") if github else text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    """Where a link may land in a notebook or a markdown file: its headings and its <a id>s (code fences left out)."""
+    if path.suffix == ".ipynb":
+        texts = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                 if c["cell_type"] == "markdown"]
+    else:
+        texts = [re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.M | re.S)]
+    found = set()
+    for text in texts:
+        found |= set(re.findall(r"<a (?:id|name)=\"([^\"]+)\"", text))
+        found |= {heading_anchor(h, path.suffix == ".md") for h in re.findall(r"^#{1,6}\s+(.*)$", text, re.M)}
+    return found
+
+
+def broken_links(paths) -> list[tuple[str, str]]:
+    """(file, link) for each markdown link with an anchor (X.ipynb#Heading, GLOSSARY.md#id, #local) that lands
+    on no heading and no <a id> of its target."""
+    bad, cache = [], {}
+    for path in paths:
+        for m in re.finditer(r"\]\(([^)\s#]*)#([^)\s]+)\)", path.read_text(encoding="utf-8")):
+            target = (path.parent / m.group(1)).resolve() if m.group(1) else path
+            if target.suffix not in (".ipynb", ".md"):
+                continue
+            if target not in cache:
+                cache[target] = anchors(target) if target.exists() else set()
+            if m.group(2) not in cache[target]:
+                bad.append((path.name, m.group(0)))
+    return bad
+
+
+def test_every_link_lands_on_a_heading(tmp_path):
+    """A renamed heading leaves its links dangling (00's "Reset conventions", linked from 00c and 00d, once)."""
+    example = tmp_path / "a.md"
+    example.write_text("# Top\n## Step 2: the `scan`\n<a id=\"x\"></a>\n[ok](#step-2-the-scan) [ok](#x) [gone](#nowhere)\n")
+    assert broken_links([example]) == [("a.md", "](#nowhere)")]
+    paths = [*NOTEBOOKS, *ROOT.glob("benchmarks/*.ipynb"), *ROOT.glob("notebooks/*.md"), ROOT / "README.md",
+             *ROOT.glob("docs/*.md")]
+    assert broken_links(paths) == []
+
+
 TIERS = ("Hint 1: where to start", "Hint 2: the plan", "Hint 3: check it by hand", "Hint 4: the key lines")
 
 

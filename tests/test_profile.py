@@ -71,6 +71,30 @@ def test_read_wall_probe():
     assert profile.wall_probe_us()[4096, 128]["fwd", "gae"] == 28.4
 
 
+def test_sources_loads_the_committed_files_and_tags_them_by_card():
+    """``sources()``: notebooks 08 and 09's set-up in one call: each file's path, the run and the wall
+    probe as their readers give them, and each timing file's card and printout tag."""
+    src = profile.sources()
+    assert Path(src.folder).resolve() == RESULTS.resolve()
+    assert all(Path(src.path(k)).is_file() for k in src.files)
+    assert src.files["run"] == f"{profile.COMMITTED_RUN}.json" and src.files["loss"] == profile.COMMITTED_LOSS_WALL
+    assert (src.run_name, src.run) == profile.committed_results()
+    assert src.probe == profile.wall_probe_us()
+    assert src.cards == {"run": "H200", "wall": "H200", "loss": "H100", "replay": "H200", "backward": "H100"}
+    assert src.tags == {"run": "H200 run", "wall": "H200 wall probe", "loss": "H100 loss probe",
+                        "replay": "H200 replay probe", "backward": "H100 backward profile", "here": "this machine"}
+    assert profile.sources(str(RESULTS)).path("wall") == str(RESULTS / profile.COMMITTED_WALL)
+
+
+def test_read_time_group_cost():
+    """The committed time_group= file (notebooks 11 and 13c): every shape and call with its four (wall, GPU)
+    pairs, the first line the card's."""
+    lines, cost = profile.read_time_group_cost(RESULTS / "checks" / "H100-2026-12-07-time-group-cost.txt")
+    assert lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
+    assert all(w > 0 and g > 0 for r in cost.values() for w, g in r)
+    assert ("1 x 1048576", "gae forwards") in cost
+
+
 def test_read_loss_wall():
     """The committed --losses probe: every loss, shape, pass and call it timed, ours at ratio 1 in every
     round, and the values of one line as the file writes them."""

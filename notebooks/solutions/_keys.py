@@ -86,22 +86,24 @@ _TRACES = {  # c_{t+1} from (lam, next_log_ratio, t, T): Retrace's, and the hint
     "previous step's ratio": lambda lam, lr, t, T: (  # offs - 1, masked to 0 (a ratio of 1) at t = 0
         lam * np.minimum(1.0, np.exp(lr[..., t - 1] if t else np.zeros(lr.shape[:-1]))) * (t < T - 1)),
     "no cut at the end": lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., t])),
+    "lambda alone": lambda lam, lr, t, T: lam * np.ones(lr.shape[:-1]) * (t < T - 1),
 }
 
 
 def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace="retrace", q_sign=-1.0,
-            carry_gamma=True):
+            carry_gamma=True, carry_trace=None):
     """The loop; ``trace`` names the trace c_{t+1} (``_TRACES``: Retrace's, or a slip of the hint's);
     ``q_sign`` +1 is the hint's sign slip, c (G_{t+1} + Q(s_{t+1}, u_{t+1})); ``carry_gamma`` False its
-    a_t without gamma (c G_{t+1} undiscounted)."""
-    c_of = _TRACES[trace]
+    a_t without gamma (c G_{t+1} undiscounted); ``carry_trace`` another trace on G_{t+1} alone (a_t = gamma lam,
+    the ratio left out of the multiplier only)."""
+    c_of, carry_of = _TRACES[trace], _TRACES[carry_trace or trace]
     G = np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])
     T = r.shape[-1]
     for t in reversed(range(T)):
-        c = c_of(lam, next_log_ratio, t, T)
+        c, c_carry = c_of(lam, next_log_ratio, t, T), carry_of(lam, next_log_ratio, t, T)
         g = 1.0 if carry_gamma else 1.0 / gamma  # (gamma * bracket below: the carry's term then undiscounted)
-        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c * (g * carry + q_sign * next_q[..., t]))
+        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c_carry * g * carry + c * q_sign * next_q[..., t])
         G[..., t] = carry = r[..., t] + gamma * bracket
     return G
 
