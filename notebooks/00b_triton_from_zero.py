@@ -306,7 +306,7 @@ assert error > 0.1  # the wrong order gives wrong values
 # replays the tree on text labels, where `'s3 s2'` means step 3, then step 2.
 
 # %%
-def tree_reverse_scan(xs, combine, show=False):
+def replay_reverse_tree(xs, combine, show=False):
     """A reverse scan as a tree (Hillis–Steele): in round k, element t takes combine(element t + k, element t)."""
     xs, k, calls = list(xs), 1, []
     while k < len(xs):
@@ -320,7 +320,7 @@ def tree_reverse_scan(xs, combine, show=False):
     return xs, calls
 
 
-runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, second: first + " " + second, show=True)
+runs, calls = replay_reverse_tree(["s0", "s1", "s2", "s3"], lambda first, second: first + " " + second, show=True)
 print("result:", runs)
 assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), ("s3", "s2 s1")]
 assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
@@ -374,7 +374,7 @@ for reverse_, kept in ((True, [3.0] * 4), (False, [0.0] * 4)):
     assert out_.tolist() == kept  # reverse: step 3, the latest, is every run's first operand; forward: step 0
 
 # the same tree on reverse_maps_kernel's numbers, with affine_combine's own body, gives the kernel's (A_t, B_t)
-maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda first, second: affine_combine.fn(*first, *second))
+maps, _ = replay_reverse_tree([(0.5, b) for b in b_in.tolist()], lambda first, second: affine_combine.fn(*first, *second))
 np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)
 
 # %% [markdown]
@@ -772,17 +772,17 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #
 # **Why the notes hold: the interpreter and the compiler, side by side.**
 #
-# * **Note 1.** Python's `max`, `min`, `and`, `or` and `if` on a block behave in three ways.
-#   Remember the third: your kernels must run there.
-#   * *The stock interpreter:* in a kernel's body, it treats a whole block as one value, with no
-#     warning. `max(x, y)` returns one of the two blocks whole, and an `if` on a block **always
-#     takes its `if` branch**, for every lane. So if a kernel seems to ignore an `else`, look for
-#     an `if` on a block. In a combine, it runs one step at a time, so Python's `max` or `if`
-#     gives the right numbers there.
-#   * *With the package:* the same. A combine that uses Python's `max` or `if` falls back to stock
-#     Triton's loop (note 3), as the folded check below shows.
-#   * *Compiled on a GPU:* `min`, `max`, `and` and `or` on blocks become the elementwise forms, and
-#     an `if` on a block is refused. So write the `tl.*` forms everywhere, in a combine too.
+# **Note 1.** Python's `max`, `min`, `and`, `or` and `if` on a block behave in three ways, by where
+# they run. Remember the last column, compiled on a GPU: your kernels must run there.
+#
+# | Python's forms on a block | stock interpreter | with the package | compiled on a GPU |
+# | --- | --- | --- | --- |
+# | in a kernel's body | wrong, with no warning: a block is one value, so `max(x, y)` returns one block whole, and an `if` **always takes its `if` branch** | the same as stock | `min`, `max`, `and` and `or` work elementwise; an `if` is refused |
+# | in a combine | right numbers: the scan runs one step at a time | right numbers: the combine falls back to stock Triton's loop (note 3) | the same as in a body |
+#
+# So if a kernel seems to ignore an `else`, look for an `if` on a block. The folded check below
+# shows the combine's fallback. Write the `tl.*` forms everywhere, in a combine too.
+#
 # * **Notes 2, 7 and 8.** The interpreter runs Python, so it accepts these forms, and no cell can
 #   show the compiler's errors. The checker's compile for sm_90 needs no GPU.
 # * **Note 3.** The package and a GPU both run a tree, but not the same tree: a GPU groups the

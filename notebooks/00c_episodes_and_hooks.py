@@ -556,29 +556,9 @@ assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the paddin
     "the scan and the select", "the store", "the carry"]  # the table's order
 
 # %% [markdown]
-# Those lines hold names your `hooked_scan` did not have.
 # [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
-# explains the rest of `_walk`.
+# explains the other names.
 #
-# <details><summary>The legend: one line for each new name (optional)</summary>
-#
-# * `X`, `P`: your tuples of input tensors and of parameters. `SX`: the inputs' strides (see below).
-# * `O`, `SO`: the output tensors, which the epilogue writes, and their strides.
-# * `ACC`: the type the scan computes in, such as `tl.float32`.
-# * `valid`: your mask `m`, as the prologue returns it. The padding uses it in place of `m`.
-# * `keep`: values the prologue hands on to the epilogue, such as GAE's $V$.
-# * `ROWS`, `NV`, `V`: the chunk's shape, for speed: `ROWS` rows at once, each as `NV` vectors of
-#   `V` steps.
-# * `y`, `y_in`, `after`: $y_t$; the value that entered step $t$, $y_{t+1}$ in a reverse scan; and
-#   the next chunk's carry.
-# * `c_a`, `c_b`, `c_r`: the chunk's composed map $(A, B, \kappa)$. Only a long row split between
-#   programs uses it.
-# * The second `PROLOGUE(...)` line: the same call with a look-ahead, `(v_next, found)`, for
-#   notebook 12 only.
-#
-# </details>
-
-# %% [markdown]
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
 # along a dimension is the distance, in elements, between neighbours along it. The package's
 # prologues read their inputs with `load`, from `rltriton_lite.tile`, which builds each address

@@ -340,7 +340,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # **It returns:** the $n$-step return $G^{(n)}_t$ of every step, (B, T).
 #
-# * **Inputs:** `rewards`, `next_values`, `terminated`, all (B, T); `gamma` a number; `n` an int, which may exceed `T`.
+# * **Inputs:** `rewards`, `next_values`, `terminated`, all (B, T); `gamma` a number; `n` an int with $n \ge 1$, which may exceed `T`.
 # * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
 #   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless a termination (no bootstrap) or the
 #   window's end (bootstrap from its last step's `next_values`) comes first.
@@ -422,12 +422,19 @@ exercises.attempt("n_step_returns", n_step_returns)
 #
 # 1. Make $\gamma$ a per-step tensor that is $\gamma^{\Delta t}$ for irregular time steps
 #    $\Delta t$ (semi-MDPs). Check against the loop.
+#
+#    <details><summary>Check yourself</summary>
+#
+#    Only `gamma` changes, and the result equals the loop to float64 precision. Without episode ends,
+#    $G_0 = \sum_k \gamma^{\tau_k} r_k + \gamma^{\tau_T} V'$, with $\tau_k$ the clock time of decision $k$ and $\tau_0 = 0$.
+#
+#    </details>
 # 2. Drop `truncated` but keep time limits in the data. On a rollout where every episode is
 #    cut (say reward 1 at every step, γ = 0.99, a time limit of 200 steps, and a critic that knows
 #    the value without the limit, $1/(1-\gamma) = 100$), how large is the bias of treating a time limit as a termination, at each
 #    step of an episode?
 #
-#    <details><summary>Expected result</summary>
+#    <details><summary>Check yourself</summary>
 #
 #    At step $k$ of the episode ($k = 0, \dots, 199$) the bias is $-100\,\gamma^{200-k}$: about $-13$ at the
 #    first step and $-99$ at the last.
@@ -436,15 +443,27 @@ exercises.attempt("n_step_returns", n_step_returns)
 # 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1
 #    that terminates at its last step, 10,000 steps long. Where does each curve flatten, at what
 #    value, and why?
+#
+#    <details><summary>Check yourself</summary>
+#
+#    The plateaus are $1/(1-\gamma)$ = 10, 100 and 1000. Each curve is within 1 % of its plateau from
+#    44, 459 and 4,603 steps before the end, where $\gamma^{T-t}$ falls below 0.01.
+#
+#    </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: question 2's expected bias, -100 gamma^(200 - k) (CI runs them; skip when reading)
+# Checks: questions 2 and 3's expected results (CI runs them; skip when reading)
 _ones, _k = np.ones(200), np.arange(200)
 _as_term = reference.discounted_returns(_ones, gamma=0.99, terminated=np.r_[np.zeros(199), 1.0])
 _as_trunc = reference.discounted_returns(_ones, gamma=0.99, truncated=np.r_[np.zeros(199), 1.0], next_values=np.full(200, 100.0))
 np.testing.assert_allclose(_as_trunc, 100.0, rtol=1e-10)  # the critic's value without the limit
 np.testing.assert_allclose(_as_term - _as_trunc, -100 * 0.99 ** (200 - _k), rtol=1e-10)
 assert round(_as_term[0] - 100) == -13 and round(_as_term[-1] - 100) == -99
+_end = np.r_[np.zeros(9999), 1.0]  # question 3: one episode of 10,000 steps, terminating at its last step
+for _g, _plateau, _steps in ((0.9, 10, 44), (0.99, 100, 459), (0.999, 1000, 4603)):
+    _G = reference.discounted_returns(np.ones(10_000), gamma=_g, terminated=_end)
+    np.testing.assert_allclose(_G[0], _plateau, rtol=1e-4)  # "the plateaus are 1/(1 - gamma)"
+    assert 10_000 - np.nonzero(_G >= 0.99 * _plateau)[0].max() == _steps  # "within 1 % from ... steps before the end"
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -360,9 +360,35 @@ assert "prepare(" in inspect.getsource(returns._call) and "validate(" in inspect
 #
 # 1. Set $\lambda = 1$. Show that `returns` equals `rl.discounted_returns` when `next_values`
 #    is `values[t+1]` inside episodes. Why does the equality fail for arbitrary `next_values`?
+#
+#    <details><summary>Check yourself</summary>
+#
+#    The two agree to float64 precision. With arbitrary `next_values` the gap $e = R - G$ obeys
+#    $e_t = \gamma(1-\text{done}_t)(V'_t - V_{t+1} + e_{t+1})$: it vanishes only where $V'_t = V_{t+1}$ inside episodes.
+#
+#    </details>
 # 2. Set $\lambda = 0$. What is the advantage then? Check it against $\delta_t$.
+#
+#    <details><summary>Check yourself</summary>
+#
+#    The advantage is exactly $\delta_t$, and `returns` is the one-step TD target $r_t + \gamma(1-\text{term}_t)V'_t$.
+#
+#    </details>
 # 3. Pass `lambda_` as a per-step tensor that is 0 on the first step of every episode. What does
 #    that do to the bias of the advantage at that step?
+#
+#    <details><summary>Check yourself</summary>
+#
+#    Only each episode's first advantage changes: it becomes $\delta_{t_0}$. Its bias then rests on the
+#    critic's error at $s_{t_0+1}$ alone, with weight γ. At γ = 0.99, GAE(0.95) spreads a weight of at most 0.83 over all later states.
+#
+#    </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: question 3's expected weight, (1 - lambda) gamma / (1 - gamma lambda) (CI runs them; skip when reading)
+_lam_w = 0.05 * 0.99 * (0.99 * 0.95) ** np.arange(10_000)  # GAE's weight on the critic's error l steps later: (1 - lambda) gamma (gamma lambda)^(l-1)
+np.testing.assert_allclose(_lam_w.sum(), (1 - 0.95) * 0.99 / (1 - 0.99 * 0.95), rtol=1e-10)
+assert round(_lam_w.sum(), 2) == 0.83  # "at most 0.83"
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

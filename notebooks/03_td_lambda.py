@@ -586,8 +586,12 @@ assert any("past the window: the scan starts from 100" in case[0] for case in ex
 # **Mind the index.** `next_log_ratio[t]` holds $\log\pi/\mu$ of the *next* action, $u_{t+1}$. So
 # step $t$ loads $c_{t+1}$ at `offs`, with no shift, as `q_lambda` loads `next_action`. The ratio of
 # $u_{t+1}$ belongs to step $t$ because $G_t$ estimates $Q(s_t, u_t)$: it is given $u_t$, and the
-# first action it averages over under π is $u_{t+1}$. A ratio sits where the target averages over
-# its action.
+# first action it averages over under π is $u_{t+1}$. Unrolled inside an episode, with the TD error
+# $\delta^Q_t = r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot) - Q(s_t, u_t)$, the target is
+#
+# $$G_t = Q(s_t, u_t) + \delta^Q_t + \gamma\,c_{t+1}\,\delta^Q_{t+1} + \dots$$
+#
+# So a ratio sits where the target averages over its action.
 #
 # <details><summary>Details: sources, and why the ratio of $u_{t+1}$, worked (optional)</summary>
 #
@@ -600,17 +604,13 @@ assert any("past the window: the scan starts from 100" in case[0] for case in ex
 #   = \mathbb E_{u\sim\pi}[f(u)].$$
 #
 # That is why the ratio of an action appears where the target averages over it under π.
-# Unrolled inside an episode, with Retrace's TD error
-# $\delta^Q_t = r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot) - Q(s_t, u_t)$:
-#
-# $$G_t = Q(s_t, u_t) + \delta^Q_t + \gamma\,c_{t+1}\,\delta^Q_{t+1} + \dots$$
-#
-# Step $t$'s own TD error has weight 1: $u_t$ is given, so its ratio never appears.
+# In the unrolled target above, step $t$'s own TD error has weight 1: $u_t$ is given, so its ratio
+# never appears.
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: Retrace with a greedy π is Q(λ); the fold's unrolled step (CI runs them; skip when reading)
+# Checks: Retrace with a greedy π is Q(λ); the unrolled step (CI runs them; skip when reading)
 g_w, lam_w = np.random.default_rng(12), 0.8
 r_w, mu_w = g_w.normal(size=40), g_w.uniform(0.1, 1.0, size=40)  # mu_w: μ(u_{t+1} | s_{t+1})
 q_w, u_w, term_w = g_w.normal(size=(40, 4)), g_w.integers(0, 4, size=40), g_w.random(40) < 0.1  # Q(s_{t+1}, .), u_{t+1}
@@ -731,8 +731,22 @@ exercises.attempt("retrace", retrace)
 # 1. Show numerically that `td_lambda(r, values[t+1], λ)`, with `bootstrap_value` as the last next
 #    value, equals `gae(r, values, λ).returns` inside episodes. Which of the two would you use as a
 #    critic target? Why are they the same thing?
+#
+#    <details><summary>Check yourself</summary>
+#
+#    The two agree to float64 precision, because GAE's advantage is the λ-return minus the baseline:
+#    $A_t = G^\lambda_t - V(s_t)$. Use `gae` when you need the advantages too, and `td_lambda` when you need only the target.
+#
+#    </details>
 # 2. Dreamer uses λ-returns of imagined rollouts with a learned, per-step `discount`
 #    (continuation probability). Pass it as `gamma` and check the result against the loop.
+#
+#    <details><summary>Check yourself</summary>
+#
+#    Pass `gamma` $= \gamma_t = \gamma \cdot$ `discount` and `next_values` $= v(s_{t+1})$, with no `terminated`. The result
+#    equals the loop $V^\lambda_t = r_t + \gamma_t[(1-\lambda)v(s_{t+1}) + \lambda V^\lambda_{t+1}]$, from $V^\lambda_H = v(s_H)$, to float64 precision.
+#
+#    </details>
 # 3. In section 5's setting, make the critic unbiased: $\eta = 0$. Keep $\sigma_c = 0.25$ and
 #    $\sigma_r = 2$ (not the $\sigma_c = 3$ of the section's last check). Which λ minimises the
 #    MSE now: is it exactly 0? Answer with the exact formulas on a grid finer than the rollouts',
@@ -740,7 +754,7 @@ exercises.attempt("retrace", retrace)
 #    trade-off? Last, keep $\eta = \sigma_r = 0$ and $T = 20$, but set $\gamma = 0.99$ (so
 #    $\gamma^T \approx 0.82$) and $\sigma_c = 1$. Where is the best λ now, and why?
 #
-#    <details><summary>Expected result for the first part</summary>
+#    <details><summary>Check yourself: the first part</summary>
 #
 #    Not exactly 0. At λ = 0 the rewards' term is flat, and the critic's falls:
 #    $d\mathrm{Var}/d\lambda = -2\gamma^2\sigma_c^2 = -0.08$ there. So the best λ is just above 0, about 0.015.

@@ -123,68 +123,8 @@ rng = np.random.default_rng(41)
 # is $\frac{1}{T} M d$ with $M = \sum_{k<T}(T-k)\,(\gamma C)^k$. This matrix $M$ is invertible, so
 # the average is 0 only where $d$ is.
 #
-# <details><summary>Details: the window's weights, and why its matrix is invertible (optional)</summary>
-#
-# A window's last step [resets](GLOSSARY.md#reset), so its $b$ is
-# [$b_t$ at a reset](GLOSSARY.md#cut-step): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
-# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a position $j$ steps
-# before the end gets only the first $j + 1$ terms. A window of $T = 3$ steps:
-#
-# | position | steps before the end | term 0, mean $d$ | term 1, mean $\gamma C d$ | term 2, mean $(\gamma C)^2 d$ |
-# | --- | --- | --- | --- | --- |
-# | 0 | 2 | yes | yes | yes |
-# | 1 | 1 | yes | yes | no |
-# | 2, the last | 0 | yes | no | no |
-# | positions it reaches | | 3 | 2 | 1 |
-#
-# The argument and its proof use three views: a position $j$ is a row of the table, a term $k$ is a
-# column, and a state $s$ is a row of the matrices $C$ and $M$ or an entry of $d$.
-#
-# Training stops where each state's correction, summed over all its visits, is 0. From a
-# stationary rollout to the weights, in four steps:
-#
-# 1. **Each visit adds its correction.** Training moves $V(s)$ by the correction of every visit to
-#    $s$, at whatever position of a window the visit falls.
-# 2. **The position decides which terms a visit gets.** A visit at position $j$ gets terms 0 to
-#    $T-1-j$: the table's row $j$.
-# 3. **A term's mean does not depend on the position.** Given the state, term $k$'s mean is
-#    $(\gamma C)^k d$ wherever it appears (the series' fold above, with the Markov property).
-# 4. **A stationary rollout puts each state at every position equally often.** Every position of
-#    a window holds state $s$ with the same probability, $d_\mu(s)$ (μ's stationary distribution).
-#    So summing over $s$'s visits is, up to a factor, averaging over the $T$ positions. Term $k$
-#    reaches $T-k$ of them (its column of the table), so the average counts it with the weight $(T-k)/T$:
-#
-# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
-#
-# which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$.
-#
-# <details><summary>Proof: why the matrix M is invertible</summary>
-#
-# In four steps. Write $X = \gamma C$, so $M = \sum_{k<T}(T-k)X^k$.
-#
-# 1. **Count by row, not by column.** Write each term by its matrix: term $k$ is $X^k d$. In the
-#    table above, the last position receives term 0 alone, so its row adds up to $I$.
-#    The position before it receives terms 0 and 1, which add up to $I + X$. The first position
-#    receives all three: $I + X + X^2$. The three rows add up to $3I + 2X + X^2$, the same sum as
-#    the columns. For any
-#    $T$, the rows receive $1, 2, \dots, T$ terms, and the row with $j$ terms adds up to
-#    $I + X + \dots + X^{j-1}$. So
-#    $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1})$.
-# 2. **Sum each row as a geometric series.** $(I + X + \dots + X^{j-1})(I - X) = I - X^j$, since
-#    the middle terms cancel. $I - X$ is invertible, as above, so
-#    $I + X + \dots + X^{j-1} = (I - X^j)(I - X)^{-1}$.
-# 3. **Add the rows.** $\sum_{j=1}^{T}(I - X^j)(I - X)^{-1} = (T\,I - N)(I - X)^{-1}$, with
-#    $N = \sum_{j=1}^{T} X^j$. So the matrix is invertible if $T\,I - N$ is.
-# 4. **$T\,I - N$ is invertible.** The entries of $C$ are non-negative and its rows sum to at most 1,
-#    so every row of $X^j$ sums to at most $\gamma^j$, and every row of $N$ to at most
-#    $\gamma + \dots + \gamma^T$, which is less than $T$. Suppose $(T\,I - N)x = 0$. Then $T\,x = N x$.
-#    Let $x_s$ be the entry of $x$ largest in size. Row $s$ of $Nx$ is a sum of entries of $x$ with
-#    non-negative weights that add up to less than $T$, so $T|x_s| = |(Nx)_s| < T|x_s|$ unless
-#    $x_s = 0$. So $x_s = 0$, and then every entry of $x$ is 0.
-#
-# </details>
-#
-# </details>
+# [The appendix](#Appendix:-the-window's-weights,-and-why-M-is-invertible) derives the weights and
+# proves that $M$ is invertible.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the windows' matrix, on random traces' matrices (CI runs them; skip when reading)
@@ -205,29 +145,6 @@ for S, T_w, g_w in ((1, 100, 0.9), (3, 3, 0.5), (5, 100, 0.99), (8, 20, 0.9)):
     assert np.linalg.svd(M_w, compute_uv=False).min() > 1e-6  # invertible: M d = 0 only at d = 0
     d_w = rng_w.normal(size=S)
     np.testing.assert_allclose(np.linalg.solve(M_w, M_w @ d_w), d_w, rtol=1e-6, atol=1e-9)
-
-# The T = 3 picture: position t receives term k where k <= T - 1 - t, so term k reaches T - k positions
-receives = [[k <= 2 - t for k in range(3)] for t in range(3)]
-assert receives == [[True, True, True], [True, True, False], [True, False, False]]  # the table's rows
-assert [sum(row[k] for row in receives) for k in range(3)] == [3, 2, 1]  # "3, 2 and 1 of them"
-per_position = [sum(np.linalg.matrix_power(X_w, k) for k in range(3) if receives[t][k]) for t in range(3)]
-I_3 = np.eye(len(X_w))
-np.testing.assert_allclose(per_position[2], I_3)  # step 1: "the last position ... adds up to I"
-np.testing.assert_allclose(per_position[1], I_3 + X_w)  # "I + X"
-np.testing.assert_allclose(per_position[0], I_3 + X_w + X_w @ X_w)  # "I + X + X^2"
-np.testing.assert_allclose(sum(per_position), 3 * I_3 + 2 * X_w + X_w @ X_w, rtol=1e-12)  # "3I + 2X + X^2"
-np.testing.assert_allclose(sum(per_position) / 3, window_matrix(X_w, 3) / 3, rtol=1e-12)  # the average, T = 3
-# ... and on one window of rl.vtrace itself: vs - V at position t is the sum of the terms it receives
-g_3, ratio_3 = 0.9, np.exp(rng_w.normal(size=3))
-r_3, v_3, boot_3 = rng_w.normal(size=3), rng_w.normal(size=3), rng_w.normal()
-nv_3 = np.append(v_3[1:], boot_3)  # V'_t = V_(t+1) inside the window, a bootstrap value after it
-rho_3, c_3 = np.minimum(1.0, ratio_3), np.minimum(1.0, ratio_3)
-rho_delta_3 = rho_3 * (r_3 + g_3 * nv_3 - v_3)
-term_3 = lambda t, k: g_3 ** k * np.prod(c_3[t:t + k]) * rho_delta_3[t + k]  # noqa: E731 -- term k at position t
-vs_3 = rl.vtrace(*(torch.tensor(x[None]) for x in (np.log(ratio_3), r_3, v_3)), next_values=torch.tensor(nv_3[None]),
-                 gamma=g_3, rho_bar=1.0, c_bar=1.0, backend="torch").vs[0].numpy()
-expected_3 = [sum(term_3(t, k) for k in range(3) if receives[t][k]) for t in range(3)]
-np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the table, row by row
 
 # %% [markdown]
 # With $\rho = \min(\bar\rho, \pi/\mu)$ the condition, in each state, is
@@ -337,7 +254,7 @@ print(f"V^pi = {value_of(pi):.2f}, V^mu = {value_of(mu):.2f}")
 for rho_bar in (1.0, 4.0):
     target = value_of(pi_clipped(rho_bar))
     at_target, at_v_pi = mean_correction(target, rho_bar), mean_correction(value_of(pi), rho_bar)
-    print(f"rho_bar = {rho_bar}: V^pi_rho_bar = {target:.2f}; mean(vs - V) there {at_target:+.3f}, "
+    print(f"rho_bar = {rho_bar}: V^pi_rho_bar = {target:.2f}; mean(vs - V) there {at_target:+.4f}, "
           f"at V^pi {at_v_pi:+.4f}")
     assert abs(at_target) < 0.03  # the fixed point
     if rho_bar == 1.0:
@@ -593,6 +510,96 @@ torch.testing.assert_close(on.pg_advantages, one_step_adv)
 no_end = torch.zeros_like(term)
 torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 1.0)[0], two_step_adv)
 print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
+
+# %% [markdown]
+# ## Appendix: the window's weights, and why M is invertible
+#
+# This appendix is optional. It derives section 1's weights $(T-k)/T$ for training's windows, and it
+# proves that their matrix $M$ is invertible.
+#
+# <details><summary>Details: the window's weights, and the proof (optional)</summary>
+#
+# A window's last step [resets](GLOSSARY.md#reset), so its $b$ is
+# [$b_t$ at a reset](GLOSSARY.md#cut-step): $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$
+# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So a position $j$ steps
+# before the end gets only the first $j + 1$ terms. A window of $T = 3$ steps:
+#
+# | position | steps before the end | term 0, mean $d$ | term 1, mean $\gamma C d$ | term 2, mean $(\gamma C)^2 d$ |
+# | --- | --- | --- | --- | --- |
+# | 0 | 2 | yes | yes | yes |
+# | 1 | 1 | yes | yes | no |
+# | 2, the last | 0 | yes | no | no |
+# | positions it reaches | | 3 | 2 | 1 |
+#
+# The argument and its proof use three views: a position $j$ is a row of the table, a term $k$ is a
+# column, and a state $s$ is a row of the matrices $C$ and $M$ or an entry of $d$.
+#
+# Training stops where each state's correction, summed over all its visits, is 0. From the
+# rollout to the weights, in four steps:
+#
+# 1. **Each visit adds its correction.** Training moves $V(s)$ by the correction of every visit to
+#    $s$, at whatever position of a window the visit falls.
+# 2. **The position decides which terms a visit gets.** A visit at position $j$ gets terms 0 to
+#    $T-1-j$: the table's row $j$.
+# 3. **A term's mean does not depend on the position.** Given the state, term $k$'s mean is
+#    $(\gamma C)^k d$ wherever it appears (section 1's fold on the series term by term, with the Markov property).
+# 4. **A rollout that starts from μ's stationary distribution $d_\mu$ puts each state at every position equally often.**
+#    Every position of a window then holds state $s$ with the same probability, $d_\mu(s)$.
+#    So summing over $s$'s visits is, up to a factor, averaging over the $T$ positions. Term $k$
+#    reaches $T-k$ of them (its column of the table), so the average counts it with the weight $(T-k)/T$:
+#
+# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
+#
+# which for $T = 3$ is $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$.
+#
+# **Why $M$ is invertible**, in four steps. Write $X = \gamma C$, so $M = \sum_{k<T}(T-k)X^k$.
+#
+# 1. **Count by row, not by column.** Write each term by its matrix: term $k$ is $X^k d$. In the
+#    table above, the last position receives term 0 alone, so its row adds up to $I$.
+#    The position before it receives terms 0 and 1, which add up to $I + X$. The first position
+#    receives all three: $I + X + X^2$. The three rows add up to $3I + 2X + X^2$, the same sum as
+#    the columns. For any
+#    $T$, the rows receive $1, 2, \dots, T$ terms, and the row with $j$ terms adds up to
+#    $I + X + \dots + X^{j-1}$. So
+#    $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1})$.
+# 2. **Sum each row as a geometric series.** $(I + X + \dots + X^{j-1})(I - X) = I - X^j$, since
+#    the middle terms cancel. $I - X$ is invertible, as section 1 says, so
+#    $I + X + \dots + X^{j-1} = (I - X^j)(I - X)^{-1}$.
+# 3. **Add the rows.** $\sum_{j=1}^{T}(I - X^j)(I - X)^{-1} = (T\,I - N)(I - X)^{-1}$, with
+#    $N = \sum_{j=1}^{T} X^j$. So the matrix is invertible if $T\,I - N$ is.
+# 4. **$T\,I - N$ is invertible.** The entries of $C$ are non-negative and its rows sum to at most 1,
+#    so every row of $X^j$ sums to at most $\gamma^j$, and every row of $N$ to at most
+#    $\gamma + \dots + \gamma^T$, which is less than $T$. Suppose $(T\,I - N)x = 0$. Then $T\,x = N x$.
+#    Let $x_s$ be the entry of $x$ largest in size. Row $s$ of $Nx$ is a sum of entries of $x$ with
+#    non-negative weights that add up to less than $T$, so $T|x_s| = |(Nx)_s| < T|x_s|$ unless
+#    $x_s = 0$. So $x_s = 0$, and then every entry of $x$ is 0.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the appendix's table and proof steps, on the last random matrix of section 1's checks (CI runs them; skip when reading)
+# The T = 3 picture: position t receives term k where k <= T - 1 - t, so term k reaches T - k positions
+receives = [[k <= 2 - t for k in range(3)] for t in range(3)]
+assert receives == [[True, True, True], [True, True, False], [True, False, False]]  # the table's rows
+assert [sum(row[k] for row in receives) for k in range(3)] == [3, 2, 1]  # "3, 2 and 1 of them"
+per_position = [sum(np.linalg.matrix_power(X_w, k) for k in range(3) if receives[t][k]) for t in range(3)]
+I_3 = np.eye(len(X_w))
+np.testing.assert_allclose(per_position[2], I_3)  # step 1: "the last position ... adds up to I"
+np.testing.assert_allclose(per_position[1], I_3 + X_w)  # "I + X"
+np.testing.assert_allclose(per_position[0], I_3 + X_w + X_w @ X_w)  # "I + X + X^2"
+np.testing.assert_allclose(sum(per_position), 3 * I_3 + 2 * X_w + X_w @ X_w, rtol=1e-12)  # "3I + 2X + X^2"
+np.testing.assert_allclose(sum(per_position) / 3, window_matrix(X_w, 3) / 3, rtol=1e-12)  # the average, T = 3
+# ... and on one window of rl.vtrace itself: vs - V at position t is the sum of the terms it receives
+g_3, ratio_3 = 0.9, np.exp(rng_w.normal(size=3))
+r_3, v_3, boot_3 = rng_w.normal(size=3), rng_w.normal(size=3), rng_w.normal()
+nv_3 = np.append(v_3[1:], boot_3)  # V'_t = V_(t+1) inside the window, a bootstrap value after it
+rho_3, c_3 = np.minimum(1.0, ratio_3), np.minimum(1.0, ratio_3)
+rho_delta_3 = rho_3 * (r_3 + g_3 * nv_3 - v_3)
+term_3 = lambda t, k: g_3 ** k * np.prod(c_3[t:t + k]) * rho_delta_3[t + k]  # noqa: E731 -- term k at position t
+vs_3 = rl.vtrace(*(torch.tensor(x[None]) for x in (np.log(ratio_3), r_3, v_3)), next_values=torch.tensor(nv_3[None]),
+                 gamma=g_3, rho_bar=1.0, c_bar=1.0, backend="torch").vs[0].numpy()
+expected_3 = [sum(term_3(t, k) for k in range(3) if receives[t][k]) for t in range(3)]
+np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the table, row by row
 
 # %% [markdown]
 # ## What you now know

@@ -164,13 +164,9 @@ assert (k_s3[:3] != 0).tolist() == [True, True, False] and vs3[:3].tolist() == [
 # | $t+1$ | $(0.5, 2, \text{true})$ | its own triple: the reset keeps lane $t+2$ out | $2$, no $x$ |
 # | $t$ | $(0.5, 1, \text{false})$ | $(0.5 \cdot 0.5,\ 1 + 0.5 \cdot 2,\ \text{true}) = (0.25, 2, \text{true})$ | $2$, no $x$ |
 #
-# In symbols, without resets, the later lanes enter as the first operand:
-#
-# | lane | first operand `(a1, b1, k1)`: the later steps | second operand `(a2, b2, k2)`: the earlier step | the lane's map of the carry $x$ |
-# | --- | --- | --- | --- |
-# | $t+2$, the chunk's last | none: the lane keeps its own triple | none | $b_{t+2} + a_{t+2}\,x$ |
-# | $t+1$ | lane $t+2$'s map | step $t+1$'s triple | $b_{t+1} + a_{t+1}(b_{t+2} + a_{t+2}\,x)$ |
-# | $t$ | lane $t+1$'s map (steps $t+2$, then $t+1$) | step $t$'s triple | $b_t + a_t\,(\text{lane } t+1\text{'s})$ |
+# In symbols, part 3's rule `reset_combine(later, earlier)` $= b_e + a_e\,(b_l + a_l x)$ has two reset
+# cases. If the earlier step resets, the result is $b_e$ alone. If only the later run resets, it is
+# $b_e + a_e b_l$ with the flag set, so the carry $x$ never enters.
 #
 # Triton combines lanes in a tree, not one by one
 # ([00b, section 2](00b_triton_from_zero.ipynb#2.-A-scan-of-one-block) replays one), but every
@@ -340,9 +336,38 @@ for resets in (True, False):
 # </details>
 
 # %%
-# YOUR CODE: your kernel(s), and this launcher returning (vs, pg)
+# YOUR CODE: your two kernels, and the launcher returning (vs, pg). A template to uncomment and fill in:
+#
+# @triton.jit
+# def vs_kernel(LR, R, V, NV, TERM, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr):
+#     row = tl.program_id(0)                      # one program per row
+#     carry = 0.0                                 # nothing comes after the row
+#     n_chunks = tl.cdiv(T, CHUNK)
+#     for i in range(0, n_chunks):
+#         ci = n_chunks - 1 - i                   # the chunks, last first
+#         t = ci * CHUNK + tl.arange(0, CHUNK)
+#         m = t < T                               # lanes past the row's end: padding
+#         ...                                     # part 2: load the chunk at row * T + t, build the triple
+#         ...                                     # part 3: the scan; part 4: vs, its store, the next carry
+#
+#
+# @triton.jit
+# def pg_kernel(LR, R, V, NV, TERM, VS, PG, gamma, rho_bar, T, n, BLOCK: tl.constexpr):
+#     e = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # flat indices of the (B, T) elements
+#     m, t = e < n, e % T                                  # n = B * T; t: the step within its row
+#     ...                                                  # part 5: v_{t+1}; part 6: pg and its store
+#
+#
+# def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk):
+#     B, T = rewards.shape
+#     vs, pg = torch.empty_like(rewards), torch.empty_like(rewards)
+#     vs_kernel[(B,)](log_rhos, rewards, values, next_values, terminated, vs, gamma, rho_bar, c_bar, T, CHUNK=chunk)
+#     BLOCK = 1024
+#     pg_kernel[(triton.cdiv(B * T, BLOCK),)](log_rhos, rewards, values, next_values, terminated, vs, pg,
+#                                            gamma, rho_bar, T, B * T, BLOCK=BLOCK)
+#     return vs, pg
 def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk):
-    raise NotImplementedError
+    raise NotImplementedError  # replace this function by the template's launcher
 
 
 # %%

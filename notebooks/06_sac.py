@@ -50,8 +50,9 @@
 # $$V(s_{t+1}) = \mathbb{E}_{u\sim\pi}\big[Q(s_{t+1}, u) - \alpha\log\pi(u|s_{t+1})\big].$$
 #
 # Continuing through the buffer's action $u_{t+1}$ uses the one-sample estimate
-# $G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})$. The $-\alpha\log\pi$ term is needed because
-# $G_{t+1}$ estimates $Q(s_{t+1}, u_{t+1})$, which leaves out the entropy of $u_{t+1}$ itself.
+# $G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})$. A soft $Q(s, u)$ counts the entropy bonuses of the
+# actions after $u$, not of $u$ itself. So the $-\alpha\log\pi$ term is needed: $G_{t+1}$ estimates
+# $Q(s_{t+1}, u_{t+1})$, which leaves out the entropy of $u_{t+1}$.
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\Big].$$
 #
@@ -176,18 +177,18 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # | truncation | 0 | yes | $r_t + \gamma_t V'_t$ |
 # | the window's last step | 0 | yes | $r_t + \gamma_t V'_t$ ($r_t$ if it terminates) |
 #
-# **Which guard protects which term.** At a done step, each guard keeps one term out:
+# **Which guard removes which term** at a done step:
 #
-# * $\lambda^{\text{eff}}_t = 0$ removes $\log\pi_{t+1}$ from $b_t$, so a truncated or last step
-#   bootstraps from $V'_t$ alone.
-# * $[\lnot\text{term}_t]$ removes $\gamma_t V'_t$ from $b_t$ at a termination, where no next state
-#   exists.
-# * $\text{reset}_t$ removes $a_t\,y_{t+1}$, because $0 \cdot \text{NaN}$ is NaN.
+# | guard | the term it removes | without it |
+# | --- | --- | --- |
+# | $\lambda^{\text{eff}}_t = 0$ in $b_t$ | $-\gamma_t\lambda_t(V'_t + \alpha\log\pi_{t+1})$ | $V'_t$ gets weight $1-\lambda_t$; a truncation reads the next episode's $\log\pi_{t+1}$ |
+# | $[\lnot\text{term}_t]$ | $\gamma_t V'_t$ | a termination bootstraps: NaN below |
+# | $\text{reset}_t$ | $a_t\,y_{t+1}$ | $0 \cdot \text{NaN}$ is NaN: NaN below |
 #
-# $a_t$ needs no $[\lnot\text{term}_t]$ factor: at a reset the scan ignores $a_t$, so the plain
-# $\gamma_t\lambda_t$ works too. $\lambda^{\text{eff}}_t$ matters in $b_t$, where it removes
-# $\log\pi_{t+1}$. The cell below drops each guard in turn on three steps ($\gamma = \lambda = 0.5$, α = 0), where step 1 terminates and the
-# buffer holds NaN from there on.
+# So $\lambda^{\text{eff}}_t$ is needed only in $b_t$, where it gives $V'_t$ its full weight through
+# $1-\lambda^{\text{eff}}_t$ and removes $\log\pi_{t+1}$. $a_t$ needs no guard, because a reset
+# ignores it. The cell below drops $[\lnot\text{term}_t]$, then $\text{reset}_t$, on three steps
+# ($\gamma = \lambda = 0.5$, α = 0). Step 1 terminates, and the buffer holds NaN from there on.
 
 # %%
 r3, v3 = np.array([1.0, 1.0, np.nan]), np.array([3.0, np.nan, np.nan])  # V'_t: NaN behind the termination
@@ -290,6 +291,9 @@ assert (_bracket[TRUNC] == 0.97 * _v[TRUNC]).all()  # ... so they bootstrap from
 _bracket_plain = 0.97 * ((1 - 0.8) * _v - 0.8 * 0.2 * _lp_next)  # the plain λ in b_t
 assert (_bracket_plain[TRUNC] != _bracket[TRUNC]).all()  # "λ^eff_t = 0 ... bootstraps from V'_t alone" ...
 assert (_bracket_plain[:, -1] != _bracket[:, -1]).all()  # ... at a truncation or the window's last step
+_removed = -0.97 * 0.8 * (_v + 0.2 * _lp_next)  # the table's term: −γλ(V'_t + α log π_{t+1})
+np.testing.assert_allclose((_bracket_plain - _bracket)[_done & ~TERM], _removed[_done & ~TERM], rtol=1e-12)
+assert (_lp_next[:, -1] == 0).all() and (_lp_next[:, :-1] == LP[:, 1:]).all()  # last step: 0; a truncated one: step t + 1's
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 2's guards and a_t at a done step, on the random rows (CI runs them; skip when reading)
@@ -422,7 +426,9 @@ print("actor and temperature losses == the loop, gradients as derived")
 #
 # Here $\Delta < 0$ is the gap per step between $\mu$'s and $\pi$'s soft rewards, and it does not
 # depend on λ. So the bias $D$ is 0 at λ = 0 and grows more negative as λ grows. The next cell
-# measures it over 4,000 replayed windows of 60 steps.
+# measures it over 4,000 replayed windows of 60 steps. So use `lambda_ > 0` on replayed data only
+# when the data is recent, or with a correction such as Retrace
+# ([notebook 07's second open question](07_crr.ipynb#Exercises)).
 #
 # <details><summary>Details (optional): why the bias arises, the setup in full, and the recursion derived</summary>
 #
@@ -532,16 +538,14 @@ plt.show()
 #
 # <details><summary>Details (optional): the plot's numbers, and the min's bias against the theory</summary>
 #
-# * At λ = 0, α shifts every target up by one step's entropy bonus, $\gamma\alpha(-\log\pi')$,
-#   about $0.9\alpha$ here.
-# * At λ = 1, far from the window's end, the bonuses add up to about
+# * **At λ = 0,** α shifts every target up by one step's entropy bonus, $\gamma\alpha(-\log\pi')$,
+#   about $0.9\alpha$ here. It is only one step's bonus, because the critics passed in are
+#   reward-only and hold no bonus of their own. In training the critics learn the soft value, and
+#   the bonuses compound.
+# * **At λ = 1,** far from the window's end, there is one bonus per step after the first, each
+#   about $0.2$ ($-\log\pi \approx 1$ here, α = 0.2). They add up to about
 #   $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only value.
-# * At λ = 0 the shift is only one step's bonus, because the critics passed in are reward-only and
-#   hold no bonus of their own. In training the critics learn the soft value, and the bonuses
-#   compound.
-# * At λ = 1 there is one bonus per step after the first, each about $0.2$ ($-\log\pi \approx 1$
-#   here, α = 0.2).
-# * At α = 1 the bonus of about 0.9 nearly cancels the min's bias of about −1.
+# * **At α = 1,** the bonus of about 0.9 nearly cancels the min's bias of about −1.
 #
 # The min of two independent $\mathcal N(0, 2^2)$ errors has mean $-2/\sqrt\pi \approx -1.13$, so
 # the target's expected error is $0.9 \cdot (-1.13) \approx -1.02$. The cell measures
@@ -636,7 +640,7 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #   ([notebook 13c, the critics and the elementwise kernel](13c_inside_the_package.ipynb#The-critics-and-the-elementwise-kernel)).
 # * The same three shapes as notebook 05 (16×128, 4096×128, 64×16384); each range rounded outwards.
 # * GPU time is under a thirtieth of the fused call's wall time, and between a thirtieth and a
-#   seventh of the eager formula's. On the committed H200 run, the GPU-time ratio is 5.2 to 7.5.
+#   seventh of the eager formula's. On the committed H200 run, eager ÷ fused GPU time is 5.2 to 7.5.
 #
 # </details>
 
@@ -737,6 +741,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # * **Other forms the checker accepts:** the copied prologue's plain $a_t = \gamma\lambda$, and a
 #   last step that stops the trace with $a_t = 0$ alone ($0 \cdot 100 = 0$). The first passes
 #   because a reset never reads $a_t$ (section 2's three-step example).
+# * **Plain λ in the $-\lambda\alpha\log\pi_{t+1}$ term also passes here:** the masked load gives
+#   $\log\pi_{t+1} = 0$ at step $T-1$, and the task has no truncations.
 #
 # </details>
 

@@ -535,12 +535,17 @@ exercises.attempt("awr_weights", awr_weights)
 # * **Plan:** one program is enough. It walks the tensor in blocks of `BLOCK` elements (1024, say)
 #   three times: the max $M$, then the sum of $e^{\hat A/\beta - M}$, then the weights.
 #
-# **Edge cases:** $\hat A/\beta$ above 88.7, where `exp` overflows float32 to `inf`, and below
-# about −104, where it underflows to 0 in float32 for every element. A GPU `exp` that flushes
-# subnormals to 0 reaches 0 sooner, near −87.3, where $e^x$ drops below 1.18e-38, the smallest
-# normal float32. Lanes past $N$ must change neither the
-# max nor the sum. (A store pass that loads them with `other=0.0` may print a harmless
+# **Edge cases:** where $\hat A/\beta$ is above 88.7, `exp` overflows float32 to `inf`. If every
+# $\hat A/\beta$ is below −104, the sum of the exponentials is 0. Lanes past $N$ must change neither
+# the max nor the sum. (A store pass that loads them with `other=0.0` may print a harmless
 # "overflow encountered in exp": the store's mask drops those lanes.)
+#
+# <details><summary>Details (optional): a GPU exp reaches 0 sooner</summary>
+#
+# A GPU `exp` that flushes subnormals to 0 reaches 0 near −87.3, not −104. There $e^x$ drops below
+# 1.18e-38, the smallest normal float32.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -36,14 +36,16 @@
 # figures; the Checks cell after the imports reads each one from its file. The main data, the
 # `[H200 run]`, are single timings: the run times each call once.
 #
-# | quantity | figure | file (its tag) | card |
-# | --- | --- | --- | --- |
-# | GAE's forward at 4096×128: wall time per call | 28.1 µs | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
-# | the same call: GPU time | 3.3 µs | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
-# | GAE's host time: its wall time at 16×128, median of 15 rounds | 30.6 µs | `H200-2026-12-06-wall.txt` (`[H200 wall probe]`) | H200 |
-# | share of GAE's 4096×128 call a CUDA graph of 100 calls removes | 88 % | `checks/H200-2026-12-06-graph-replay.txt` (`[H200 replay probe]`) | H200 |
-# | PPO's loss with its backward at 4096×128: eager formula ÷ ours, median paired round | 1.6× | `checks/H100-2026-12-07-loss-wall.txt` (`[H100 loss probe]`) | H100 |
-# | the noise rule's bound: the most one call's two timings differ | 2.3× | the run and the wall probe | H200 |
+# | quantity | figure |
+# | --- | --- |
+# | GAE's forward at 4096×128: wall time per call | 28.1 µs |
+# | the same call: GPU time | 3.3 µs |
+# | GAE's host time: its wall time at 16×128, median of 15 rounds | 30.6 µs |
+# | share of GAE's 4096×128 call a CUDA graph of 100 calls removes | 88 % |
+# | PPO's loss with its backward at 4096×128: eager formula ÷ ours, median paired round | 1.6× |
+# | the noise rule's bound: the most one call's two timings differ | 2.3× |
+#
+# Sources: each figure's file and card, [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
 #
 # <details><summary>Sources: the files, their tags, the sections that read them</summary>
 #
@@ -83,6 +85,7 @@ import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
 from rltriton_lite import exercises, profile
+from rltriton_lite.profile import down, up  # how the course writes a range (notebook 14, section 7)
 
 DEVICE = profile.default_device()
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
@@ -109,17 +112,6 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"
     (r,) = [r for r in res["rows"] if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
             == (algorithm, impl, B, T, dtype, pass_)]
     return r
-
-
-# how the course writes a range (notebook 14, section 7): low end rounded down, high end up
-def down(x, digits=1):
-    """x rounded down to `digits` decimals: a range's low end, or an "at least" figure."""
-    return math.floor(round(x * 10**digits, 9)) / 10**digits
-
-
-def up(x, digits=1):
-    """x rounded up to `digits` decimals: a range's high end, or an "up to" figure."""
-    return math.ceil(round(x * 10**digits, 9)) / 10**digits
 
 
 def against(prediction, measured, what, model=None, how="measured"):
@@ -264,6 +256,9 @@ print(profile.table(model_table, digits=3))
 #
 # The host time is fitted at 16×128, so the model matches that shape by construction; the test is
 # that the wall time stays flat from 16×128 to 4096×128. It does, within 10 %, for 7 of the 8 calls.
+# A wall time can come in a little under the host time: the host time is itself a measurement, at
+# another shape. That is why GAE's row reads `measured ÷ model` 0.928: 28.4 µs at 4096×128 against
+# 30.6 µs at 16×128.
 #
 # <details><summary>Details: the bytes, the L2 cache, and PPO's rise</summary>
 #
@@ -289,6 +284,7 @@ assert [down(min(HOST_US.values()), 0), up(max(HOST_US.values()), 0)] == [23, 60
 _off = {t["call"]: t["measured ÷ model"] for t in model_table}
 assert sum(abs(x - 1) < 0.1 for x in _off.values()) == 7 and abs(_off["ppo"] - 1) > 0.1  # "within 10 % for 7 of the 8"
 assert round(100 * (_off["ppo"] - 1)) == 24  # "PPO's rises 24 %" from 16×128 to 4096×128
+assert [probe[4096, 128]["fwd", "gae"], HOST_US["gae"], round(_off["gae"], 3)] == [28.4, 30.6, 0.928]  # "28.4 µs ... 0.928"
 assert round(100 * (probe[4096, 128]["fwd", "ppo"] / probe[16, 128]["fwd", "ppo"] - 1)) == 24  # (the same, read directly)
 assert all(HOST_US[a] > model_us(4096, 128, row(RES, a, 4096, 128)["bytes"] / (4096 * 128), 0)[1]
            for a in ALGORITHMS)  # "every call's host time exceeds its GPU time" (the model's)
@@ -427,12 +423,12 @@ plt.show()
 #
 # * The measured 8.4× comes from the `[H200 run]` alone: its wall time, 28.1 µs, over its GPU
 #   time, 3.3 µs. The model's 7.5× divides the `[H200 wall probe]`'s host time, 30.6 µs, by the
-#   model's GPU time, 4.1 µs. Both say host-bound.
+#   model's GPU time, 4.1 µs. Both say host-bound. The wall time comes in under the host time for
+#   section 1's reason: the host time was measured at another shape.
 # * GAE's GPU time at 4096×128 is below the model's. Its 8.9 MB fit in the **L2 cache**, a fast
 #   memory on the GPU chip, and stay there between the graph replays that time it.
 # * At 16384×1024 every call is GPU-bound, except PPO's and CRR's losses, which are mixed: their
-#   wall time is 1.81× and 1.75× their GPU time. These are single timings. Under section 3's noise
-#   rule, a ratio within 2.3× of the 2× threshold can be noise, so these two labels may be noise.
+#   wall time is 1.81× and 1.75× their GPU time. These labels rest on single timings.
 # * The scans at 64×16384 take several times the GPU time the model gives GAE: 64 rows give the GPU
 #   few programs, each walking its row's chunks one after another.
 #
@@ -448,7 +444,6 @@ _mixed = {a: (HOST_US[a], gpu_us[a, (16384, 1024)], wall_us[a, (16384, 1024)])  
           for a in ("ppo", "crr")}
 assert all(w > max(h, g) for h, g, w in _mixed.values())  # their wall times exceed the model's max(host, GPU)
 assert [round(ratio[a, (16384, 1024)], 2) for a in ("ppo", "crr")] == [1.81, 1.75]  # "1.81× and 1.75×"
-assert all(HOST_X / 2.3 < ratio[a, (16384, 1024)] < HOST_X * 2.3 for a in _mixed)  # "within 2.3× of the 2× threshold"
 assert all(abs(wall_us[a, (16384, 1024)] / max(HOST_US[a], gpu_us[a, (16384, 1024)]) - 1) < 0.12
            for a in ALGORITHMS if a not in _mixed)  # the GPU-bound: wall ≈ max(host, GPU), "instead of" adding up
 assert all(bound(*model_us(*s, gae_bytes, HOST_US["gae"])) == "host-bound"
@@ -501,7 +496,8 @@ against(None, lowest_x, "the lowest round's ratio, the eager formula ÷ ours")
 # 2.5× the peer's, so the peer's lead counts; at 15 µs (only 2×) it would be **within the noise**.
 # The **noise rule**: a peer's lead over us counts only if even our faster timing is more than 2.3×
 # the peer's. We use our faster timing because it gives the lead the hardest test. The bound 2.3× is
-# how far one of our calls' two timings drifted apart in the H200 session.
+# conservative: it is the worst drift seen between two timings of one call in the H200 session. The
+# rule compares one wall time with another, and nothing else.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)

@@ -49,7 +49,7 @@
 #
 # The simple alternative is to gather the rows onto every rank and make one local call. It is
 # cheap because GAE's inputs are small. The values and rewards alone, two float32 numbers per
-# token, are 1 MB for a row of 128K tokens; the done flags add one byte per token.
+# token, are 1 MiB for a row of 128K tokens; the done flags add one byte per token.
 #
 # The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank
 # after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
@@ -175,7 +175,7 @@ done[5] = True  # rank 0's last step: the episode ends exactly at the boundary
 
 def compose(after, step):
     """The triple of (one step, then the steps after it): a reset selects the step alone."""
-    (A, B, K), (a, b, k) = after, step
+    (A, B, K), (a, b, k) = after, step  # 00c's order: reset_combine(first, second) takes the later run first too
     return (a, b, True) if k else (a * A, b + a * B, K)
 
 
@@ -228,8 +228,7 @@ assert np.isnan(2.0 + 0.0 * float("nan"))  # the same step written as a product 
 #
 # 1. Each rank computes its segment's map: one read of its steps.
 # 2. The ranks swap their maps in one `all_gather`. Per row, each rank sends the triple
-#    $(A, B, \text{reset})$ of section 3: a few numbers, whatever the length. (What else crosses
-#    the wire is in notebook 13c, section 7.)
+#    $(A, B, \text{reset})$ of section 3: a few numbers, whatever the length.
 # 3. Each rank composes the maps of the ranks after it into its carry. Then it scans its own steps
 #    from that carry.
 
@@ -369,8 +368,7 @@ print(f"gather + one call: max difference {(gathered - adv).detach().abs().max()
 # %% [markdown]
 # GAE needs one thing a bare scan does not. Rank 0's last step is $t = 16$. Its TD error is
 # $\delta_{16} = r_{16} + \gamma V(s_{17}) - V(s_{16})$, and $V(s_{17})$ is rank 1's first value.
-# So the package also gathers each rank's first value. For maintainers,
-# [notebook 13c, section 7.1](13c_inside_the_package.ipynb#7.1-What-crosses-the-wire,-forwards) lists every exchange.
+# So the package also gathers each rank's first value.
 #
 # The cell below does it by hand:
 #
@@ -582,23 +580,30 @@ print(profile.table(cost_rows, digits=3))  # the long row; the file's other line
 # %% [markdown]
 # **Gather + one call is the default:** it took 1.5 times the plain call's wall time, the split 17
 # times, so use `time_group=` only for gradients through the advantages (section 6), a batch too big
-# to gather, or many ranks on a link slower than about 60–78 GB/s.
+# to gather, or many ranks on a slow link: at 8 ranks, one slower than about 60–78 GB/s. **That
+# 60–78 GB/s is an estimate, not a measurement: it assumes the split's time does not grow with the
+# ranks, and it counts no network round trips.** The 78 scales all of the gather's one call with the
+# ranks; the 60 scales only its GPU time.
+#
+# An autograd-aware gather does not replace the split for gradients:
+# `torch.distributed.nn.functional.all_gather` carries them, but its backward sends every rank's
+# whole gradient row, where the split's sends one number per row per rank in each exchange (section 6).
 #
 # <details><summary>Details: the break-even at 8 ranks, worked</summary>
 #
-# No link was measured, so this is an estimate. On the long row, each rank holds 9 MB of values,
-# rewards and flags. With 8 ranks, the gather brings the other 7 ranks' 63 MB, about 66 million
-# bytes, to each rank: 66/B ms on a link of B GB/s. The split took $t_s = 1.31$ ms. The gather's one
-# call reads 8 ranks' steps, 4 times what it read when measured, so take it at $4\,t_g$ =
-# 4 × 114 µs = 0.46 ms. The two are equal at $B = 66/(1.31 - 0.46)$, about 78 GB/s. On a faster
+# On the long row, each rank holds 9 MiB of values, rewards and flags ($1\text{ MiB} = 2^{20}$
+# bytes). With 8 ranks, the gather brings the other 7 ranks' 63 MiB, about 66 million bytes, to each
+# rank: 66/B ms on a link of B GB/s. The split took $t_s = 1.31$ ms. The gather's one call reads 8
+# ranks' steps, 4 times what it read when measured, so take it at $4\,t_g$ = 4 × 114 µs = 0.46 ms.
+# The two are equal at $B = 66/(1.31 - 0.46)$, about 78 GB/s. If only the call's GPU time grows, it
+# takes 114 + 3 × 33.5 µs, about 0.21 ms, and $B = 66/(1.31 - 0.21)$, about 60 GB/s. On a faster
 # link the gather wins; on a slower one, the split.
 #
 # NVLink inside one node carries hundreds of GB/s per GPU, so there the gather wins. Across nodes, a
 # 400 Gb/s InfiniBand link per GPU carries about 50 GB/s, so there the split can win at 8 ranks.
 # These link speeds are vendor specifications, not measured here.
 #
-# The estimate's assumptions, a second way to scale the one call (which gives the 60 GB/s), the
-# three cases in full, the 2-rank break-even, the NCCL column and the file's other lines are in
+# The three cases in full, the 2-rank break-even, the NCCL column and the file's other lines are in
 # [notebook 13c, section 7.2](13c_inside_the_package.ipynb#7.2-The-cost-of-the-split,-case-by-case).
 #
 # </details>
@@ -612,18 +617,21 @@ assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)
 assert round(local_wall / one_wall) == 17 and round(joined_wall / one_wall, 1) == 1.5  # "17 times", "1.5 times"
 # the table printed: the long row's three calls, wall and GPU µs, in the file's columns 1, 2 and 4
 assert [(r_["wall µs"], r_["GPU µs"]) for r_ in cost_rows] == [(77.5, 13.6), (1307.0, 74.7), (114.2, 33.5)]
-# the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
+# the break-even: the other rank's 1,048,576 steps are 8 MiB of values and rewards and 1 MiB of flags (MiB = 2**20 bytes)
 _other = 1_048_576
-assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "9 MB of values, rewards and flags"
+assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "9 MiB of values, rewards and flags"
 _gather_bytes = 9 * 2**20
 _w8_bytes = (8 - 1) * _gather_bytes
-assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "63 MB, about 66 million bytes"
+assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "63 MiB, about 66 million bytes"
 _w8_call = joined_wall * 8 / 2  # "4 t_g"
 assert round(_w8_call / 1e3, 2) == 0.46 and round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == 78  # "about 78 GB/s"
-_w8_call_gpu = joined_wall + (8 / 2 - 1) * joined_gpu  # the second scaling (13c, section 7.2): "about 60 GB/s"
-assert round(_w8_bytes / ((local_wall - _w8_call_gpu) * 1e-6) / 1e9) == 60  # the rule's "60–78 GB/s"
+_w8_call_gpu = joined_wall + (8 / 2 - 1) * joined_gpu  # only the GPU time grows: "114 + 3 × 33.5 µs, about 0.21 ms"
+assert round(_w8_call_gpu / 1e3, 2) == 0.21 and round(_w8_bytes / ((local_wall - _w8_call_gpu) * 1e-6) / 1e9) == 60  # "about 60 GB/s"
+# the rule's assumptions, as 13c, section 7.2 states them: the split measured as rank 0 of two ranks, no link crossed
+assert "plays rank 0 of two ranks that hold the same steps" in " ".join(open(os.path.join(os.path.dirname(
+    os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"), encoding="utf-8").read().split())
 assert 400 / 8 == 50 < 60  # 400 Gb/s InfiniBand is 50 GB/s, below the break-even ("the split can win")
-assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's "1 MB for a row of 128K tokens": 2 float32 per token
+assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's "1 MiB for a row of 128K tokens": 2 float32 per token
 # the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
 
@@ -839,7 +847,8 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 #
 # 1. After the maps' `all_gather`, each rank holds a table of every rank's map, its own included.
 #    For 4096 rows on 8 ranks, how many bytes is that table? Count three float64 numbers per row
-#    per rank, the map's $(A, B, \text{reset})$, and leave out the error flag (notebook 13c, section 7).
+#    per rank, the map's $(A, B, \text{reset})$. Leave out the package's error flag, a fourth number
+#    per row that tells every rank that one rank's arguments were refused.
 #    Compare with one input tensor of the rank's own steps, 4096 rows of 16,384 steps in float32.
 #
 # 2. With `reverse=False` (a forward scan, $y_t = b_t + a_t y_{t-1}$), which ranks' maps does a

@@ -588,7 +588,6 @@ rows = res["rows"]
 wall = {(r["B"], r["T"], r["impl"]): r["wall_us"] for r in rows}
 gpu = {(r["B"], r["T"], r["impl"]): r["gpu_us"] for r in rows}
 shapes = sorted({(r["B"], r["T"]) for r in rows}, key=lambda s: (s[0] * s[1], s[1]))
-errs = [r["max_abs_err_vs_loop"] for r in rows if r["impl"] == OURS]
 
 
 def about(x):
@@ -643,79 +642,12 @@ assert 256 * 4096 == 8 * 131072 == 1 << 20  # "... a million tokens each" (1M on
 assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point per T, so its lines never go vertical
 
 # %% [markdown]
-# **`rl.gae(mask=)` was the fastest at every shape:** over 4,000 times faster than the loop, 1.3 to
-# 16 times faster than the cumulative sum, and 8.6 to 13.6 times faster than the drop-in.
+# **`rl.gae(mask=)` was the fastest at every shape.** It was over 4,000 times faster than the loop,
+# which pays per step of $T$, whatever the batch. It was 1.3 to 16 times faster than the cumulative
+# sum, and furthest ahead on the few very long responses. It was 8.6 to 13.6 times faster than the
+# drop-in, which adds a second scan and verl's whitening.
 #
-# <details><summary>Details: the scan against the other three, and the other figures</summary>
-#
-# By wall time per call, the cumulative sum came closest at 256×4096 and fell furthest behind at
-# 4×1048576. The drop-in took 0.34 to 0.68 ms more per call than `rl.gae`.
-#
-# * The loop pays per step of $T$, whatever the batch; the scan pays mostly per call.
-# * The drop-in's second scan and whitening cost a fraction of a millisecond per call. The rows
-#   give only that total, not how it splits.
-#
-# The other figures are wall time per call, unless a row says GPU time; $T$ is the response length.
-#
-# | what | figure |
-# |---|---|
-# | the loop, per step of $T$ | about 130 to 180 µs, whatever the batch |
-# | `rl.gae(mask=)`, from the fewest tokens to the most | 28 µs at 256×1024 to 89 µs at 4×1048576: 16 times the tokens, about 3 times the time |
-# | GPU time at a million tokens, 256×4096 then 8×131072 | the cumulative sum about 50 then 180 µs; `rl.gae` about 17 then 21 µs |
-# | the drop-in, `integrations.verl` | 380 to 764 µs, that is 0.4 to 0.8 ms; slower than the cumulative sum at 4 of the 5 shapes, where the sum takes 40 to 186 µs |
-# | the loop against the drop-in | at least 350 times as long |
-#
-# `rl.gae`'s largest difference from the loop over the policy tokens, in float32 on the GPU, is
-# under 1e-4. The left panel of the drawing has no lines, since two shapes hold a million tokens each.
-#
-# </details>
-#
-#
-# <details><summary>Details: why the loop is so slow, the scan's time, and the shortcut</summary>
-#
-# The loop's figure is so large because the loop is bound by per-op host overhead (dispatch and
-# launch), not by arithmetic. One iteration handles one position of every response and launches
-# about a dozen small kernels (question 3 counts them). At these sizes an operation's host
-# overhead is the same whatever the batch, so the loop's time follows $T$, its number of
-# iterations. A response of a million tokens takes minutes.
-#
-# The scan's wall time grows far more slowly than its tokens (the table). At the smaller shapes it
-# is mostly host time: its GPU time is a fraction of its wall time. It is launching, not moving
-# bytes.
-#
-# Against the cumulative sum:
-#
-# * Where the sum is fastest (many short responses), the two are close. The scan is ahead at every
-#   shape in this run, but both are mostly host time there, so the order can change with the
-#   machine's CPU.
-# * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows with
-#   the response length, even at the same number of tokens; the scan's barely grows (the GPU-time
-#   row of the other figures: 256×4096 and 8×131072 hold a million tokens each).
-#
-# </details>
-#
-# <details><summary>Details: what the drop-in's extra time is</summary>
-#
-# The drop-in adds two things to `rl.gae`'s call: a second scan (section 4's look-ahead) and verl's
-# whitening. The whitening is a few reductions and one synchronisation with the host, where it
-# reads the mask's count (verl's own whitening reads it on the host too). A synchronisation makes
-# the host stop and wait until the GPU has finished all the work queued before it. It has two
-# effects here:
-#
-# * A call that waits for the host cannot be captured in a CUDA graph, so the drop-in has no
-#   CUDA-graph time.
-# * Without a sync, the host prepares the next call while the GPU runs this one, and a call costs
-#   the larger of the two. With a sync in every call, the two no longer overlap, so a call pays
-#   both.
-#
-# The committed rows give only the total, not how it splits between the second scan, the
-# reductions and the lost overlap.
-#
-# The Checks cell below computes the price per shape; the table's last row gives its range. verl calls
-# the function once per training step, on the whole batch, so a step pays a fraction of a
-# millisecond more: small beside the model's forward and backward passes over the same batch.
-#
-# </details>
+# [Notebook 14, section 11](14_appendix_data.ipynb#11.-Notebook-12's-token-level-timings,-in-detail) gives the other figures and why each implementation is slower.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed figures (CI runs them; skip when reading)
@@ -729,52 +661,22 @@ assert bench.token_inputs(2, 8, "cpu")[0].dtype == torch.float32  # the harness'
 assert (res["gamma"], res["lam"]) == (0.99, 0.95)  # "In short": "`rl.gae(mask=)` at γ = 0.99, λ = 0.95"
 assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
-assert max(per_token) < 2 * min(per_token)  # the loop's time per token of length, whatever the batch
-assert [round(min(per_token), -1), round(max(per_token), -1)] == [130, 180]  # "about 130 to 180 µs"
-fewest, most = shapes[0], shapes[-1]  # by tokens: 256×1024 and 4×1048576
-assert (fewest[0] * fewest[1], most[0] * most[1]) == (1 << 18, 1 << 22)  # a quarter of a million, four million
-assert (fewest, most) == ((256, 1024), (4, 1048576))  # "at 256×1024", "at 4×1048576"
-assert [round(wall[(*s, OURS)]) for s in (fewest, most)] == [28, 89]  # "from 28 to 89 µs"
-assert round(wall[(*most, OURS)] / wall[(*fewest, OURS)]) == 3  # "only about 3×", for 16× the tokens
+assert max(per_token) < 2 * min(per_token)  # the loop's time per step of T, whatever the batch
 for s in shapes:
-    assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # the table: "over 4,000 times faster at every shape"
+    assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # "over 4,000 times faster than the loop" at every shape
     assert wall[(*s, OURS)] < wall[(*s, CUMSUM)], s  # and faster than the shortcut, in this run
     assert wall[(*s, DROP_IN)] > wall[(*s, OURS)] and gpu[(*s, DROP_IN)] is None, s  # the whitening's host sync
-    assert gpu[(*s, OURS)] < wall[(*s, OURS)], s
-by_tokens = {}
-for s in shapes:
-    by_tokens.setdefault(s[0] * s[1], []).append(s)
-same = [sorted(v, key=lambda s: s[1]) for v in by_tokens.values() if len(v) > 1]  # shapes of equal tokens
-assert [round(gpu[(*s, CUMSUM)], -1) for s in ((256, 4096), (8, 131072))] == [50, 180]  # "about 50 to 180"
-assert [round(gpu[(*s, OURS)]) for s in ((256, 4096), (8, 131072))] == [17, 21]  # "barely": about 17 to 21
-assert same and all(gpu[(*long, CUMSUM)] > 2 * gpu[(*short, CUMSUM)] and gpu[(*long, OURS)] < 2 * gpu[(*short, OURS)]
-                    for short, long in (v[::len(v) - 1] for v in same))
-assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
-vs_sum = {s: wall[(*s, CUMSUM)] / wall[(*s, OURS)] for s in shapes}  # the table's "cumsum ÷ rl.gae"
+vs_sum = {s: wall[(*s, CUMSUM)] / wall[(*s, OURS)] for s in shapes}  # the cumulative sum's wall time ÷ rl.gae's
 assert min(vs_sum.values()) > 1  # "faster than the cumulative sum at every shape"
-assert round(min(vs_sum.values()), 1) == 1.3 and about(vs_sum[256, 4096]) == "1.3×"  # "1.3 times at 256×4096"
-assert min(vs_sum, key=vs_sum.get) == (256, 4096) and max(vs_sum, key=vs_sum.get) == (4, 1048576)  # where each is
-assert round(vs_sum[4, 1048576]) == 16 and about(vs_sum[4, 1048576]) == "16×"  # "about 16 times"
-assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # the table: "1.3 times ... about 16 times"
-
-# %% jupyter={"source_hidden": true}
-# Checks: the drop-in's price, from the committed figures above (CI runs them; skip when reading)
+assert max(vs_sum, key=vs_sum.get) == (4, 1048576)  # "furthest ahead on the few very long responses"
+assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # "1.3 to 16 times"
 drop_in_x = {s: wall[(*s, DROP_IN)] / wall[(*s, OURS)] for s in shapes}  # the drop-in's wall time ÷ rl.gae's
-extra_ms = {s: (wall[(*s, DROP_IN)] - wall[(*s, OURS)]) / 1e3 for s in shapes}  # what it adds per call
 assert [round(min(drop_in_x.values()), 1), round(max(drop_in_x.values()), 1)] == [8.6, 13.6]  # "8.6 to 13.6 times"
-assert [round(min(extra_ms.values()), 2), round(max(extra_ms.values()), 2)] == [0.34, 0.68]  # "0.34 to 0.68 ms more"
-assert max(extra_ms.values()) < 1  # "a fraction of a millisecond" per training step
-_whiten = inspect.getsource(verl.masked_whiten)  # "one synchronisation ... reads the mask's count (verl's ... too)"
-_drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second scan ... and verl's whitening"
+_drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second scan and verl's whitening"
 assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
-assert _whiten.count(".item()") == 1 and "count = n.item()  # the host reads the count once (verl's reads it twice)" in _whiten
-assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... at least 350 times as long"
-# the drop-in against the yardstick (the table; "most shapes" in the introduction and in "What you now know")
-assert [round(f(wall[(*s, DROP_IN)] for s in shapes)) for f in (min, max)] == [380, 764]  # "380 to 764 µs"
-assert [round(f(wall[(*s, DROP_IN)] for s in shapes) / 1e3, 1) for f in (min, max)] == [0.4, 0.8]  # "0.4 to 0.8 ms"
+# the drop-in against the yardstick ("most shapes" in the introduction and in "What you now know")
 _slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
-assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # "slower than the sum at 4 of the 5"
-assert [round(f(wall[(*s, CUMSUM)] for s in _slower)) for f in (min, max)] == [40, 186]  # "where the sum takes 40 to 186 µs"
+assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # slower than the sum at 4 of the 5
 
 # %% [markdown]
 # ## Exercises
@@ -883,7 +785,7 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # 3. Count the kernels that section 3's loop, `verl_gae_loop`, launches per position of the
 #    response: the tensor operations of one iteration. (Section 7 times `bench.token_gae_loop`, the
 #    same loop with the same operations per position.) For $T = 4096$, how many launches is one
-#    call? Divide the loop's wall time per step of T in section 7's fold of other figures by your count: what is
+#    call? Divide the loop's wall time per step of T, in notebook 14, section 11's table, by your count: what is
 #    each operation's host overhead (dispatch and launch)?
 
 # %% [markdown] tags=["answer-1"]

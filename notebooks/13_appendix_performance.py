@@ -283,13 +283,16 @@ assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwid
 #
 # The package takes the second way, **more bytes per warp**. A package program for GAE at
 # 16384×1024 loads a tile of 2 rows × 128 steps per chunk (the planner's choice, section 0.4), and
-# the next chunk before it scans this one:
+# the next chunk before it scans this one. More bytes in flight per program means fewer programs
+# per SM:
 #
-# * **In flight per program:** at most 2 rows × 128 steps × 9 B × 2 chunks = 4.6 KB. With one
-#   chunk in flight, 2.3 KB.
-# * **Programs per SM:** 10.3 KB ÷ 4.6 KB = 2.2 with two chunks in flight, 10.3 ÷ 2.3 = 4.5 with
-#   one. Rounded up, each SM needs 3 to 5 programs *resident*, held by the SM at the same moment.
-#   An SM can hold at most 32.
+# | chunks in flight per program | KB in flight per program | programs per SM |
+# |---|---|---|
+# | 2, this chunk and the next (the most) | 2 rows × 128 steps × 9 B × 2 = 4.6 | 10.3 ÷ 4.6 = 2.2 |
+# | 1 | 2 rows × 128 steps × 9 B = 2.3 | 10.3 ÷ 2.3 = 4.5 |
+#
+# A program is whole, so both counts are rounded up: each SM needs 3 to 5 programs *resident*, held
+# by the SM at the same moment, and an SM can hold at most 32.
 #
 # The **naive-kernel anchor** would need more than a thousand: 10.3 KB ÷ 9 B. That anchor
 # is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE kernel: one program per

@@ -1058,6 +1058,24 @@ assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_s
 # * `.to(ACC)` casts to `ACC`, the dtype the scan computes in.
 # * `_scan_chunk` does your scan with `scan.combine`, then your select on `carry`. Of the six
 #   values it returns, `y` is the chunk's outputs and `after` the carry for the next chunk walked.
+#
+# <details><summary>The legend from notebook 00c: one line for each name that your <code>hooked_scan</code> did not have (optional)</summary>
+#
+# * `X`, `P`: your tuples of input tensors and of parameters. `SX`: the inputs' strides (00c, section 3).
+# * `O`, `SO`: the output tensors, which the epilogue writes, and their strides.
+# * `ACC`: the type the scan computes in, such as `tl.float32`.
+# * `valid`: your mask `m`, as the prologue returns it. The padding uses it in place of `m`.
+# * `keep`: values the prologue hands on to the epilogue, such as GAE's $V$.
+# * `ROWS`, `NV`, `V`: the chunk's shape, for speed: `ROWS` rows at once, each as `NV` vectors of
+#   `V` steps.
+# * `y`, `y_in`, `after`: $y_t$; the value that entered step $t$, $y_{t+1}$ in a reverse scan; and
+#   the next chunk's carry.
+# * `c_a`, `c_b`, `c_r`: the chunk's composed map $(A, B, \kappa)$. Only a long row split between
+#   programs uses it.
+# * 00c's printout shows a second `PROLOGUE(...)` line: the same call with a look-ahead,
+#   `(v_next, found)`, for notebook 12 only.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: section 6.1's table and its names, in the package's source (CI runs them; skip when reading)
@@ -1302,8 +1320,8 @@ assert _order == sorted(_order)  # in this order: the header, the ends (first va
 # its last lines: pad, `dist.all_gather`, trim, one call.
 #
 # * **Gradients through the advantages** (section 7 above). Each rank's piece of the gradient stays
-#   on its rank. `torch.distributed.nn.functional.all_gather` carries gradients, but its backward
-#   sends every rank's whole gradient row.
+#   on its rank. [Notebook 11, section 7](11_across_devices.ipynb#7.-What-it-costs) says why an
+#   autograd-aware gather does not.
 # * **A batch too big to gather.** The one call reads 9 bytes and writes 8 per token of the whole
 #   batch, on every rank: 1,024 rows of 1,048,576 tokens are about 18 GB per rank, beside the model.
 # * **Many ranks on a slow link,** below the break-even. The gather's wire grows with the ranks'
@@ -1353,7 +1371,7 @@ assert _order == sorted(_order)  # in this order: the header, the ends (first va
 #   under a tenth of its wall time. NCCL adds host time too: its wall time is above the local
 #   copy's on every line, and its GPU time within 10 % of it (lower on 4 lines, higher on 4).
 #
-# **2 ranks.** Each rank's 9 MB (1 MB $= 2^{20}$ bytes) is about 9.4 million bytes. The gather +
+# **2 ranks.** Each rank's 9 MiB (1 MiB $= 2^{20}$ bytes) is about 9.4 million bytes. The gather +
 # one call costs $t_g + 9.4/B$ ms, with $t_g = 0.11$ ms; the split $t_s = 1.31$ ms. They are equal
 # at $B = 9.4/(t_s - t_g)$, about 7.9 GB/s: at 2 ranks the one call was measured, so nothing is
 # scaled. With the NCCL column's $t_s$ (1.64 ms), the break-evens fall to about 6.2 GB/s (2 ranks)
@@ -1432,11 +1450,11 @@ assert _rng(2, 1, lambda x: x) == (55.3, 155.0) and _rng(3, 1, lambda x: x) == (
 # the host reads exchanged numbers (syncs): the header, then each rank's error flag
 _fwd = inspect.getsource(distributed._TimeSharded.forward)
 assert "heads = gather(head).cpu()" in _fwd and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in _fwd
-# the break-even: the other rank's 1,048,576 steps are 8 MB of values and rewards and 1 MB of flags (MB = 2**20 bytes)
+# the break-even: the other rank's 1,048,576 steps are 8 MiB of values and rewards and 1 MiB of flags (MiB = 2**20 bytes)
 _other = 1_048_576
-assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "8 MB of values and rewards and 1 MB of flags: 9 MB"
+assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "8 MiB of values and rewards and 1 MiB of flags: 9 MiB"
 _gather_bytes = 9 * 2**20
-# the gather costs (W / 2) x its measured call plus (W - 1) x 9 MB over the wire; equal to the split's wall time at B
+# the gather costs (W / 2) x its measured call plus (W - 1) x 9 MiB over the wire; equal to the split's wall time at B
 _equal_B = lambda W: (W - 1) * _gather_bytes / ((local_wall - joined_wall * W / 2) * 1e-6) / 1e9  # noqa: E731
 assert (round(_equal_B(2), 1), round(_equal_B(8))) == (7.9, 78)  # "about 7.9 GB/s" (2 ranks), "about 78 GB/s" (8)
 _tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
@@ -1455,9 +1473,9 @@ assert profile.op("gae").bytes_per_step(4) == 9 + 8 == 17 and round(1024 * 2**20
 assert round(_gather_bytes / 1e6, 1) == 9.4  # "about 9.4 million bytes": 9.4/B ms at B GB/s
 # 2 ranks: B = 9.4 / (t_s - t_g), t_s and t_g in ms: "about 7.9 GB/s"
 assert round(_gather_bytes / 1e6 / ((local_wall - joined_wall) / 1e3), 1) == round(_equal_B(2), 1) == 7.9
-# W = 8: each rank receives (W - 1) x 9 MB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
+# W = 8: each rank receives (W - 1) x 9 MiB; the gathered call reads 8 ranks' steps, 4 times the measured 2 ranks'
 _w8_bytes = (8 - 1) * _gather_bytes
-assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MB, about 66/B ms"
+assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "7 × 9 = 63 MiB, about 66/B ms"
 _w8_call = joined_wall * 8 / 2  # "4 t_g"
 assert round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == round(_equal_B(8)) == 78  # "about 78 GB/s"
 assert round(joined_wall / 1e3, 2) == 0.11 and round(_w8_call / 1e3, 2) == 0.46  # "t_g = 0.11 ms", "4 t_g = 0.46 ms"

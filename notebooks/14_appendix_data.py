@@ -106,7 +106,7 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # | `checks/H100-2026-12-07-per-call.txt` | the same for our seven forward calls at 4096×128, 64×16384 and 16384×1024, in one session (`tools/overlap_probe.py --all`), **on an H100** | section 10 here ("One session, one card"); 09, section 3 (a fold) |
 # | `checks/H100-2026-12-07-atomics-probe.txt` | 100 calls each on one float32 input of 4096×128: how many different bit patterns a `tl.atomic_add` sum, `torch.sum` and `rl.ppo_clip_loss` give, **on an H100** | 05, section 3 |
 # | `checks/H200-2026-12-01f-time-group-cost.txt` | the same on the H200, older code, without the gathered row | not read now: the H100 file replaced it |
-# | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens | 12, section 7 |
+# | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens | 12, section 7; section 11 here |
 # | `docs/DESIGN.md`, "Decisions" | the probe behind each design choice, each on its own day's code | 13's and 13c's figures marked `DESIGN.md` |
 #
 # The committed run is float32, with torch 2.11 and Triton 3.6. `tools/committed_run.sh` ran it and
@@ -637,21 +637,13 @@ assert verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
 # * The benchmark's loop against our GAE call at 4096×128 (notebook 09, section 2) is 432.03×: written
 #   432× as a single figure, but 433× as the top of a range such as "109–433×".
 #
-# `down` and `up` there are the helpers notebooks 08 and 09 define.
+# `down` and `up` there are `profile.down` and `profile.up`, the helpers notebooks 08 and 09 use.
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
 # For maintainers: section 7's three examples, rounded by the helpers of notebooks 08 and 09 (skip when reading)
-def down(x, digits=1):
-    """x rounded down to `digits` decimals: a range's low end, or an "at least" figure."""
-    return math.floor(round(x * 10**digits, 9)) / 10**digits
-
-
-def up(x, digits=1):
-    """x rounded up to `digits` decimals: a range's high end, or an "up to" figure."""
-    return math.ceil(round(x * 10**digits, 9)) / 10**digits
-
+from rltriton_lite.profile import down, up  # noqa: E402
 
 LOSS_SHAPES = [(16, 128), (4096, 128), (64, 16384)]  # where the eager formulas were timed
 paired = profile.read_loss_wall()  # the paired loss probe: (loss, shape, pass, impl) -> (µs, median, lowest, highest)
@@ -788,6 +780,22 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 #
 # </details>
 #
+# <details><summary>The figures 08 and 09 open with: each one's file and card</summary>
+#
+# Notebooks 08 and 09 open with a card, "Numbers you need". This table gives each figure's file, by
+# its tag, and the card that measured it.
+#
+# | figure | notebook | file (its tag) | card |
+# | --- | --- | --- | --- |
+# | GAE's forward at 4096×128: 28.1 µs wall, 3.3 µs GPU, 63 % of its floor; the loop ÷ ours, 432× | 08, 09 | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
+# | GAE at 4096×128 with its backward: wall ÷ GPU time, 41× | 09 | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
+# | GAE's forward at 16×128, medians of 15 rounds: ours 30.6 µs, 08's host time; the naive kernel 20.6 µs | 08, 09 | `H200-2026-12-06-wall.txt` (`[H200 wall probe]`) | H200 |
+# | the share of GAE's 4096×128 call a CUDA graph of 100 calls removes: 88 % | 08 | `checks/H200-2026-12-06-graph-replay.txt` (`[H200 replay probe]`) | H200 |
+# | PPO's loss with its backward at 4096×128: eager formula ÷ ours, median paired round, 1.6× | 08, 09 | `checks/H100-2026-12-07-loss-wall.txt` (`[H100 loss probe]`) | H100 |
+# | the noise rule's bound, 2.3× (section 6) | 08, 09 | the run and the wall probe | H200 |
+#
+# </details>
+#
 # <details><summary>For maintainers: how the run times a wall time, and the second timings</summary>
 #
 # **How the run times a wall time.** It runs the calls back to back with one synchronisation at the
@@ -868,12 +876,22 @@ assert min(_small, key=_small.get) == ("discounted_return", (4096, 128)) and rou
 assert all(probe_us[16, 128]["fwd", a] > min(_small.values()) for a in _ours8)  # "a lower bound"
 assert sum(w > 1.2 * min(_small.values()) for w in _small.values()) > len(_small) / 2  # "not each call's cost"
 assert round(loop_x) == 432  # section 7: "432× alone"
+# the figures 08 and 09 open with, each from the file the map names
+_g4 = row(RES, "gae", 4096, 128)
+assert [round(_g4["full_call_us"], 1), round(1e3 * _g4["kernel_ms"], 1), round(100 * _g4["floor_ms"] / _g4["kernel_ms"]),
+        round(row(RES, "gae", 4096, 128, impl="pytorch_loop")["full_call_us"] / _g4["full_call_us"])] == [28.1, 3.3, 63, 432]
+_g4b = row(RES, "gae", 4096, 128, pass_="fwd+bwd")
+assert round(_g4b["full_call_us"] / (1e3 * _g4b["kernel_ms"])) == 41  # "41×"
+assert (probe_us[16, 128]["fwd", "gae"], probe_us[16, 128]["fwd", "bare_launch"]) == (30.6, 20.6)  # "30.6 µs", "20.6 µs"
+_rp = [float(x) for x in re.search(r"^\s*4096x\s*128\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", open(
+    os.path.join(RESULTS, profile.COMMITTED_REPLAY), encoding="utf-8").read(), re.M).groups()]  # eager, graph of 1, of 100
+assert round(100 * (1 - _rp[2] / _rp[0])) == 88  # "88 %"
+assert round(paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"][1], 1) == 1.6  # "1.6×"
+assert (f"{RUN}.json", profile.COMMITTED_WALL, profile.COMMITTED_REPLAY, profile.COMMITTED_LOSS_WALL) == (
+    "H200-2026-12-06.json", "H200-2026-12-06-wall.txt", "checks/H200-2026-12-06-graph-replay.txt",
+    "checks/H100-2026-12-07-loss-wall.txt")  # the files the map names
 # the data map (moved here from notebook 08): the files 08 and 09 read, by their tags, each with its card and method
-FILES = {"run": f"{profile.COMMITTED_RUN}.json", "wall": profile.COMMITTED_WALL, "loss": profile.COMMITTED_LOSS_WALL,
-         "replay": profile.COMMITTED_REPLAY, "sweep": f"{profile.COMMITTED_SWEEP}.json",
-         "env": "checks/H100-2026-12-07-env.txt", "backward": "checks/H100-2026-12-07-backward-profile.txt",
-         "percall": "checks/H100-2026-12-07-per-call.txt"}
-assert profile.sources().files == FILES  # the files 08 and 09 load, through profile.sources()
+FILES = profile.sources().files  # the files 08 and 09 load
 _path = {n: os.path.join(RESULTS, f) for n, f in FILES.items()}
 _text = {n: open(p, encoding="utf-8").read() for n, p in _path.items()}
 _card = {n: re.search(r"H\d00", t)[0] for n, t in _text.items()}  # the card each file names first
@@ -1189,6 +1207,112 @@ _crr_paired = paired[(*_crr_case, "pytorch_eager")]  # (µs, median, lowest, hig
 assert round(_crr_paired[1], 2) == 0.74 and _crr_paired[3] < 1  # "0.74×", "faster in every round"
 assert RES["gpu"] == "NVIDIA H200" and open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL),
                                             encoding="utf-8").readline().startswith("# NVIDIA H100")  # the two cards
+
+
+# %% [markdown]
+# ## 11. Notebook 12's token-level timings, in detail
+#
+# **Notebook 12, section 7's other figures, and why each implementation is slower than
+# `rl.gae(mask=)`.**
+#
+# <details><summary>Details: the other figures, the loop, the cumulative sum and the drop-in</summary>
+#
+# The figures are wall time per call, unless a row says GPU time; $T$ is the response length.
+#
+# | what | figure |
+# |---|---|
+# | the loop, per step of $T$ | about 130 to 180 µs, whatever the batch |
+# | `rl.gae(mask=)`, from the fewest tokens to the most | 28 µs at 256×1024 to 89 µs at 4×1048576: 16 times the tokens, about 3 times the time |
+# | GPU time at a million tokens, 256×4096 then 8×131072 | the cumulative sum about 50 then 180 µs; `rl.gae` about 17 then 21 µs |
+# | the drop-in, `integrations.verl` | 380 to 764 µs, that is 0.4 to 0.8 ms; slower than the cumulative sum at 4 of the 5 shapes, where the sum takes 40 to 186 µs |
+# | the loop against the drop-in | at least 350 times as long |
+#
+# `rl.gae`'s largest difference from the loop over the policy tokens, in float32 on the GPU, is
+# under 1e-4.
+#
+# **The loop** is bound by per-op host overhead (dispatch and launch), not by arithmetic. One
+# iteration handles one position of every response and launches about a dozen small kernels
+# (notebook 12's question 3 counts them). At these sizes an operation's host overhead is the same
+# whatever the batch, so the loop's time follows $T$, its number of iterations. A response of a
+# million tokens takes minutes.
+#
+# **The scan's** wall time grows far more slowly than its tokens. At the smaller shapes it is mostly
+# host time: its GPU time is a fraction of its wall time. It is launching, not moving bytes.
+#
+# **The cumulative sum** came closest to the scan at 256×4096 and fell furthest behind at
+# 4×1048576:
+#
+# * Where the sum is fastest (many short responses), the two are close. The scan is ahead at every
+#   shape in this run, but both are mostly host time there, so the order can change with the
+#   machine's CPU.
+# * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows with
+#   the response length, even at the same number of tokens; the scan's barely grows (the table's
+#   GPU-time row: 256×4096 and 8×131072 hold a million tokens each).
+#
+# **The drop-in** took 0.34 to 0.68 ms more per call than `rl.gae`. It adds two things to
+# `rl.gae`'s call: a second scan (notebook 12's look-ahead) and verl's whitening. The whitening is
+# a few reductions and one synchronisation with the host, where it reads the mask's count (verl's
+# own whitening reads it on the host too). A synchronisation makes the host stop and wait until the
+# GPU has finished all the work queued before it. It has two effects here:
+#
+# * A call that waits for the host cannot be captured in a CUDA graph, so the drop-in has no
+#   CUDA-graph time.
+# * Without a sync, the host prepares the next call while the GPU runs this one, and a call costs
+#   the larger of the two. With a sync in every call, the two no longer overlap, so a call pays
+#   both.
+#
+# The committed rows give only the total, not how it splits between the second scan, the
+# reductions and the lost overlap. verl calls the function once per training step, on the whole
+# batch, so a step pays a fraction of a millisecond more: small beside the model's forward and
+# backward passes over the same batch.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 11's figures, moved with them from notebook 12, section 7 (CI runs them; skip when reading)
+from rltriton_lite.integrations import verl  # noqa: E402
+with open(os.path.join(RESULTS, "tokens", "H200-2026-12-03.json"), encoding="utf-8") as f:
+    _tk = json.load(f)  # the file of notebook 12, section 7
+LOOP, CUMSUM, OURS, DROP_IN = bench.TOKEN_IMPLS
+wall = {(r["B"], r["T"], r["impl"]): r["wall_us"] for r in _tk["rows"]}
+gpu = {(r["B"], r["T"], r["impl"]): r["gpu_us"] for r in _tk["rows"]}
+shapes = sorted({(r["B"], r["T"]) for r in _tk["rows"]}, key=lambda s: (s[0] * s[1], s[1]))
+errs = [r["max_abs_err_vs_loop"] for r in _tk["rows"] if r["impl"] == OURS]
+per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
+assert max(per_token) < 2 * min(per_token)  # the loop's time per step of T, whatever the batch
+assert [round(min(per_token), -1), round(max(per_token), -1)] == [130, 180]  # "about 130 to 180 µs"
+fewest, most = shapes[0], shapes[-1]  # by tokens: 256×1024 and 4×1048576
+assert (fewest[0] * fewest[1], most[0] * most[1]) == (1 << 18, 1 << 22)  # a quarter of a million, four million
+assert (fewest, most) == ((256, 1024), (4, 1048576))  # "at 256×1024", "at 4×1048576"
+assert [round(wall[(*s, OURS)]) for s in (fewest, most)] == [28, 89]  # "28 µs ... to 89 µs"
+assert round(wall[(*most, OURS)] / wall[(*fewest, OURS)]) == 3  # "about 3 times the time", for 16 times the tokens
+assert all(gpu[(*s, OURS)] < wall[(*s, OURS)] for s in shapes)  # the scan: "its GPU time is a fraction of its wall time"
+by_tokens = {}
+for s in shapes:
+    by_tokens.setdefault(s[0] * s[1], []).append(s)
+same = [sorted(v, key=lambda s: s[1]) for v in by_tokens.values() if len(v) > 1]  # shapes of equal tokens
+assert [round(gpu[(*s, CUMSUM)], -1) for s in ((256, 4096), (8, 131072))] == [50, 180]  # "about 50 then 180"
+assert [round(gpu[(*s, OURS)]) for s in ((256, 4096), (8, 131072))] == [17, 21]  # "about 17 then 21"
+assert same and all(gpu[(*long, CUMSUM)] > 2 * gpu[(*short, CUMSUM)] and gpu[(*long, OURS)] < 2 * gpu[(*short, OURS)]
+                    for short, long in (v[::len(v) - 1] for v in same))
+assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
+vs_sum = {s: wall[(*s, CUMSUM)] / wall[(*s, OURS)] for s in shapes}  # the cumulative sum's wall time ÷ rl.gae's
+assert min(vs_sum, key=vs_sum.get) == (256, 4096) and max(vs_sum, key=vs_sum.get) == (4, 1048576)  # "closest", "furthest"
+assert all(wall[(*s, OURS)] < wall[(*s, CUMSUM)] for s in shapes)  # "the scan is ahead at every shape in this run"
+extra_ms = {s: (wall[(*s, DROP_IN)] - wall[(*s, OURS)]) / 1e3 for s in shapes}  # what the drop-in adds per call
+assert [round(min(extra_ms.values()), 2), round(max(extra_ms.values()), 2)] == [0.34, 0.68]  # "0.34 to 0.68 ms more"
+assert max(extra_ms.values()) < 1  # "a fraction of a millisecond" per training step
+_whiten = inspect.getsource(verl.masked_whiten)  # "one synchronisation ... reads the mask's count (verl's ... too)"
+_drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second scan ... and verl's whitening"
+assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
+assert _whiten.count(".item()") == 1 and "count = n.item()  # the host reads the count once (verl's reads it twice)" in _whiten
+assert all(gpu[(*s, DROP_IN)] is None for s in shapes)  # "the drop-in has no CUDA-graph time"
+assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... at least 350 times as long"
+assert [round(f(wall[(*s, DROP_IN)] for s in shapes)) for f in (min, max)] == [380, 764]  # "380 to 764 µs"
+assert [round(f(wall[(*s, DROP_IN)] for s in shapes) / 1e3, 1) for f in (min, max)] == [0.4, 0.8]  # "0.4 to 0.8 ms"
+_slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
+assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # "slower than the sum at 4 of the 5"
+assert [round(f(wall[(*s, CUMSUM)] for s in _slower)) for f in (min, max)] == [40, 186]  # "where the sum takes 40 to 186 µs"
 
 
 # %% [markdown]

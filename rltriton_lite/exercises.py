@@ -1231,7 +1231,7 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         select = ("tl.where" if ex.kind in ("kernel", "hook") else  # (plain code: its own library's select)
                   "np.where" if any(isinstance(x, np.ndarray) for x in args) else "torch.where")
         nan_note = (f", {nans} of them NaN or inf where the answer is finite: something that a select ({select}) or "
-                    "a mask should keep out got in, by this slip or another one") if nans and np.isfinite(got[at]) else ""
+                    "a mask should keep out got in") if nans and np.isfinite(got[at]) else ""
         show = (lambda x: str(bool(x)) if x in (0, 1) else _num(x)) if flags else _num  # noqa: E731
         told = (f"{where} {at} expected {show(expected[at])}, got {show(got[at])} ({int(bad.sum())} of {bad.size} "
                 f"elements wrong{nan_note})" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}"
@@ -4948,7 +4948,8 @@ def _q_lambda_cases(d):
         greedy = q_taken == q.max(-1)
         ties = greedy & ((q == q_taken[..., None]).sum(-1) > 1)
         marks = {TERM: term, "followed by a non-greedy action (the trace is cut there: a reset, as at a termination)": ~greedy & ~term,
-                 "followed by a greedy action tied with another for the max (greedy: the trace goes on)" + _fix(
+                 "followed by a greedy action tied with another for the max (greedy: the trace goes on; an argmax "
+                 "picks one of the tied actions, and the other is then not greedy)" + _fix(
                      " Compare the Q of the action taken with the max, q_taken == max_q, not the action with the "
                      "first argmax: a tie is greedy."): ties,
                  **_carry_steps(shape)}
@@ -5114,9 +5115,30 @@ def _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk=Non
                             next_values=nv, terminated=term)
 
 
+def _vtrace_chunk_walk(lr, r, v, nv, term, gamma, rho_bar, c_bar, chunk, k):
+    """vs by notebook 04's affine step (a reset at a termination and at the window's last step), in chunks
+    walked last first, the carry handed on taken at step c * chunk + k of chunk c (k = 0: the answer)."""
+    rho, c = np.minimum(rho_bar, np.exp(lr)), np.minimum(c_bar, np.exp(lr))
+    with np.errstate(all="ignore"):
+        delta = r + np.where(term, 0.0, gamma * nv) - v
+        a, b = np.where(term, 0.0, gamma * c), v + rho * delta - np.where(term, 0.0, gamma * c * nv)
+        reset = term.copy()
+        reset[..., -1], b[..., -1] = True, (v + rho * delta)[..., -1]
+        T = r.shape[-1]
+        out, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
+        for chunk_i in reversed(range(-(-T // chunk))):
+            y = carry
+            for t in reversed(range(chunk_i * chunk, min(T, (chunk_i + 1) * chunk))):
+                out[..., t] = y = np.where(reset[..., t], b[..., t], b[..., t] + a[..., t] * y)
+            at = chunk_i * chunk + k
+            carry = out[..., at] if at < T else np.zeros(r.shape[:-1])
+    return out
+
+
 def _vtrace_kernel_hint(args, i, bad, got, expected):
-    """Where vs at the window's last step keeps -gamma c V' (that step not a reset), or pg there reads
-    vs one step past the row (0, or the next row's first vs) for next_values: say so."""
+    """Where vs at the window's last step keeps -gamma c V' (that step not a reset), or its carry is vs at the
+    chunk's last step, or pg there reads vs one step past the row (0, or the next row's first vs) for
+    next_values: say so."""
     lr, r, v, nv, term, gamma, rho_bar, c_bar = _as_numpy(tuple(args[:8]))
     if i == 1:
         if _pg_from_vs_t(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected) is not None:
@@ -5128,6 +5150,12 @@ def _vtrace_kernel_hint(args, i, bad, got, expected):
             " In the second kernel, pg = rho * (r + gamma * v_next - V): v_next the row's vs one step on, "
             "next_values at the window's last step, none at a termination.")) or _vtrace_pg_past_the_row(lr, r, v, nv, term, gamma, rho_bar,
                                                                              c_bar, bad, got)
+    chunk = int(args[8])
+    if r.shape[-1] > chunk and _is_slip(got, _vtrace_chunk_walk(lr, r, v, nv, term, gamma, rho_bar, c_bar, chunk,
+                                                                chunk - 1), expected):
+        return _Whole("Your carry is vs at the chunk's last step. In a reverse scan the value that enters the chunk "
+                      "before is vs at this chunk's first step in time, t = c * CHUNK: the step right after the chunk "
+                      "before ends." + _fix(" Pick the carry with tl.sum(tl.where(t == c * CHUNK, vs, 0.0), 0)."))
     with np.errstate(all="ignore"):
         kept = np.where(term[..., -1], 0.0, gamma * np.minimum(c_bar, np.exp(lr[..., -1])) * nv[..., -1])
     if _is_slip(got[..., -1], expected[..., -1] - kept, expected[..., -1]):
@@ -5464,6 +5492,11 @@ def _dual_clip_hint(args, i, bad, got, expected):
         return ("Where A < 0 your loss holds the smaller of the objective and c A: the dual clip is a floor on the "
                 "objective, not a cap (it keeps a large ratio from pushing the loss without bound)." + _fix(
                     " For A < 0: -max(min(r A, clip(r) A), c A), tl.maximum."))
+    floor_of_ratio = np.where(neg, np.minimum(ppo, -c * ratio), ppo)  # -max(min(...), c r): the floor c r, not c A
+    if neg.any() and np.allclose(got[neg], floor_of_ratio[neg], rtol=1e-5, atol=1e-5) \
+            and not np.allclose(floor_of_ratio[neg], expected[neg], rtol=1e-5, atol=1e-5):  # (a round-75 review's case)
+        return ("Where A < 0 your objective's floor is c r, c times the ratio: the dual clip's floor is c A, c times "
+                "the advantage." + _fix(" For A < 0: -max(min(r A, clip(r) A), c * A), with A the loaded advantage."))
     floor_at_c = np.minimum(ppo, c)  # -max(min(...), -c): the floor a number, not c times the advantage
     if neg.any() and np.allclose(got[neg], floor_at_c[neg], rtol=1e-5, atol=1e-5) \
             and not np.allclose(floor_at_c[neg], expected[neg], rtol=1e-5, atol=1e-5):

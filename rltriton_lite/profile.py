@@ -837,6 +837,47 @@ def outward(values, digits: int) -> tuple:
     return (float(np.floor(round(scale * min(values), 9)) / scale), float(np.ceil(round(scale * max(values), 9)) / scale))
 
 
+def down(x: float, digits: int = 1) -> float:
+    """``x`` rounded down to ``digits`` decimals: how the course writes a range's low end, or an "at least"
+    figure (notebook 14, section 7). A value a hair off a boundary by float arithmetic stays on it."""
+    return math.floor(round(x * 10**digits, 9)) / 10**digits
+
+
+def up(x: float, digits: int = 1) -> float:
+    """``x`` rounded up to ``digits`` decimals: how the course writes a range's high end, or an "up to" figure."""
+    return math.ceil(round(x * 10**digits, 9)) / 10**digits
+
+
+def two_figures(x: float, rounding=round) -> str:
+    """``x`` to two significant figures as text, rounded by ``rounding`` (``down``, ``up`` or ``round``):
+    0.384 -> "0.38" rounded down, 41,023 -> "42,000" rounded up."""
+    digits = 1 - math.floor(math.log10(x))
+    v = rounding(x, digits)
+    return f"{v:,.0f}" if v >= 10 else f"{v:.{digits}f}"
+
+
+def two_figure_range(values) -> str:
+    """The lowest to the highest of ``values`` to two significant figures, rounded outwards: "0.69–9.8".
+    One value: that value, rounded to nearest. No value: ""."""
+    values = list(values)
+    if len(values) < 2:
+        return two_figures(values[0]) if values else ""
+    return f"{two_figures(min(values), down)}–{two_figures(max(values), up)}"
+
+
+def spread(values) -> str:
+    """The lowest to the highest of ``values`` as text, rounded outwards: whole from 10 up, else two
+    significant figures; one figure alone when both ends read the same: "1.9–15", or "2.0" for [2.0, 2.0]."""
+    values = list(values)
+
+    def decimals(x):
+        return 0 if x >= 10 else 1 - math.floor(math.log10(x))
+
+    lo, hi = down(min(values), decimals(min(values))), up(max(values), decimals(max(values)))
+    lo, hi = (f"{x:.{decimals(x)}f}" for x in (lo, hi))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
 def read_wall_probe(path) -> list[dict]:
     """The sections of a committed wall-time probe (``tools/wall_probe.py``'s output, e.g.
     ``benchmarks/results/`` + ``COMMITTED_WALL``) that time one shape: a list of dicts with
@@ -971,7 +1012,6 @@ def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]
         raise FileNotFoundError(f"no results file {run}.json in {folder or results_folder()}")
     with open(path, encoding="utf-8") as f:
         return run, json.load(f)
-
 
 
 def sources(folder=None):

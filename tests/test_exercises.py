@@ -536,10 +536,12 @@ def _returns_autograd_with(backward, forward=None):
 
 @triton.jit
 def _vtrace_variant(LR, R, V, NV, D, VS, PG, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr,
-                    WINDOW_END: tl.constexpr, NEXT: tl.constexpr, PAST: tl.constexpr = False):
+                    WINDOW_END: tl.constexpr, NEXT: tl.constexpr, PAST: tl.constexpr = False,
+                    CARRY_AT: tl.constexpr = 0):
     """vtrace_kernel's solution in one kernel, one program per row, with a mistake switched off or on:
     WINDOW_END (the window's last step resets), NEXT (pg reads vs_{t+1}, else vs_t), PAST (pg's v_next
-    at the window's last step is vs read at t + 1 = T, the next row's first, not next_values)."""
+    at the window's last step is vs read at t + 1 = T, the next row's first, not next_values), CARRY_AT
+    (the carry handed on is vs at that step of the chunk, 0 the first)."""
     row = tl.program_id(0)
     carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
@@ -561,7 +563,7 @@ def _vtrace_variant(LR, R, V, NV, D, VS, PG, gamma, rho_bar, c_bar, T, CHUNK: tl
                                             _reset_combine_right, reverse=True)
         vs = tl.where(r_s, b_s, b_s + a_s * carry)
         tl.store(VS + row * T + t, vs, mask=m)
-        carry = tl.sum(tl.where(t == c * CHUNK, vs, 0.0), 0)
+        carry = tl.sum(tl.where(t == c * CHUNK + CARRY_AT, vs, 0.0), 0)
     tl.debug_barrier()  # (vs of the whole row stored: pg reads it one step on)
     for i in range(0, n_chunks):
         t = i * CHUNK + tl.arange(0, CHUNK)
@@ -726,6 +728,8 @@ def wrong_answers(name: str):
             ("pg reads vs_t, not vs_{t+1}", _vtrace_with(WINDOW_END=True, NEXT=False)),
             ("pg's v_next at the window's last step read at t + 1 = T, past the row (a later review's case)",
              _vtrace_with(WINDOW_END=True, NEXT=True, PAST=True)),
+            ("the carry at the chunk's last step (a round-75 review's case: the step named, not the slip)",
+             _vtrace_with(WINDOW_END=True, NEXT=True, CARRY_AT=63)),
         ],
         "gae_kernel": [
             ("bootstraps at terminations", lambda r, v, nv, d, g, lam, c: s(r + g * d * nv, v, nv, d, g, lam, c)),
@@ -823,7 +827,8 @@ def wrong_answers(name: str):
                       ("the objective, not the loss (the sign flipped)", _dual_clip_negated),
                       ("tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)",
                        _dual_clip_as_a_cap),
-                      ("a floor of -c, not c A (a later review's case: no hint then)", _dual_clip_floor_constant)],
+                      ("a floor of -c, not c A (a later review's case: no hint then)", _dual_clip_floor_constant),
+                      ("a floor of c r, not c A (a round-75 review's case: no hint then)", _dual_clip_floor_of_ratio)],
         "awac_weights": [("exp without the max subtracted (overflow and underflow)", _awac_with(NO_MAX=True)),
                          ("the lanes past N loaded as 0: in the sum", _awac_with(PAD_ZERO=True)),
                          ("softmax without the factor N", _awac_with(NO_N=True)),
@@ -1065,10 +1070,14 @@ W_SAYS = {
      "passes Hint 3's c_bar = rho_bar)"):
         ("y - V_t = rho_t delta_t + gamma c_t (y_{t+1} - V'_t) is the advantage only where c_t = rho_t at every step "
          "(lambda = 1 and c_bar = rho_bar", "Return rho * (r + tl.where(term, 0.0, gamma * v_next) - v)"),
+    ("dual_clip", "a floor of c r, not c A (a round-75 review's case: no hint then)"):
+        ("your objective's floor is c r, c times the ratio", "c * A), with A the loaded advantage"),
     ("dual_clip", "a floor of -c, not c A (a later review's case: no hint then)"):
         ("your objective's floor is -c, a constant: the dual clip's floor is c A", "c * A), with A the loaded advantage"),
     ("soft_lambda_targets", "no select on term: gamma V' added at a termination (a later review's case)"):
         "was multiplied by zero (0 * NaN = NaN) or added without a select",
+    ("vtrace_kernel", "the carry at the chunk's last step (a round-75 review's case: the step named, not the slip)"):
+        ("Hint: Your carry is vs at the chunk's last step", "tl.where(t == c * CHUNK, vs, 0.0)"),
     ("gae_segment_map", "the next rank's first value left out (V(s_{t+1}) = 0 at the last step)"):
         ("Hint: That is B with a slip: your delta at the segment's last step takes V(s_{t+1}) as 0",
          "At the last step, V(s_{t+1}) = next_first_value"),
@@ -2380,6 +2389,14 @@ def _dual_clip_floor_constant(X, P, offs, m):  # the objective floored at -c, a 
     adv = tl.load(X[1] + offs, mask=m, other=0.0)
     obj = tl.minimum(ratio * adv, tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0]) * adv)
     return -tl.where(adv < 0, tl.maximum(obj, -P[1]), obj)
+
+
+@triton.jit
+def _dual_clip_floor_of_ratio(X, P, offs, m):  # the objective floored at c r, the ratio, where the floor is c A
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    obj = tl.minimum(ratio * adv, tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0]) * adv)
+    return -tl.where(adv < 0, tl.maximum(obj, P[1] * ratio), obj)
 
 
 @triton.jit

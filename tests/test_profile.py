@@ -212,3 +212,16 @@ def test_backward_added_is_fwd_bwd_against_fwd_of_our_call():
     fw, bw = ours[4096, 128, "fwd"], ours[4096, 128, "fwd+bwd"]
     assert got[4096, 128] == (bw["wall_us"] - fw["wall_us"], bw["gpu_us"] - fw["gpu_us"], bw["wall_us"] / fw["wall_us"],
                               bw["gpu_us"] / fw["gpu_us"])
+
+
+def test_range_helpers_round_outwards_as_the_course_writes_ranges():
+    """08 and 09 write ranges with these (notebook 14, section 7): the low end down, the high end up, a float a hair
+    off a boundary kept on it; two significant figures for the peers' table, whole numbers from 10 up for spread."""
+    assert (profile.down(3.39), profile.up(3.31), profile.down(0.1 + 0.2, 1), profile.up(2.24)) == (3.3, 3.4, 0.3, 2.3)
+    assert (profile.down(82.7, 0), profile.up(59.2, 0), profile.down(1.0939, 2)) == (82, 60, 1.09)
+    assert (profile.two_figures(0.3849, profile.down), profile.two_figures(9.71, profile.up),
+            profile.two_figures(41_023, profile.up), profile.two_figures(3.14)) == ("0.38", "9.8", "42,000", "3.1")
+    assert profile.two_figure_range([0.69, 3.0, 9.71]) == "0.69–9.8"
+    assert (profile.two_figure_range([3.14]), profile.two_figure_range([])) == ("3.1", "")
+    assert (profile.spread([1.93, 7.0, 14.2]), profile.spread([2.0, 2.0]), profile.spread([0.512, 63.2])) \
+        == ("1.9–15", "2.0", "0.51–64")
