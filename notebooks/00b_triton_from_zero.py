@@ -299,7 +299,38 @@ assert error > 0.1  # the wrong order gives wrong values
 # where the order changes the result, so test a combine on random values.
 #
 # Now the reverse scan. With `reverse=True`, `tl.associative_scan` calls
-# `combine(later run, earlier run)`, as 00's order rule says.
+# `combine(later run, earlier run)`, as 00's order rule says. The next cell shows it on Triton. Its
+# combine `_keep_first` returns its first operand, so each lane ends up holding the step applied
+# first in its run.
+
+# %%
+@triton.jit
+def _keep_first(x1, x2):  # associative, not commutative: keeps the operand applied first
+    return x1
+
+
+@triton.jit
+def _keep_first_kernel(X, OUT, REVERSE: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _keep_first, reverse=REVERSE))
+
+
+steps_ = torch.tensor([0.0, 1.0, 2.0, 3.0], device=DEVICE)  # lane t holds step t
+first_kept = {}
+for reverse_ in (True, False):
+    out_ = torch.empty_like(steps_)
+    _keep_first_kernel[(1,)](steps_, out_, REVERSE=reverse_, BLOCK=4)
+    first_kept[reverse_] = out_.tolist()
+    print(f"reverse={reverse_}: the four lanes keep steps {[int(v) for v in out_.tolist()]}")
+
+# %% jupyter={"source_hidden": true}
+# Checks: with reverse=True, tl.associative_scan's first operand is the run later in time (CI runs them; skip when reading)
+# Triton's own test_scan2d (get_first_element) expects the same of a compiled scan.
+assert first_kept[True] == [3.0] * 4  # reverse: step 3, the latest, is every run's first operand
+assert first_kept[False] == [0.0] * 4  # forward: step 0
+
+# %% [markdown]
+# In the reverse scan, every lane keeps step 3, the latest, so the later run is the first operand.
 #
 # With `rltriton_lite` imported, the interpreter runs this scan as a tree, as a GPU does, so a
 # wrong combine shows wrong numbers here too: [GPU note 3](#GPU-notes) says more. The next cell
@@ -352,27 +383,7 @@ assert a_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(b_s.cp
 print("A_t:", a_s.tolist(), " B_t:", b_s.tolist())
 
 # %% jupyter={"source_hidden": true}
-# Checks: with reverse=True, tl.associative_scan's first operand is the run later in time, and the tree above gives reverse_maps_kernel's (A_t, B_t) (CI runs them; skip when reading)
-# A combine that keeps its first operand (associative, not commutative) shows which run that is:
-# every lane ends up holding the first operand of its run. Triton's own test_scan2d (get_first_element)
-# expects the same of a compiled scan.
-@triton.jit
-def _keep_first(x1, x2):
-    return x1
-
-
-@triton.jit
-def _keep_first_kernel(X, OUT, REVERSE: tl.constexpr, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _keep_first, reverse=REVERSE))
-
-
-steps_ = torch.tensor([0.0, 1.0, 2.0, 3.0], device=DEVICE)  # lane t holds step t
-for reverse_, kept in ((True, [3.0] * 4), (False, [0.0] * 4)):
-    out_ = torch.empty_like(steps_)
-    _keep_first_kernel[(1,)](steps_, out_, REVERSE=reverse_, BLOCK=4)
-    assert out_.tolist() == kept  # reverse: step 3, the latest, is every run's first operand; forward: step 0
-
+# Checks: the tree above gives reverse_maps_kernel's (A_t, B_t) (CI runs them; skip when reading)
 # the same tree on reverse_maps_kernel's numbers, with affine_combine's own body, gives the kernel's (A_t, B_t)
 maps, _ = replay_reverse_tree([(0.5, b) for b in b_in.tolist()], lambda first, second: affine_combine.fn(*first, *second))
 np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)

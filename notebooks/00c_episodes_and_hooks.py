@@ -556,8 +556,18 @@ assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the paddin
     "the scan and the select", "the store", "the carry"]  # the table's order
 
 # %% [markdown]
+# The printout has four names that the table leaves out:
+#
+# * **Two prologue calls.** The second serves scans that also read a look-ahead, in notebook 12.
+# * **`(X, SX, P, row, t, m, T, ACC)`.** In place of your `offs`, the package's prologue gets the
+#   strides `SX` and the row `row`, and builds each address itself. `ACC` is the type the scan
+#   computes in.
+# * **`valid`** marks the steps that are present: it is `m`, narrowed by a mask when one is given.
+#   The padding tests it where yours tests `m`.
+# * **`keep`** holds values that the prologue hands to the epilogue, such as GAE's $V(s_t)$.
+#
 # [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
-# explains the other names.
+# explains the rest.
 #
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
 # along a dimension is the distance, in elements, between neighbours along it. The package's
@@ -638,8 +648,8 @@ else:
 # %% [markdown]
 # ## Appendix: behind the scenes
 #
-# Nothing here is needed for the exercises. It covers the fine print of section 2's Triton and the
-# harness's source.
+# Nothing here is needed for the exercises. It covers the fine print of section 2's Triton, the
+# harness's source, and notebook 00's gradient on the package's kernel.
 #
 # ### The fine print of section 2's four pieces
 #
@@ -679,6 +689,10 @@ assert "valid = load_mask(X[MASK], SX[MASK], row, t, m)" in source_of(rl.episode
 assert "if a mask is given, not padding" in source_of(tile.load_mask)
 # the strides, below: tile.load builds each address from the row and time strides
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
+# the list under the printout: the prologue's arguments; ACC, the type the scan computes in; the padding tests valid
+assert "PROLOGUE(X, SX, P, row, t, m, T, ACC)" in source_of(scan._walk)
+assert "a = tl.where(valid, a, 1.0).to(ACC)" in source_of(scan._walk) and "_scan_chunk(a, b, reset, carry" in source_of(scan._walk)
+assert "load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)" in source_of(rl.returns._gae_prologue)
 
 # %% [markdown]
 # ### The harness's source
@@ -717,3 +731,54 @@ assert "tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2" in s
 assert reference.linear_scan([0.5], [3.0], initial=10.0).tolist() == [8.0]
 assert reference.linear_scan([0.5, 0.0], [3.0, 0.0], initial=10.0)[0] == 3.0
 assert "reset | ~m" in source_of(exercises._undefined_outside)  # the contract: the checker's prologues set the flag past T
+
+# %% [markdown]
+# ### Notebook 00's gradient on the package's kernel
+#
+# `rl.linear_scan` is the package's kernel with a prologue that only loads `a` and `b`. Its
+# gradient, the transposed scan of notebook 00's section 8, runs on the same kernel. On a batch, it
+# matches autograd through the PyTorch path (`backend="torch"`):
+
+# %%
+a64 = torch.rand(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
+b64 = torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
+w = torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
+g_kernel = torch.autograd.grad((rl.linear_scan(a64, b64, backend=KERNEL) * w).sum(), (a64, b64))
+g_torch = torch.autograd.grad((rl.linear_scan(a64, b64, backend="torch") * w).sum(), (a64, b64))
+for gk, gt in zip(g_kernel, g_torch):
+    torch.testing.assert_close(gk, gt)
+print("kernel gradients match autograd")
+
+# %% [markdown]
+# ### Resets in the gradient (notebook 00, section 8)
+#
+# Reading the next episode's $y_{t+1}$ in the gradient is harmless when $a$ is a constant such as
+# $\gamma$, and a hazard only when $a$ is learned. Here is why.
+#
+# The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$. It is a reset where $a_{t-1} = 0$.
+# There $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly. The kernel selects there, so an
+# `inf` or NaN in $g_{t-1}$ stays out of $g_t$. The folded check below tries this.
+#
+# One gradient still reads across an episode end: $\partial L/\partial a_t = g_t\,y_{t+1}$ reads
+# the next episode's $y_{t+1}$. So a NaN there makes that one gradient NaN, while the earlier
+# episode's $y$ and $\partial L/\partial b$ stay clean. A constant $a$ needs no gradient, so nothing
+# reads that NaN. When $a$ is learned, build the scan's input with a select,
+# `torch.where(done, 0.0, a)`, whose backward drops that NaN.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the transposed scan selects at a reset (CI runs them; skip when reading)
+a_r = torch.tensor([[0.5, 0.0, 0.5, 0.5]], dtype=torch.float64, device=DEVICE, requires_grad=True)  # step 1 resets
+b_r = torch.ones(1, 4, dtype=torch.float64, device=DEVICE, requires_grad=True)
+dy_r = torch.tensor([[float("inf"), float("nan"), 1.0, 1.0]], dtype=torch.float64, device=DEVICE)  # g[0] = inf, g[1] = NaN
+_, g_r = torch.autograd.grad((rl.linear_scan(a_r, b_r, backend=KERNEL) * dy_r).sum(), (a_r, b_r))
+assert torch.isinf(g_r[0, 0]) and torch.isnan(g_r[0, 1])
+assert g_r[0, 2].item() == 1.0 == dy_r[0, 2].item()  # g[2] = dy[2]: the pair (a[1], dy[2]) = (0, 1) is a reset, not 1 + 0 * NaN
+assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] = dy[3] + a[2] g[2]
+# dL/da at the episode end reads the next episode's y: NaN there; a learned a put in by a select stays clean
+a_learned = torch.tensor([[0.5, 0.7, 0.5, 0.5]], dtype=torch.float64, device=DEVICE, requires_grad=True)
+done_r = torch.tensor([[False, True, False, False]], device=DEVICE)  # step 1 ends the first episode
+b_nan = torch.tensor([[1.0, 1.0, float("nan"), 1.0]], dtype=torch.float64, device=DEVICE)  # a NaN in the next one
+L_first = lambda a_in: rl.linear_scan(a_in, b_nan, backend=KERNEL)[:, :2].sum()  # noqa: E731  (the first episode's y)
+(ga_product,) = torch.autograd.grad(L_first(a_learned * ~done_r), a_learned)  # the reset as a product
+(ga_select,) = torch.autograd.grad(L_first(torch.where(done_r, 0.0, a_learned)), a_learned)  # as a select
+assert torch.isnan(ga_product[0, 1]) and ga_select[0].tolist() == [1.0, 0.0, 0.0, 0.0]

@@ -115,7 +115,9 @@ print(G)
 # Tensor code (`rl.linear_scan`) writes it as $a_t = 0$; Triton hooks set the reset flag.
 #
 # A step resets where done$_t$ holds: at a termination, a truncation or the window's last step.
-# So done is the cause and the reset is the effect. The package's hooks get the flag as `done`.
+# So done is the cause and the reset is the effect. They differ in Q(λ) and Retrace
+# ([notebook 03](03_td_lambda.ipynb#Exercises)), where an action the target policy would not take
+# cuts the trace without an episode end. The package's hooks get the flag as `done`.
 #
 # **$b_t$ at a reset** holds the whole target, because nothing comes in from step $t+1$. For the
 # return it adds the bootstrap: $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$.
@@ -340,7 +342,11 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # **It returns:** the $n$-step return $G^{(n)}_t$ of every step, (B, T).
 #
-# * **Inputs:** `rewards`, `next_values`, `terminated`, all (B, T); `gamma` a number; `n` an int with $n \ge 1$, which may exceed `T`.
+# > * **Inputs:** entry $t$ is step $t$'s own, but `next_values[t]` $= V(s_{t+1})$. All (B, T); `n` $\ge 1$ may exceed `T`.
+# > * **Reset:** $a_t = 0$, since `rl.linear_scan` has no flag.
+# > * **Scan start:** 0: your own `rl.linear_scan` starts from $y_T = 0$.
+# > * **Select away:** `next_values` behind a termination, which may be NaN (`torch.where`).
+#
 # * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
 #   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless a termination (no bootstrap) or the
 #   window's end (bootstrap from its last step's `next_values`) comes first.

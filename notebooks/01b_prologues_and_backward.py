@@ -180,13 +180,16 @@ print(f"g_4: {g_done[4]:.3f} from done_3 (autograd agrees), {g_term[4]:.3f} from
 #
 # Both are Triton prologues for [section 1's harness](#1.-The-harness-for-Triton-prologues), under the
 # [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: at `offs - 1` a load reads
-# step $t-1$'s entry, and the step where a scan starts resets (step 0 in a forward scan). Some
-# checker cases start the scan past the window from 100, not 0, so a missing reset shows up.
+# step $t-1$'s entry, and the step where a scan starts resets (step 0 in a forward scan). One
+# checker case of each starts the scan outside the window, so a missing reset shows up:
+# `transposed_scan`'s from ∞, `returns_autograd`'s from 100.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the checkers' 100 past the window (CI runs them; skip when reading)
-said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
+# Checks: the checkers' 100 past the window, and ∞ before it (CI runs them; skip when reading)
+said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd", "transposed_scan")}
 assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
+assert "the checker's scan starts from inf" in said["transposed_scan"]  # "`transposed_scan`'s from ∞"
+assert any("before the window: the scan starts from inf" in case[0] for case in exercises.cases("transposed_scan"))
 assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 
 # %% [markdown]
@@ -201,8 +204,10 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 # **It returns:** each step's triple $(a, b, \text{reset})$, whose forward scan is the gradient
 # $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 #
-# * **At step $t$:** `X[0]` holds $a_t$, `X[1]` the upstream gradient $dy_t$, both (B, T) float32.
-# * **Shift:** read $a_{t-1}$ at `offs - 1`.
+# > * **Inputs:** `X[0][t]` $= a_t$ and `X[1][t]` $= dy_t$, step $t$'s own, (B, T) float32. Read $a_{t-1}$ at `offs - 1`.
+# > * **Reset:** a flag in the triple $(a, b, \text{reset})$.
+# > * **Scan start:** ∞ before step 0, in the case marked "before the window".
+# > * **Select away:** that ∞: only step 0's reset keeps it out, since $0 \cdot \infty$ is NaN.
 #
 # <details><summary>Details: where a_(t-1) = 0, and the checker (optional)</summary>
 #
@@ -298,9 +303,12 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
-# * **Multiplier:** $\gamma$ at every step, reset or not, so the backward needs the flag of the
-#   step before ([section 2](#2.-The-backward) says why).
-# * **At step $t$:** `rewards` $r_t$ (B, T) float32, `terminated` (B, T) bool; `gamma` a number. No truncation, no bootstrap.
+# > * **Inputs:** `rewards[t]` $= r_t$ and `terminated[t]`, step $t$'s own, (B, T). The backward reads $\text{term}_{t-1}$ at `offs - 1`.
+# > * **Reset:** a flag in the triple; the multiplier stays $\gamma$ at every step ([section 2](#2.-The-backward) says why).
+# > * **Scan start:** 100 past the window for both scans, in the cases marked "past the window".
+# > * **Select away:** that 100: only the forward's reset at $T-1$ and the backward's at step 0 keep it out.
+#
+# * **No truncation, no bootstrap;** `gamma` a number.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
 # * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$.
 #   It returns `g, None, None`.

@@ -157,8 +157,11 @@ print("prologue + scan + epilogue == the loop")
 # **It returns:** the pairs `(a, b)`, each shaped like `rewards`, whose scan `rl.linear_scan(a, b)`
 # gives the advantages $\hat A_t$.
 #
-# * **Inputs:** all (B, T), step $t$'s own at entry $t$ ([the card](GLOSSARY.md#conventions-for-every-exercise));
-#   `gamma`, `lam` numbers. A reset is $a_t = 0$.
+# > * **Inputs:** entry $t$ is step $t$'s own, but `next_values[t]` $= V(s_{t+1})$. All (B, T); `gamma`, `lam` numbers.
+# > * **Reset:** $a_t = 0$, since `rl.linear_scan` has no flag.
+# > * **Scan start:** 100: the checker's `rl.linear_scan` starts from $y_T = 100$ past the window.
+# > * **Select away:** `next_values` behind a termination, which may be NaN (`torch.where`).
+#
 # * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
 # * **[$b_t$ at a reset](GLOSSARY.md#cut-step):** $\delta_t$ itself, since it already holds the bootstrap.
@@ -381,6 +384,7 @@ assert "prepare(" in inspect.getsource(returns._call) and "validate(" in inspect
 #
 #    Only each episode's first advantage changes: it becomes $\delta_{t_0}$. Its bias then rests on the
 #    critic's error at $s_{t_0+1}$ alone, with weight γ. At γ = 0.99, GAE(0.95) spreads a weight of at most 0.83 over all later states.
+#    So the weight on the critic rises from at most 0.83 to 0.99, and the bias grows.
 #
 #    </details>
 
@@ -388,7 +392,7 @@ assert "prepare(" in inspect.getsource(returns._call) and "validate(" in inspect
 # Checks: question 3's expected weight, (1 - lambda) gamma / (1 - gamma lambda) (CI runs them; skip when reading)
 _lam_w = 0.05 * 0.99 * (0.99 * 0.95) ** np.arange(10_000)  # GAE's weight on the critic's error l steps later: (1 - lambda) gamma (gamma lambda)^(l-1)
 np.testing.assert_allclose(_lam_w.sum(), (1 - 0.95) * 0.99 / (1 - 0.99 * 0.95), rtol=1e-10)
-assert round(_lam_w.sum(), 2) == 0.83  # "at most 0.83"
+assert round(_lam_w.sum(), 2) == 0.83 < 0.99  # "at most 0.83", "rises from at most 0.83 to 0.99"
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -479,8 +483,12 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag,
 # `step`'s `valid`, and `keep = (v,)`: $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
 #
-# * **At step $t$:** the template's helpers give `gamma, lam, term, done, valid` (`step`), `r` $= r_t$, and
-#   `v` $= V_t$, `v_next` $= V(s_{t+1})$. No shift for you: `values_now_and_next` makes it.
+# > * **Inputs:** the helpers give step $t$'s `r`, `v` $= V_t$ and `v_next` $= V(s_{t+1})$, already shifted.
+# > * **Reset:** a flag: `done`, from `step`.
+# > * **Scan start:** 0: the checker runs `rl.gae` itself.
+# > * **Select away:** `v_next` behind a termination, which may be NaN (`tl.where`).
+#
+# * **Helpers:** `step` gives `gamma, lam, term, done, valid`; `values_now_and_next` gives `v`, `v_next`.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
 #
 # <details><summary>Details: what the checker runs (optional)</summary>

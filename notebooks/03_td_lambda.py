@@ -446,10 +446,13 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is the $G_t$
 # above.
 #
-# * **Reset:** cut the trace wherever $\lambda^{\text{eff}}_t = 0$. Either form passes: set the reset flag,
-#   or make $a_t = \gamma\lambda^{\text{eff}}_t = 0$.
-# * **At step $t$:** `X = (rewards, next_q, next_action, terminated)`: $r_t$; `next_q`, (B, T, n_actions) float32, contiguous,
-#   $Q(s_{t+1}, u)$ for each action $u$; `next_action`, (B, T) int64, $u_{t+1}$; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
+# > * **Inputs:** `next_q[t]` $= Q(s_{t+1}, \cdot)$ and `next_action[t]` $= u_{t+1}$ are step $t+1$'s, loaded at `offs`; `rewards`, `terminated` are step $t$'s own.
+# > * **Reset:** a flag wherever $\lambda^{\text{eff}}_t = 0$; a multiplier $a_t = 0$ there passes the checker too.
+# > * **Scan start:** 100 past the window, in the case marked "past the window"; 0 elsewhere.
+# > * **Select away:** `next_q` behind a termination, which may be NaN (`tl.where`).
+#
+# * **Shapes:** `X = (rewards, next_q, next_action, terminated)`; `next_q` (B, T, n_actions) float32, contiguous;
+#   `next_action` (B, T) int64; the bool flag. `P = (γ, λ, n_actions)`, `n_actions` an int.
 # * **Greedy:** $Q(s_{t+1}, u_{t+1}) = M_t = \max_u Q(s_{t+1}, u)$. **A tie for the max counts as greedy**: an
 #   argmax that picks the first tied action is wrong.
 #
@@ -570,7 +573,8 @@ exercises.attempt("q_lambda", q_lambda)
 # %% jupyter={"source_hidden": true}
 # Checks: the checker's case that starts from 100, in the fold above (CI runs them; skip when reading)
 assert exercises.PAST_WINDOW == 100.0
-assert any("past the window: the scan starts from 100" in case[0] for case in exercises.cases("q_lambda"))
+for _name in ("q_lambda", "retrace"):  # each box's "Scan start: 100 past the window"
+    assert any("past the window: the scan starts from 100" in case[0] for case in exercises.cases(_name))
 
 # %% [markdown]
 # **`retrace`** (a Triton prologue). Retrace(λ) learns the $Q$ of a target policy π from data that
@@ -643,7 +647,12 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # **It returns:** each step's triple $(a_t, b_t, \text{reset}_t)$, whose reverse scan is Retrace's
 # $G_t$ above.
 #
-# * **At step $t$:** `X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`, (B, T) each, loaded at `offs`:
+# > * **Inputs:** every `next_*` entry $t$ is step $t+1$'s, loaded at `offs`; `rewards`, `terminated` are step $t$'s own.
+# > * **Reset:** a flag, at a termination and at the window's last step.
+# > * **Scan start:** 100 past the window, in the case marked "past the window"; 0 elsewhere.
+# > * **Select away:** every `next_*` input behind a termination, which may be NaN (`tl.where`).
+#
+# * **`X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`**, (B, T) each:
 #   $r_t$; $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$; $Q_{t+1} = Q(s_{t+1}, u_{t+1})$ (not `q_lambda`'s (B, T, A));
 #   $\log \pi/\mu$ of $u_{t+1}$; the bool flag. `P = (γ, λ)`.
 # * **At the window's last step:** $c = 0$ there turns the ordinary $b_t$ into [$b_t$ at a reset](GLOSSARY.md#cut-step), as `lam_t = 0` does in the worked prologue.

@@ -407,7 +407,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises), under the
 # [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: an epilogue,
 # `(X, P, offs, t, m, T, y, y_in)`, where [`y_in`](GLOSSARY.md#y-in) is $y_{t+1}$, the value carried
-# into step $t$ (0 after the row). At a termination it is the next episode's value: select it away.
+# into step $t$ (0 after the row).
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue).
@@ -419,10 +419,14 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 # $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$ with
 # $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$.
 #
-# * **At step $t$:** `X = (log_rhos, rewards, values, next_values, terminated)`, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
+# > * **Inputs:** entry $t$ is step $t$'s own, `log_rhos[t]` included, but `next_values[t]` $= V(s_{t+1})$. `y` is $v_t$, `y_in` is $v_{t+1}$.
+# > * **Reset:** a flag, set by the given prologue; you write none.
+# > * **Scan start:** 0: `y_in` is 0 after the row.
+# > * **Select away:** `y_in` at a termination (the next episode's value), and `next_values` behind one, which may be NaN.
+#
+# * **`X = (log_rhos, rewards, values, next_values, terminated)`**, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
-# * **Shift:** `y` is $v_t$ and `y_in` is $v_{t+1}$ inside the window; at its last step $v_{t+1}$ is
-#   `next_values`. No truncation input.
+# * **At the window's last step** $v_{t+1}$ is `next_values`, not `y_in`. No truncation input.
 # * **One clip:** here $\bar\rho$ (`P[1]`) clips both $\rho_t$ and $\rho^{pg}_t$. Section 2 has a separate clip
 #   for the advantage, $\bar\rho_{pg}$ (`pg_rho_bar`). One clip for both is what the IMPALA paper does, and
 #   the package's defaults agree: $\bar\rho_{pg} = \bar\rho = 1$.

@@ -119,8 +119,8 @@ rng = np.random.default_rng(41)
 # </details>
 #
 # **In training's windows** of $T$ steps the series is cut short, yet the fixed point is the same.
-# Averaged over a window's positions, term $k$ counts with the weight $(T-k)/T$, so the correction
-# is $\frac{1}{T} M d$ with $M = \sum_{k<T}(T-k)\,(\gamma C)^k$. This matrix $M$ is invertible, so
+# Averaged over a window's positions, term $k$ counts with the weight $(T-k)/T$, if the rollout
+# starts from μ's stationary distribution. So the correction is $\frac{1}{T} M d$ with $M = \sum_{k<T}(T-k)\,(\gamma C)^k$. This matrix $M$ is invertible, so
 # the average is 0 only where $d$ is.
 #
 # [The appendix](#Appendix:-the-window's-weights,-and-why-M-is-invertible) derives the weights and
@@ -333,10 +333,12 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # **It returns:** `V`, shape (S,), the value that V-trace's critic converges to when it learns
 # from μ's data: the $V$ at which $E_\mu[\rho_t\delta_t \mid s_t = s] = 0$ in every state.
 #
-# * **No steps, no resets:** float64; nothing is scanned.
-# * **Inputs:** `P_trans[s, u, s2]`, (S, A, S), the probability of `s2` after action `u` in state `s`; `R`, (S, A), the mean
-#   reward; `pi`, `mu`, (S, A), target and behaviour policies, rows summing to 1, `mu > 0`, `pi` may be 0;
-#   `gamma < 1`; `rho_bar > 0` (`float("inf")` for no clip).
+# > * **Inputs:** tables, float64, with no time axis: `P_trans[s, u, s2]`, (S, A, S), the probability of `s2` after action
+# >   `u` in state `s`; `R`, (S, A), the mean reward; `pi`, `mu`, (S, A), rows summing to 1, `mu > 0`, `pi` may be 0;
+# >   `gamma < 1`; `rho_bar > 0` (`float("inf")` for no clip).
+# > * **Reset:** none: there are no steps.
+# > * **Scan start:** none: nothing is scanned.
+# > * **Select away:** nothing: every input is finite, and `mu > 0` keeps $\pi/\mu$ finite.
 #
 # Then, for self-study (not graded): as $\bar\rho$ grows, where does `V` go? And as
 # $\bar\rho \to 0$? Mind the actions where $\pi = 0$.

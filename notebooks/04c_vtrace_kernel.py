@@ -72,9 +72,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # ## Exercises
 #
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises), under the
-# [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: the reset flag is $k_t$
-# in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`, and the
-# padding lanes past the row's end are yours to fill, with the identity.
+# [conventions card](GLOSSARY.md#conventions-for-every-exercise).
 #
 # **`vtrace_kernel`** (the capstone).
 #
@@ -85,8 +83,12 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # **It returns:** `(vs, pg)`, both (B, T): V-trace's targets $v_t$, and the advantage of your
 # `vtrace_pg` (04), clipped at ρ̄.
 #
-# * **At step $t$:** `log_rhos[t]` $= \log\pi_t/\mu_t$, `rewards[t]` $= r_t$, `values[t]` $= V_t$, `next_values[t]` $= V'_t$,
-#   (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
+# > * **Inputs:** entry $t$ is step $t$'s own, `log_rhos[t]` $= \log\pi_t/\mu_t$ included, but `next_values[t]` $= V'_t = V(s_{t+1})$.
+# > * **Reset:** a flag $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`; padding lanes get the identity $(1, 0, \text{false})$.
+# > * **Scan start:** 0: your carry starts at 0 after the row.
+# > * **Select away:** `next_values` behind a termination, which may be NaN, in $b_t$ and in `pg`.
+#
+# * **Types:** (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
 # * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step ($t = T-1$, the row's last).
 # * **The recurrence** is the one above at λ = 1, no truncation input: $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$,
 #   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$, $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
@@ -128,10 +130,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #   reset, [$b_t$](GLOSSARY.md#cut-step) is the formula above with $[\lnot\text{done}_t] = 0$.
 #   Padding lanes get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
 # * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
-#   `reverse=True`. Order rule: the scan passes the later step's triple first, as `(a1, b1, k1)`
-#   ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
-#   So `reset_combine(later, earlier)` gives $b_e + a_e\,(b_l + a_l x)$: the later map is applied
-#   first, to the value $x$ carried in. The cell below runs it on a chunk's last three lanes:
+#   `reverse=True`. The cell below runs it on a chunk's last three lanes:
 #   $a = 0.5$ on every lane, $b = (1, 2, 3)$ on lanes $(t, t+1, t+2)$, a reset at lane $t+1$, and a
 #   carry $x = 10$ (a fourth lane, the identity, pads the block to 4).
 
@@ -164,9 +163,12 @@ assert (k_s3[:3] != 0).tolist() == [True, True, False] and vs3[:3].tolist() == [
 # | $t+1$ | $(0.5, 2, \text{true})$ | its own triple: the reset keeps lane $t+2$ out | $2$, no $x$ |
 # | $t$ | $(0.5, 1, \text{false})$ | $(0.5 \cdot 0.5,\ 1 + 0.5 \cdot 2,\ \text{true}) = (0.25, 2, \text{true})$ | $2$, no $x$ |
 #
-# In symbols, part 3's rule `reset_combine(later, earlier)` $= b_e + a_e\,(b_l + a_l x)$ has two reset
-# cases. If the earlier step resets, the result is $b_e$ alone. If only the later run resets, it is
-# $b_e + a_e b_l$ with the flag set, so the carry $x$ never enters.
+# The rule behind the table: the scan passes the later step's triple first, as `(a1, b1, k1)`
+# ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+# So `reset_combine(later, earlier)` gives $b_e + a_e\,(b_l + a_l x)$: the later map is applied
+# first, to the value $x$ carried in. This rule has two reset cases. If the earlier step resets,
+# the result is $b_e$ alone. If only the later run resets, it is $b_e + a_e b_l$ with the flag
+# set, so the carry $x$ never enters.
 #
 # Triton combines lanes in a tree, not one by one
 # ([00b, section 2](00b_triton_from_zero.ipynb#2.-A-scan-of-one-block) replays one), but every

@@ -26,6 +26,8 @@
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
 #   `two_stage_mean` (which builds on section 3). The rest can wait.
+# * **Checks cells** (folded, starting `# Checks`): skip reading their code; where the text says a
+#   folded cell prints a table, read its output.
 #
 # Proximal Policy Optimization (PPO) improves the policy that collected a rollout, with several
 # epochs of minibatch steps on the same data.
@@ -722,9 +724,9 @@ assert _dual(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1) != _capped(_rho
 # * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out. If the
 #   second stage counts the partials the same way, the means are about 838.4512 and 0.9990244.
 #   (These are the two full blocks of `arange`, 2096128, over 2500, and 1024 ones over 1025.)
-# * The same short grid, with the second stage counting `triton.cdiv(n, BLOCK)` partials allocated
-#   with `torch.empty`: the last partial is never stored, so the mean reads whatever that memory
-#   held, and it may change from call to call.
+# * A second failure keeps the short grid but lets the second stage count `triton.cdiv(n, BLOCK)`
+#   partials, allocated with `torch.empty`. The last partial is then never stored, so the mean
+#   reads whatever that memory held, and it may change from call to call.
 #
 # ```python
 # print(exercises.guarded(two_stage_mean, torch.arange(2500.0, device=DEVICE)).item(),

@@ -24,6 +24,8 @@
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–5 and the checked exercise `soft_lambda_targets`. The rest can wait.
+# * **Checks cells** (folded, starting `# Checks`): skip reading their code; where the text says a
+#   folded cell prints a table, read its output.
 #
 # Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy; $\alpha$ is
 # called the temperature. SAC learns from a *replay buffer* of transitions collected by earlier
@@ -50,8 +52,9 @@
 # $$V(s_{t+1}) = \mathbb{E}_{u\sim\pi}\big[Q(s_{t+1}, u) - \alpha\log\pi(u|s_{t+1})\big].$$
 #
 # Continuing through the buffer's action $u_{t+1}$ uses the one-sample estimate
-# $G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})$. A soft $Q(s, u)$ counts the entropy bonuses of the
-# actions after $u$, not of $u$ itself. So the $-\alpha\log\pi$ term is needed: $G_{t+1}$ estimates
+# $G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})$ (unbiased only when $u_{t+1} \sim \pi$; replay
+# breaks this: section 5). A soft $Q(s, u)$ counts the entropy bonuses of the actions after $u$,
+# not of $u$ itself. So the $-\alpha\log\pi$ term is needed: $G_{t+1}$ estimates
 # $Q(s_{t+1}, u_{t+1})$, which leaves out the entropy of $u_{t+1}$.
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\Big].$$
@@ -151,68 +154,17 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # Write $\log\pi_{t+1}$ for $\log\pi(u_{t+1}|s_{t+1})$, of the buffer's next action (`log_probs` at
 # step $t + 1$), and let γ and λ vary per step.
 #
-# ### Where the trace stops
-#
 # A step is *done* where it terminates, is truncated, or is the window's last step: it takes
-# nothing from step $t + 1$. Three mechanisms stop the trace there:
-#
-# * **$\lambda^{\text{eff}}_t$**, the step's effective λ, is $\lambda_t$, but 0 at a done step.
-# * **$[\lnot\text{term}_t]$** is 0 at a termination and 1 elsewhere.
-# * **$\text{reset}_t$** is set by the prologue at each done step. The scan then selects $y_t = b_t$
-#   in place of $b_t + a_t\,y_{t+1}$.
-#
-# Put $\lambda^{\text{eff}}_t$ for λ in the introduction's bracket, multiply it out, and sort its terms.
-# The factor of $G_{t+1}$ is $a_t$; the rest is $b_t$:
+# nothing from step $t + 1$. At a done step the prologue sets $\text{reset}_t$, and the scan
+# selects $y_t = b_t$ in place of $b_t + a_t\,y_{t+1}$. The step's effective λ,
+# $\lambda^{\text{eff}}_t$, is $\lambda_t$, but 0 at a done step. $[\lnot\text{term}_t]$ is 0 at a
+# termination and 1 elsewhere. Put $\lambda^{\text{eff}}_t$ for λ in the introduction's bracket,
+# multiply it out, and sort its terms. The factor of $G_{t+1}$ is $a_t$; the rest is $b_t$:
 #
 # $$a_t = \gamma_t\lambda^{\text{eff}}_t, \qquad
 #   b_t = r_t + [\lnot\text{term}_t]\,\gamma_t\big[(1-\lambda^{\text{eff}}_t)V'_t -
 #   \lambda^{\text{eff}}_t\,\alpha\log\pi_{t+1}\big].$$
 #
-# Each kind of step then computes:
-#
-# | step $t$ | $\lambda^{\text{eff}}_t$ | $\text{reset}_t$ | $b_t$ |
-# | --- | --- | --- | --- |
-# | ordinary | $\lambda_t$ | no | $r_t + \gamma_t\big[(1-\lambda_t)V'_t - \lambda_t\alpha\log\pi_{t+1}\big]$ |
-# | termination | 0 | yes | $r_t$ (no bootstrap) |
-# | truncation | 0 | yes | $r_t + \gamma_t V'_t$ |
-# | the window's last step | 0 | yes | $r_t + \gamma_t V'_t$ ($r_t$ if it terminates) |
-#
-# **Which guard removes which term** at a done step:
-#
-# | guard | the term it removes | without it |
-# | --- | --- | --- |
-# | $\lambda^{\text{eff}}_t = 0$ in $b_t$ | $-\gamma_t\lambda_t(V'_t + \alpha\log\pi_{t+1})$ | $V'_t$ gets weight $1-\lambda_t$; a truncation reads the next episode's $\log\pi_{t+1}$ |
-# | $[\lnot\text{term}_t]$ | $\gamma_t V'_t$ | a termination bootstraps: NaN below |
-# | $\text{reset}_t$ | $a_t\,y_{t+1}$ | $0 \cdot \text{NaN}$ is NaN: NaN below |
-#
-# So $\lambda^{\text{eff}}_t$ is needed only in $b_t$, where it gives $V'_t$ its full weight through
-# $1-\lambda^{\text{eff}}_t$ and removes $\log\pi_{t+1}$. $a_t$ needs no guard, because a reset
-# ignores it. The cell below drops $[\lnot\text{term}_t]$, then $\text{reset}_t$, on three steps
-# ($\gamma = \lambda = 0.5$, α = 0). Step 1 terminates, and the buffer holds NaN from there on.
-
-# %%
-r3, v3 = np.array([1.0, 1.0, np.nan]), np.array([3.0, np.nan, np.nan])  # V'_t: NaN behind the termination
-term3, done3 = np.array([False, True, False]), np.array([False, True, True])  # step 2: the window's last
-lam_eff3 = np.where(done3, 0.0, 0.5)
-a3 = 0.5 * lam_eff3  # γ λ^eff: 0 at both done steps
-
-
-def scan3(b, reset):  # y_t = b_t at a reset, b_t + a_t y_{t+1} elsewhere
-    y, G3 = 0.0, np.zeros(3)
-    for t in (2, 1, 0):
-        y = G3[t] = b[t] if reset[t] else b[t] + a3[t] * y
-    return G3
-
-
-b_no_where = r3 + 0.5 * (1 - lam_eff3) * v3  # λ^eff = 0 alone: γ V'_1 stays in b_1
-b_where = r3 + np.where(term3, 0.0, 0.5 * (1 - lam_eff3) * v3)  # [¬term_t] removes it
-for name, G3 in (("no [¬term]", scan3(b_no_where, done3)), ("no reset", scan3(b_where, np.zeros(3, bool))),
-                 ("both guards", scan3(b_where, done3))):
-    print(f"{name:12s} G_0, G_1 = {G3[0]}, {G3[1]}")
-assert np.isnan(scan3(b_no_where, done3)[:2]).all() and np.isnan(scan3(b_where, np.zeros(3, bool))[:2]).all()
-np.testing.assert_allclose(scan3(b_where, done3)[:2], [2.0, 1.0])  # 1.75 + 0.25 · 1, and r_1
-
-# %% [markdown]
 # **Section 1's example, traced.** Take $\lambda = 0.5$, with $\gamma = \alpha = 0.5$,
 # $V' = [3, 3, 7]$ and $\log\pi = [-1, -2, -2]$. Step 1 terminates and step 2 is the window's
 # last, so both are done. The prologue fills the columns up to $\text{reset}_t$. The scan fills
@@ -247,6 +199,54 @@ np.testing.assert_allclose(_a, [0.25, 0, 0])
 np.testing.assert_allclose(_b, [2, 1, 4.5])
 np.testing.assert_allclose(_G, [2.25, 1, 4.5])
 np.testing.assert_allclose(_G, G[0.5])  # the loop of section 1
+
+# %% [markdown]
+# ### Where the trace stops
+#
+# Each kind of step computes:
+#
+# | step $t$ | $\lambda^{\text{eff}}_t$ | $\text{reset}_t$ | $b_t$ |
+# | --- | --- | --- | --- |
+# | ordinary | $\lambda_t$ | no | $r_t + \gamma_t\big[(1-\lambda_t)V'_t - \lambda_t\alpha\log\pi_{t+1}\big]$ |
+# | termination | 0 | yes | $r_t$ (no bootstrap) |
+# | truncation | 0 | yes | $r_t + \gamma_t V'_t$ |
+# | the window's last step | 0 | yes | $r_t + \gamma_t V'_t$ ($r_t$ if it terminates) |
+#
+# Three guards act at a done step. "The term it removes" is measured against $b_t$ written with
+# the plain $\lambda_t$: the first guard leaves $b_t = r_t + \gamma_t V'_t$, and the second then
+# removes $\gamma_t V'_t$.
+#
+# | guard | the term it removes | without it: |
+# | --- | --- | --- |
+# | $\lambda^{\text{eff}}_t = 0$ in $b_t$ | $-\gamma_t\lambda_t(V'_t + \alpha\log\pi_{t+1})$ | $V'_t$ keeps weight $1-\lambda_t$, and a truncation reads the next episode's $\log\pi_{t+1}$ |
+# | $[\lnot\text{term}_t]$ | $\gamma_t V'_t$ | a termination bootstraps: NaN below |
+# | $\text{reset}_t$ | $a_t\,y_{t+1}$ | $0 \cdot \text{NaN}$ is NaN: NaN below |
+#
+# $a_t$ needs no guard, because a reset ignores it. The cell below drops $[\lnot\text{term}_t]$,
+# then $\text{reset}_t$, on three steps ($\gamma = \lambda = 0.5$, α = 0). Step 1 terminates, and
+# the buffer holds NaN from there on.
+
+# %%
+r3, v3 = np.array([1.0, 1.0, np.nan]), np.array([3.0, np.nan, np.nan])  # V'_t: NaN behind the termination
+term3, done3 = np.array([False, True, False]), np.array([False, True, True])  # step 2: the window's last
+lam_eff3 = np.where(done3, 0.0, 0.5)
+a3 = 0.5 * lam_eff3  # γ λ^eff: 0 at both done steps
+
+
+def scan3(b, reset):  # y_t = b_t at a reset, b_t + a_t y_{t+1} elsewhere
+    y, G3 = 0.0, np.zeros(3)
+    for t in (2, 1, 0):
+        y = G3[t] = b[t] if reset[t] else b[t] + a3[t] * y
+    return G3
+
+
+b_no_where = r3 + 0.5 * (1 - lam_eff3) * v3  # λ^eff = 0 alone: γ V'_1 stays in b_1
+b_where = r3 + np.where(term3, 0.0, 0.5 * (1 - lam_eff3) * v3)  # [¬term_t] removes it
+for name, G3 in (("no [¬term]", scan3(b_no_where, done3)), ("no reset", scan3(b_where, np.zeros(3, bool))),
+                 ("both guards", scan3(b_where, done3))):
+    print(f"{name:12s} G_0, G_1 = {G3[0]}, {G3[1]}")
+assert np.isnan(scan3(b_no_where, done3)[:2]).all() and np.isnan(scan3(b_where, np.zeros(3, bool))[:2]).all()
+np.testing.assert_allclose(scan3(b_where, done3)[:2], [2.0, 1.0])  # 1.75 + 0.25 · 1, and r_1
 
 # %% [markdown]
 # The same prologue and scan in NumPy, against the loop, on random rows with terminations and

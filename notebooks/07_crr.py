@@ -27,6 +27,8 @@
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–5, and the checked exercises `awr_weights` (notebook 05's
 #   harness) and `awac_weights` (a kernel of your own). The rest can wait.
+# * **Checks cells** (folded, starting `# Checks`): skip reading their code; where the text says a
+#   folded cell prints a table, read its output.
 #
 # Critic Regularized Regression (CRR) learns a policy from a fixed dataset. It avoids two
 # failures:
@@ -390,6 +392,9 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # With the backward, the eager formula takes 3.3–4.0× the fused loss's GPU time, yet it wins on
 # wall time: its wall time is 0.73–0.84× ours. Both calls are mostly host time, and CRR's short formula costs the
 # host less ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)).
+# So `rl.crr_loss` pays where GPU time counts, as inside a larger step that keeps the GPU busy, or
+# where you need section 3's bitwise-identical calls and section 4's unread padding; the eager
+# formula is fine where host time dominates, as at all three shapes here.
 # The folded cell below prints the committed H100 numbers for the three shapes.
 #
 # <details><summary>Details (optional): what notebook 09 does not show</summary>
@@ -639,7 +644,10 @@ exercises.attempt("awac_weights", awac_weights)
 #    * (c) Set $c_s = \lambda$, with no importance weight: Harutyunyan et al.'s $Q^\pi(\lambda)$.
 #      Each of its steps adds
 #      $\gamma\lambda\big(\mathbb{E}_{u'\sim\pi} \bar Q(s_{t+1}, u') - \bar Q(s_{t+1}, u_{t+1})\big)$
-#      to the step of section 2's λ-return. Is the mean still $Q^\pi$? Then add a bias to $\bar Q$:
+#      to the step of section 2's λ-return. To see it, subtract section 2's step
+#      $r_t + \gamma\big[(1-\lambda)\mathbb{E}\bar Q + \lambda G_{t+1}\big]$ from this one,
+#      $r_t + \gamma\big[\mathbb{E}\bar Q + \lambda\big(G_{t+1} - \bar Q(s_{t+1}, u_{t+1})\big)\big]$.
+#      Is the mean still $Q^\pi$? Then add a bias to $\bar Q$:
 #      what do the weights buy?
 # 3. With i.i.d. critic values, CRR-binary with a max baseline over $K$ samples keeps a fraction
 #    $1/(K+1)$ of the dataset's actions (section 5 checks it at $K = 5$). Derive why. Then measure
@@ -700,6 +708,11 @@ for _k, _G in _targets.items():
 _D = (_mu - _pi) @ _r_a * sum((_gamma * _lam) ** k for k in range(1, _T))  # the bias, as in notebook 06's section 5
 assert round(_D, 2) == -0.49 and abs(_err["uncorrected"][0] - _D) < 4 * _err["uncorrected"][1]  # "about −0.49"
 assert abs(_err["Retrace"][0]) < _err["Retrace"][1]  # "within its standard error"
+_cl = torch.full_like(_c, _lam)  # 2 (c): c_s = λ, Q^π(λ)
+_cl[:, -1] = 0.0
+_G_ql = rl.linear_scan(_gamma * _cl, _r + _gamma * (_v_next - _cl * _q_next), backend="torch")
+_step2 = _r[:, :-1] + _gamma * ((1 - _lam) * _v_next[:, :-1] + _lam * _G_ql[:, 1:])  # section 2's step, same G_{t+1}
+torch.testing.assert_close(_G_ql[:, :-1] - _step2, _gamma * _lam * (_v_next - _q_next)[:, :-1])  # "adds γλ(E Q̄ − Q̄)"
 _g = torch.Generator().manual_seed(3)  # 3: 20,000 states, i.i.d. standard-normal critic values
 for _K in (1, 4, 64):
     _qq = torch.randn(20_000, generator=_g, dtype=torch.float64)

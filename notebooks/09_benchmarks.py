@@ -174,8 +174,9 @@ assert (f"{profile.COMMITTED_RUN}.json", profile.COMMITTED_WALL, profile.COMMITT
 # has a panel per pass and a bar per algorithm and shape (log scale). The table gives the same
 # figures as ranges over the algorithms. Its last column is not measured: it is notebook 08's model
 # for GAE, floor ÷ (2 µs per launch + floor), with one launch forwards and two with the backward.
-# That column is the same in both passes: the backward doubles both $t_0$ (two launches) and the
-# bytes.
+# That column is the same in both passes: for GAE, the backward doubles both $t_0$ (two launches)
+# and the bytes. Not every kernel's bytes double: PPO's go from 12 to 28 B per step, and V-trace's
+# do not double either.
 #
 # **Predict first** with notebook 08's model: at 4096×128, GAE's floor is 2.1 µs. What % floor does
 # the model give?
@@ -217,10 +218,14 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 #
 # * At the three smaller shapes, % floor also measures the L2 cache: the graph replays that time
 #   the GPU time can read much of a call's bytes from it, faster than the floor's DRAM copy. So
-#   % floor can pass 100 % (SAC at 64×16384).
-# * After notebook 08's exercise `vtrace_floor_bytes`, which this figure gives away: a forward call
-#   at those shapes moves at most 25 MiB, and at most 50 MiB with its backward. An H100's L2 holds
-#   50 MiB (the H100 env file). No committed file records the H200's.
+#   % floor can pass 100 % (SAC at 64×16384). An H100's L2 holds 50 MiB (the H100 env file). No
+#   committed file records the H200's.
+#
+# <details><summary>Spoiler for 08's <code>vtrace_floor_bytes</code></summary>
+#
+# A forward call at the three smaller shapes moves at most 25 MiB, and at most 50 MiB with its backward.
+#
+# </details>
 #
 # * GAE's GPU times, 1.8 and 3.3 µs, beat the model: its fixed cost is a little under 2 µs, and
 #   at 4096×128 its 8.9 MB sit in the L2 cache, which holds tens of MB.
@@ -253,6 +258,11 @@ _cfg = config.current()
 assert all(math.ceil(T / min(_cfg.wide_block, _cfg.max_block_t)) < _cfg.split_min_chunks for _, T in SHAPES)
 assert all(math.isclose(_both[k], model_pct[k]) for k in model_pct)  # twice the bytes and twice t0: the same % floor
 assert all(math.isclose(row("gae", *s, pass_="fwd+bwd")["floor_ms"], 2 * row("gae", *s)["floor_ms"]) for s in SHAPES)
+_step_bytes = {(a, p): {row(a, *s, pass_=p)["bytes"] / (s[0] * s[1]) for s in SHAPES}
+               for a in ("gae", "ppo", "vtrace") for p in PASSES}  # bytes per step, one value over the shapes
+assert _step_bytes["gae", "fwd+bwd"] == {2 * b for b in _step_bytes["gae", "fwd"]}  # "for GAE ... doubles the bytes"
+assert _step_bytes["ppo", "fwd"] == {12} and _step_bytes["ppo", "fwd+bwd"] == {28}  # "PPO's go from 12 to 28 B per step"
+assert _step_bytes["vtrace", "fwd+bwd"] != {2 * b for b in _step_bytes["vtrace", "fwd"]}  # "V-trace's do not double"
 _model = {t["B × T"]: t["model's % floor, GAE"] for t in floor_table if t["pass"] == "fwd"}  # "as the model predicts":
 assert _model["16×128"] < 1 and _model["16384×1024"] > 95  # far below at the smallest, near at the largest
 long_pct = [pct[a, (64, 16384), p] for a in SCANS for p in PASSES]  # few long rows: little parallel work

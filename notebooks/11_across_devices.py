@@ -175,7 +175,7 @@ done[5] = True  # rank 0's last step: the episode ends exactly at the boundary
 
 def compose(after, step):
     """The triple of (one step, then the steps after it): a reset selects the step alone."""
-    (A, B, K), (a, b, k) = after, step  # 00c's order: reset_combine(first, second) takes the later run first too
+    (A, B, K), (a, b, k) = after, step  # `after` plays reset_combine's `first`: the later run
     return (a, b, True) if k else (a * A, b + a * B, K)
 
 
@@ -585,6 +585,10 @@ print(profile.table(cost_rows, digits=3))  # the long row; the file's other line
 # ranks, and it counts no network round trips.** The 78 scales all of the gather's one call with the
 # ranks; the 60 scales only its GPU time.
 #
+# The split's 17 times is the host's time, not its traffic: by GPU time it took 2.2 times the gather
+# (74.7 against 33.5 µs). Its path launches many small operations and reads exchanged numbers on
+# the host, which likely account for the rest (not profiled); a leaner split would move the break-even.
+#
 # An autograd-aware gather does not replace the split for gradients:
 # `torch.distributed.nn.functional.all_gather` carries them, but its backward sends every rank's
 # whole gradient row, where the split's sends one number per row per rank in each exchange (section 6).
@@ -615,6 +619,7 @@ assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r)
 assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
 assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)
 assert round(local_wall / one_wall) == 17 and round(joined_wall / one_wall, 1) == 1.5  # "17 times", "1.5 times"
+assert round(local_gpu / joined_gpu, 1) == 2.2 and local_gpu < local_wall / 10  # "2.2 times the gather" by GPU time
 # the table printed: the long row's three calls, wall and GPU µs, in the file's columns 1, 2 and 4
 assert [(r_["wall µs"], r_["GPU µs"]) for r_ in cost_rows] == [(77.5, 13.6), (1307.0, 74.7), (114.2, 33.5)]
 # the break-even: the other rank's 1,048,576 steps are 8 MiB of values and rewards and 1 MiB of flags (MiB = 2**20 bytes)

@@ -283,8 +283,8 @@ assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwid
 #
 # The package takes the second way, **more bytes per warp**. A package program for GAE at
 # 16384×1024 loads a tile of 2 rows × 128 steps per chunk (the planner's choice, section 0.4), and
-# the next chunk before it scans this one. More bytes in flight per program means fewer programs
-# per SM:
+# the next chunk before it scans this one. More bytes in flight per program means fewer resident
+# programs are needed per SM:
 #
 # | chunks in flight per program | KB in flight per program | programs per SM |
 # |---|---|---|

@@ -231,13 +231,13 @@ assert round(h200[0]["wall µs/call"] / h200[0]["GPU µs"]) == 7  # "about seven
 # Versions drift too. Both committed files were made with torch 2.11 and Triton 3.6 (their first
 # lines name them). The course pins torch 2.13 and Triton 3.9 (`requirements.txt`), and on a GPU
 # you get the Triton that your CUDA torch brings. So the register counts and the effect of
-# `tl.range` pipelining, both in question 2, may differ from the reference's on your machine. The folded cell
-# below reads the lab's reference file without printing it: the course's kernel and its variants
+# `tl.range` pipelining, both in question 2, may differ from the reference's on your machine. The next cell
+# reads the lab's reference file without printing it: the course's kernel and its variants
 # wait for "Reading the reference", after the questions, so that you predict before you see them.
 
-# %% jupyter={"source_hidden": true}
-# Reads the lab's reference file (folded: lab.read_reference parses it), and the same kernels' counts as Triton 3.9
-# compiles them; prints nothing
+# %%
+# Run this cell: it loads the reference. It reads the lab's reference file (lab.read_reference parses it), and the
+# same kernels' counts as Triton 3.9 compiles them; it prints nothing, so that you predict before you see them
 reference = lab.read_reference(LAB_REFERENCE)  # (variant, shape) -> its row, shapes written "16384x1024"
 reference_lab = {k: r["% floor"] for k, r in reference.items()}  # (variant, shape) -> % floor
 reference_us = {k: r["GPU µs"] for k, r in reference.items()}  # (variant, shape) -> GPU µs
@@ -463,15 +463,16 @@ if any(r["resident programs"] is None for r in walk_compiled):
 #
 # **A model to predict with: resident programs × chunk.** For your `reset_scan`, multiply the
 # resident programs by its chunk (at most the row's 1024 steps). That product counts the steps an
-# SM's programs *could* have in flight.
+# SM's programs *could* have in flight. A worked row: at a chunk of 256, with 16 resident programs,
+# as many as `step_by_step`'s 4-warp programs, the product is 16 × 256 = 4,096 steps.
 #
 # **A threshold from Little's law: necessary, not sufficient.** To reach the floor, an SM needs
 # at least about 1,500 steps of loads in flight on the H100 that ran the lab's reference (about
 # 2,200 on the H200). That is Little's law (notebook 13, section 0.2): the load bandwidth × the
-# latency, shared among the SMs. The product says how many steps a variant *could* have in flight.
-# So a product below the threshold rules the floor out; a product above it does not promise it. A
-# program has its chunk in flight only part of each trip round its loop: while its warps wait at a
-# barrier or scan, it loads nothing. Above the threshold, the product ranks variants roughly: the
+# latency, shared among the SMs. So a product below the threshold rules the floor out; a product
+# above it, such as the worked row's 4,096, does not promise it. A program has its chunk in flight
+# only part of each trip round its loop: while its warps wait at a barrier or scan, it loads
+# nothing. Above the threshold, the product ranks variants roughly: the
 # reference's table, under "Reading the reference", shows one pair it ranks wrongly.
 #
 # Question 2 asks you to predict with the product and, where the reference disagrees, to say why.
@@ -524,6 +525,7 @@ _h100_load = _h100_bw * RETURNS_READ / lab.STEP_BYTES
 H100_ENOUGH = _h100_load * 600e-9 / 132 / RETURNS_READ  # steps in flight per SM that Little's law asks for on the H100
 assert (round(_h100_bw / 1e12, 2), round(_h100_load / 1e12, 2), round(_h100_load * 600e-9 / 1e6, 2)) == (3.02, 1.68, 1.01)
 assert round(_h100_load * 600e-9 / 132 / 1e3, 1) == 7.6 and round(H100_ENOUGH, -2) == 1_500  # "7.6 KB", "about 1,500 steps"
+assert 16 * 256 == 4_096 > max(H100_ENOUGH, _per_sm / RETURNS_READ)  # the worked row: "16 × 256 = 4,096", above both thresholds
 
 # %% [markdown]
 # **The lab** (your teacher reads your answers): three answer cells, scored out of 10 with a GPU

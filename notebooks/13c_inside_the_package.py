@@ -222,8 +222,11 @@ assert round(263 / 53) == 5  # "about a fifth of the shuffles"
 # bytes, a multiple of 16, and still not proven aligned
 assert 1000 * 4 == 4000 == 16 * 250 and 1000 % 16 != 0 and 1024 % 16 == 0  # "T = 1000 ... 4,000 bytes, 16-byte aligned"
 assert 1000 % 16 != 0 and 1024 % 16 == 0  # "a multiple of 16 steps (not T = 1000)": 1024 is, 1000 is not
-with open(os.path.join(ROOT, "rltriton_lite", "tile.py"), encoding="utf-8") as f:
-    assert "V scalar loads per vector where an aligned vector is one 16-byte load" in " ".join(f.read().split())
+import inspect  # noqa: E402
+import rltriton_lite.tile  # noqa: E402  (its source as installed: a student's copy of the course has no package folder)
+
+assert "V scalar loads per vector where an aligned vector is one 16-byte load" in " ".join(
+    inspect.getsource(rltriton_lite.tile).split())
 
 # %% [markdown]
 # ### 3.1 Reading the hooks' source
