@@ -582,6 +582,15 @@ def test_student_build_leaves_out_the_solutions(built):
     requirements = (built / "requirements.txt").read_text()
     assert "torch==" in requirements and "gymnasium==" in requirements
     assert "pytest" not in requirements and "-e ." not in requirements and "ANSWERS" not in requirements
+    # no notebook opens a file of a folder the students' copy lacks (13c read rltriton_lite/tile.py once: Run All
+    # stopped there; the installed package's source is inspect.getsource's)
+    missing = {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")} - \
+        {p.name for p in built.iterdir()}
+    assert {"rltriton_lite", "tests"} <= missing, missing
+    for path in nbs.glob("*.ipynb"):
+        for cell in _code_cells(path):
+            for args in re.findall(r"os\.path\.join\(([^)]*)\)", cell):
+                assert not set(re.findall(r"[\"']([^\"']+)[\"']", args)) & missing, (path.name, args)
 
 
 STUDENT_CHECKS = """
