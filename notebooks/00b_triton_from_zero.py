@@ -678,10 +678,6 @@ exercises.attempt("chunked_scan", chunked_scan)
 #
 # Nothing here is needed for the exercises. It covers why arithmetic on loaded bool flags goes
 # wrong.
-#
-# ### The order rule, seen (section 2)
-#
-# It moved to section 2: [the reverse scan](#2.-A-scan-of-one-block) prints it, step by step.
 
 # %% [markdown]
 # ### Arithmetic on loaded bool flags

@@ -153,7 +153,8 @@ print("prologue + scan + epilogue == the loop")
 # >
 # > 1. **Reset where done$_t$:** at a termination, a truncation and the window's last step.
 # > 2. **Select, never multiply:** drop a value with a `where`, since $0 \times \text{NaN}$ is NaN.
-# > 3. **Put the bootstrap in $b_t$ at a reset:** $b_t = r_t + \gamma_t V'_t$ ($r_t$ at a termination).
+# > 3. **Put that step's whole target in $b_t$ at a reset:** for the return, $b_t = r_t + \gamma_t V'_t$, or $r_t$ at a termination.
+# >    Its form per estimator is in 04's [table](04_vtrace.ipynb#One-table-for-every-estimator).
 #
 # The rest of the table is reference, for every estimator of the course.
 #
@@ -407,7 +408,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # runs_on = (___ == 0) & (t + n < T)  # no termination in [t, t + n): a difference of `ends`
 # i = torch.clamp(t + n, max=T - 1)  # S_(t+n) at i; at which index is V(s_(t+n))?
 # # (the clamp only keeps an index inside the row: where runs_on is False, the value read is not used;
-# #  `ends` has T + 1 entries, so its index t + n clamps at T)
+# #  `ends` has T + 1 entries: clamp its index t + n at T, or reuse `i`. Either works, since runs_on needs t + n < T)
 # G = S - gamma ** n * torch.where(runs_on, ___, 0.0)
 # ```
 #

@@ -304,7 +304,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
 # > * **Inputs:** `rewards[t]` $= r_t$ and `terminated[t]`, step $t$'s own, (B, T). The backward reads $\text{term}_{t-1}$ at `offs - 1`.
-# > * **Reset:** a flag in the triple; the multiplier stays $\gamma$ at every step ([section 2](#2.-The-backward) says why).
+# > * **Reset:** a flag in the triple. The multiplier stays $\gamma$ at every step, since a reset never reads $a_t$.
 # > * **Scan start:** 100 past the window for both scans, in the cases marked "past the window".
 # > * **Select away:** that 100: only the forward's reset at $T-1$ and the backward's at step 0 keep it out.
 #

@@ -410,6 +410,7 @@ assert round(_lam_w.sum(), 2) == 0.83 < 0.99  # "at most 0.83", "rises from at m
 #   is $\delta_t$ unchanged. The returns are $\hat A_t + V_t$, from the same pass.
 # * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel, so every
 #   estimator is a short prologue and epilogue.
+# * Every estimator's $a_t$, $b_t$ and reset, side by side: 04's [One table for every estimator](04_vtrace.ipynb#One-table-for-every-estimator).
 
 # %% [markdown]
 # ## Appendix: the package's hook form

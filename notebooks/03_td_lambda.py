@@ -800,3 +800,4 @@ assert round(fine[(sigma_r**2 * (_alpha**2).sum(1) + sigma_c**2 * (_beta**2).sum
 #   greedy (a tie counts as greedy).
 # * Retrace is Q(λ) with a soft cut: its trace weight is $c_{t+1} = \lambda\min(1, \pi/\mu)$ of the
 #   next action, loaded at step $t$. With a greedy π and no ties for the max, it is Q(λ).
+# * Every estimator's $a_t$, $b_t$ and reset, side by side: 04's [One table for every estimator](04_vtrace.ipynb#One-table-for-every-estimator).

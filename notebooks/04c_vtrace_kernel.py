@@ -286,9 +286,9 @@ for resets in (True, False):
 # $b_1 + a_1 b_0 + a_1 a_0 v_2$. These wrong-order numbers are for `chunk=2`, as in the code above: with the
 # row in one chunk, the same slip prints others.
 #
-# The first case already shows the carry slip of the five-step case below. There `vs` $= (1.5, 1, 2)$
-# means no carry reached the chunk {0, 1}, as when the carry is taken at the chunk's last lane: that
-# lane is padding here, so the carry is 0 and $v_1$ gets no $v_2$.
+# The first case already shows the carry slip of the five-step case below. If case 1 prints
+# `vs` $= (1.5, 1, 2)$, which is case 2's answer, no carry reached chunk {0, 1}. That happens when the
+# carry is taken at the chunk's last lane: that lane is padding here, so the carry is 0 and $v_1$ gets no $v_2$.
 #
 # For the carry, a row of five steps: $\pi/\mu = (2, 0.5, 1, 0.5, 1)$, rewards and values 1,
 # `next_values` $(1, 1, 1, 1, 2)$.

@@ -424,7 +424,8 @@ print("actor and temperature losses == the loop, gradients as derived")
 #
 # $$D_t = \gamma\lambda\,(\Delta + D_{t+1}), \qquad D_{T-1} = 0.$$
 #
-# Here $\Delta < 0$ is the gap per step between $\mu$'s and $\pi$'s soft rewards, and it does not
+# Here $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi] < 0$, the gap per step
+# between the soft rewards (both scored with π's log-probabilities) of μ's and π's actions; it does not
 # depend on λ. So the bias $D$ is 0 at λ = 0 and grows more negative as λ grows. The next cell
 # measures it over 4,000 replayed windows of 60 steps. So use `lambda_ > 0` on replayed data only
 # when the data is recent, or with a correction such as Retrace
@@ -496,7 +497,7 @@ for lam_ in (0.0, 0.5, 1.0):
         D = g_ * lam_ * (delta + D)
     assert abs(D - exact) < 1e-12  # the recursion gives the unrolled sum
     Ds.append(D)
-    print(f"λ = {lam_}: mean(G_0 − Q^π(u_0)) = {bias:+.3f}   (the recursion's D_0 {D:+.3f})")
+    print(f"λ = {lam_}: mean(G_0 − Q^π(u_0)) = {bias:+.3f}   (the recursion's D_0 {D + 0.0:+.3f})")  # (+ 0.0: no −0 at λ = 0)
     assert abs(bias - exact) < 0.05
     assert abs(bias) < 0.05 if lam_ == 0.0 else bias < -0.3  # unbiased at λ = 0, biased (towards μ) above
 assert round(D, 3) == -3.895  # λ = 1: D_0 = Δ (0.9 + 0.9² + ... + 0.9⁵⁹)
@@ -728,8 +729,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #   scan is $G_t$. Hint 2 writes the formulas out for this task.
 #
 # **Edge cases:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
-# select them away with `tl.where`. In some cases the carry into step $T-1$ is 100, a value past
-# the window, not 0. Your triple must keep it out, as a reset at the last step does.
+# select them away with `tl.where`. In some cases the checker's scan starts from $y_T = 100$, a value
+# past the window, not 0. Your triple must keep it out, as a reset at the last step does.
 #
 # Why both guards are needed, and why a reset never reads $a_t$: section 2's
 # [three-step example](#Where-the-trace-stops).

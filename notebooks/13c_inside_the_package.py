@@ -24,7 +24,8 @@
 #   section 0: one chunk (sections 1–3), one program's tile and the planner (section 4), a model
 #   of the speed against three measurements (section 4.1), long rows split in time (section 5),
 #   and the compiled code (section 6). Section 7 follows notebook 11's split across devices: its
-#   backward, and what its ranks send.
+#   backward, and what its ranks send. The last part, "Inside the loss kernels of notebooks 05–07",
+#   holds those notebooks' maintainer notes on PPO's, SAC's and CRR's kernels.
 #
 # * **Time:** 45 min–1 h to read, and 15 min more for section 7; 2.5–3 h with the three open questions. A GPU only for questions
 #   1 and 3.
