@@ -19,13 +19,18 @@
 # * **You will learn:** why a loop that runs backwards in time can run in parallel. How episode
 #   ends, padding and long rows fit in. Why the gradient is a scan too.
 # * **Time:** 1.5–2 h for the reading and the three checked exercises; 3–4 h with the open
-#   questions.
+#   questions. Plan one sitting per notebook: 00 (1.5–2 h), 00b (3–6 h), then 00c (2.5–4.5 h, in
+#   two sessions).
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** sections 1–7 and their checked exercises. Section 8 can wait until notebook
-#   01.
-# * **Minimum path across 00–00d:** the path above, all of 00b, and 00c without its open question:
-#   about 7–12.5 h in all, by the notebooks' own estimates. Notebook 00d is optional.
-# * **Sittings:** one per notebook: 00 (1.5–2 h), 00b (3–6 h), then 00c (2.5–4.5 h, in two sessions).
+#
+# <details><summary>The minimum path</summary>
+#
+# * **In this notebook:** sections 1–7 and their checked exercises. Section 8 can wait until
+#   notebook 01.
+# * **Across 00–00d:** the path above, all of 00b, and 00c without its open question: about
+#   7–12.5 h in all, by the notebooks' own estimates. Notebook 00d is optional.
+#
+# </details>
 #
 # Every return and advantage in this course, from GAE to V-trace, is a loop that runs **backwards
 # in time**:

@@ -33,7 +33,7 @@
 # [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says.
 
 # %% [markdown]
-# ## Rules in force
+# <details><summary>Rules in force (the card at the end of 00b, with links)</summary>
 #
 # Every kernel of this notebook follows these rules. Each links to where it is taught.
 #
@@ -44,6 +44,8 @@
 # * **Masks and `!= 0`:** mask every load and store, and compare a loaded flag with 0 ([00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules)).
 # * **The carry starts at `0.0`**, a float, never the integer `0` ([GPU note 2](00b_triton_from_zero.ipynb#GPU-notes)).
 # * **Name the combine in the kernel;** never pass it as an argument ([GPU note 7](00b_triton_from_zero.ipynb#GPU-notes)).
+#
+# </details>
 
 # %%
 import os

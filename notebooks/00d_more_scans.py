@@ -30,7 +30,9 @@
 # differs on a GPU is in [00b's GPU notes](00b_triton_from_zero.ipynb#GPU-notes).
 
 # %% [markdown]
-# ## Rules in force
+# <a id="Rules-in-force"></a>
+#
+# <details><summary>Rules in force (the card at the end of 00b, with links)</summary>
 #
 # Both kernels of this notebook follow these rules. Each links to where it is taught.
 #
@@ -41,6 +43,8 @@
 # * **Masks and `!= 0`:** mask every load and store, and compare a loaded flag with 0 ([00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules)).
 # * **The carry starts as a float**, `0.0` for a return, never the integer `0` ([GPU note 2](00b_triton_from_zero.ipynb#GPU-notes)).
 # * **Name the combine in the kernel;** never pass it as an argument ([GPU note 7](00b_triton_from_zero.ipynb#GPU-notes)).
+#
+# </details>
 
 # %%
 import os

@@ -33,8 +33,8 @@
 # **The question of this notebook:** can one masked scan replace that loop, with the same numbers,
 # and what does it save? **The answer:** yes. One masked scan gives verl's numbers at every
 # $\gamma$ and $\lambda$ (section 4). On an H200 it was far faster than a line-for-line copy of
-# verl's loop. At every shape timed it was also faster than the yardstick: a cumulative sum, a few
-# PyTorch ops that compute only verl's default $\gamma = \lambda = 1$.
+# verl's loop. At every shape timed it was also faster than a cumulative sum, a few PyTorch ops
+# that compute only verl's default $\gamma = \lambda = 1$.
 #
 # The verl drop-in adds verl's whitening, which makes it slower than the cumulative sum at most
 # shapes, though still far faster than the loop. Section 7 has the figures.
@@ -222,8 +222,7 @@ assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] ==
 # %% [markdown]
 # ## 3. The loop: verl's GAE
 #
-# **In short:** verl's GAE is a Python loop over the tokens, with no other branch: it runs at every
-# $\gamma$ and $\lambda$. Two masked lines skip the masked tokens, as if they were deleted from the
+# **In short:** verl's GAE is a Python loop over the tokens. Two masked lines skip the masked tokens, as if they were deleted from the
 # response.
 #
 # Below is verl 0.9.1's `compute_gae_advantage_return`, from the file
@@ -278,7 +277,7 @@ _nan = float("nan")  # section 3's "a NaN at a masked token would poison its row
 _poisoned, _ = verl_gae_loop(torch.tensor([[1.0, _nan, 3.0, _nan]]), torch.tensor([[4.0, _nan, 2.0, _nan]]),
                              torch.tensor([[1.0, 0.0, 1.0, 0.0]]), 0.5, 0.5)
 assert torch.isnan(_poisoned).all()
-_loop_src = inspect.getsource(verl_gae_loop)  # "no other branch" (sections 1, 3): one loop, no if, no cumsum
+_loop_src = inspect.getsource(verl_gae_loop)  # "no cumulative-sum branch" (section 1): one loop, no if, no cumsum
 assert _loop_src.count("for t in reversed(range(") == 1 and " if " not in _loop_src and "cumsum" not in _loop_src
 _adv11, _ = verl_gae_loop(rewards, values, keep, 1.0, 1.0)  # at γ = λ = 1 the loop runs, with the sum's numbers
 assert torch.allclose(_adv11[mask], bench.token_cumsum(rewards, values, keep)[0][mask], rtol=0, atol=1e-12)
@@ -529,14 +528,13 @@ assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
 # ## 6. The shortcut: $\gamma = \lambda = 1$ as a cumulative sum
 #
 # What would $\gamma = \lambda = 1$ buy? GAE's returns become the rewards summed from each token
-# to the end: a reversed cumulative sum, a few PyTorch ops (a flip, a cumsum, a flip back). verl does not take this shortcut, even
-# at its default $\gamma = \lambda = 1$ (section 3). On an H200 the scan still beat it at every
-# shape (section 7's table).
+# to the end: a reversed cumulative sum, a few PyTorch ops (a flip, a cumsum, a flip back). On an
+# H200 the scan still beat it at every shape (section 7's table).
 #
 # The advantages are the returns minus the values. The masks cost one product: `rewards * mask`
 # zeroes the masked rewards, and a sum does not care where its zeros sit. That product is section
 # 3's pattern: a NaN reward at a masked token would poison every earlier token of its row
-# (0 · NaN = NaN). Like verl's loop, the shortcut is a yardstick here, not NaN-safe. The harness calls it the "cumsum shortcut":
+# (0 · NaN = NaN). Like verl's loop, the shortcut is not NaN-safe. The harness calls it the "cumsum shortcut":
 
 # %%
 print(inspect.getsource(bench.token_cumsum))
@@ -674,7 +672,7 @@ drop_in_x = {s: wall[(*s, DROP_IN)] / wall[(*s, OURS)] for s in shapes}  # the d
 assert [round(min(drop_in_x.values()), 1), round(max(drop_in_x.values()), 1)] == [8.6, 13.6]  # "8.6 to 13.6 times"
 _drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second scan and verl's whitening"
 assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
-# the drop-in against the yardstick ("most shapes" in the introduction and in "What you now know")
+# the drop-in against the cumulative sum ("most shapes" in the introduction and in "What you now know")
 _slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
 assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # slower than the sum at 4 of the 5
 
@@ -815,8 +813,7 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #   response with a correct answer), up where it is below.
 #
 # * With $\gamma = \lambda = 1$, GAE is a reversed cumulative sum, $\hat A_t = \sum_{k \ge t} r_k -
-#   V(s_t)$. verl does not use it: it runs the per-token loop at every $\gamma$ and $\lambda$, its
-#   default $\gamma = \lambda = 1$ included. Here the sum is only a yardstick.
+#   V(s_t)$. verl never uses it.
 #
 # * On the committed H200 results, the loop's time grows with the response length, whatever the
 #   batch. The scan pays mostly per call. At every shape it is faster than the γ = λ = 1

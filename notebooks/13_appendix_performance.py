@@ -367,34 +367,24 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 #
 # <details><summary>Details: the rule's numbers, and where they come from</summary>
 #
-# The split needs both conditions. On an H200, 2 × SMs is 264 programs (the trigger), and a split
-# aims at 4 × 264 = 1056 programs:
+# The split needs both conditions. On an H200, 2 × SMs is 264 programs:
 #
 # | shape | programs before any split | fewer than 264? | wide chunks per row | at least 32? | time split |
 # |---|---|---|---|---|---|
 # | 16384×1024 | 8192 | no | 1 | no | no |
-# | 8×131072 | 8 | yes | 128 | yes | yes: 1024 programs, a little under the aim of 1056 |
+# | 8×131072 | 8 | yes | 128 | yes | yes: 1024 programs |
 # | 64×16384 | 64 | yes | 16 | no | no |
 #
 # A launch of few programs walks an unsplit row in **wide chunks** of 1024 steps, ceil(T / 1024) of
 # them. A split costs a second launch, so the package's **planner**, which picks each launch's
 # layout, splits only when both halves of the rule hold.
 #
-# Three numbers describe a split: its trigger, its aim and its result.
-#
-# * **The trigger** decides whether to split. It is the rule's 2 × SMs: a launch of fewer than 264
-#   programs on an H200, 2 × 132, may be split.
-# * **The aim** decides how finely. A split aims at four times the trigger: 4 × 264 = 1056
-#   programs, 8 per SM. This is the planner's default.
-# * **The result** is what a shape gets. 8×131072 gets 1024 programs, a little under the aim
-#   (below the table).
-#
 # Each split program's tile is one row of 256 steps per chunk: the same 256 steps as 0.2's 2 rows
 # × 128. So each has 0.2's 4.6 KB in flight (1 row × 256 steps × 9 B × 2 chunks), and the 8 per SM
 # cover the 3 to 5 that 0.2 asks for.
 #
 # By this rule 64×16384, 16 wide chunks a row, is not split, though its 64 programs leave 68 of the
-# 132 SMs idle. How the trigger, the aim and the threshold of 32 were chosen is in
+# 132 SMs idle. How the split's sizes and the threshold of 32 were chosen is in
 # [notebook 13c, section 5](13c_inside_the_package.ipynb#5.-Long-rows:-the-time-split).
 #
 # `tile_plan(B, T)` returns the planner's choices by name. The table gives, for three shapes, the

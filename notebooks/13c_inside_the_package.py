@@ -782,9 +782,17 @@ print("the time split gives the same returns")
 # %% [markdown]
 # <details><summary>Details: how the split's trigger, aim and threshold were chosen</summary>
 #
-# Notebook 13, section 0.3, uses three numbers: the trigger (fewer than 2 programs per SM, 264 on an
-# H200), the aim (4 × 264 = 1056 programs, 8 per SM) and the threshold (rows of at least 32 wide
-# chunks of 1024 steps).
+# Three numbers describe a split: its trigger, its aim and its result. Notebook 13, section 0.3,
+# tests the trigger, together with the threshold: rows of at least 32 wide chunks of 1024 steps.
+#
+# * **The trigger** decides whether to split. It is the rule's 2 × SMs: a launch of fewer than 264
+#   programs on an H200, 2 × 132, may be split.
+# * **The aim** decides how finely. A split aims at four times the trigger: 4 × 264 = 1056
+#   programs, 8 per SM. This is the planner's default.
+# * **The result** is what a shape gets. 8×131072 gets 1024 programs, a little under the aim (the
+#   end of this fold).
+#
+# How each was chosen:
 #
 # * **The trigger, 2 per SM,** is the package's default (`Config.min_programs`). `docs/DESIGN.md`
 #   states it without a measurement of its own. What it measured is the split's gain.
