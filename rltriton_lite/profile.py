@@ -830,13 +830,6 @@ def eager_rows(against: dict) -> list[dict]:
              "eager ÷ ours, GPU": v["gpu_ratio"]} for (b, t), v in sorted(against.items(), key=lambda kv: kv[0][0] * kv[0][1])]
 
 
-def outward(values, digits: int) -> tuple:
-    """(lowest, highest) of ``values`` rounded outwards to ``digits`` decimals, the course's rule for a range
-    (a value a hair off a boundary by float arithmetic stays on it)."""
-    scale = 10 ** digits
-    return (float(np.floor(round(scale * min(values), 9)) / scale), float(np.ceil(round(scale * max(values), 9)) / scale))
-
-
 def down(x: float, digits: int = 1) -> float:
     """``x`` rounded down to ``digits`` decimals: how the course writes a range's low end, or an "at least"
     figure (notebook 14, section 7). A value a hair off a boundary by float arithmetic stays on it."""
@@ -846,6 +839,12 @@ def down(x: float, digits: int = 1) -> float:
 def up(x: float, digits: int = 1) -> float:
     """``x`` rounded up to ``digits`` decimals: how the course writes a range's high end, or an "up to" figure."""
     return math.ceil(round(x * 10**digits, 9)) / 10**digits
+
+
+def outward(values, digits: int) -> tuple:
+    """(lowest, highest) of ``values`` rounded outwards to ``digits`` decimals, the course's rule for a range
+    (a value a hair off a boundary by float arithmetic stays on it): ``down`` the lowest, ``up`` the highest."""
+    return down(min(values), digits), up(max(values), digits)
 
 
 def two_figures(x: float, rounding=round) -> str:
