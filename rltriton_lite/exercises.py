@@ -5116,23 +5116,16 @@ def _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk=Non
 
 
 def _vtrace_chunk_walk(lr, r, v, nv, term, gamma, rho_bar, c_bar, chunk, k):
-    """vs by notebook 04's affine step (a reset at a termination and at the window's last step), in chunks
-    walked last first, the carry handed on taken at step c * chunk + k of chunk c (k = 0: the answer)."""
+    """vs by notebook 04's affine step (a_t = 0 where step t resets: a termination, the window's last step),
+    walked in chunks by ``_chunk_walk``, the carry handed on taken at step c * chunk + k of chunk c (k = 0:
+    the answer)."""
     rho, c = np.minimum(rho_bar, np.exp(lr)), np.minimum(c_bar, np.exp(lr))
     with np.errstate(all="ignore"):
         delta = r + np.where(term, 0.0, gamma * nv) - v
         a, b = np.where(term, 0.0, gamma * c), v + rho * delta - np.where(term, 0.0, gamma * c * nv)
-        reset = term.copy()
-        reset[..., -1], b[..., -1] = True, (v + rho * delta)[..., -1]
-        T = r.shape[-1]
-        out, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
-        for chunk_i in reversed(range(-(-T // chunk))):
-            y = carry
-            for t in reversed(range(chunk_i * chunk, min(T, (chunk_i + 1) * chunk))):
-                out[..., t] = y = np.where(reset[..., t], b[..., t], b[..., t] + a[..., t] * y)
-            at = chunk_i * chunk + k
-            carry = out[..., at] if at < T else np.zeros(r.shape[:-1])
-    return out
+        a[..., -1], b[..., -1] = 0.0, (v + rho * delta)[..., -1]
+    return _chunk_walk(r, chunk, lambda steps, carry: reference.linear_scan(a[..., steps], b[..., steps], initial=carry),
+                       lambda chunk_i: chunk_i * chunk + k)
 
 
 def _vtrace_kernel_hint(args, i, bad, got, expected):
