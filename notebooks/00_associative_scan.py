@@ -19,8 +19,8 @@
 # * **You will learn:** why a loop that runs backwards in time can run in parallel. How episode
 #   ends, padding and long rows fit in. Why the gradient is a scan too.
 # * **Time:** 1.5–2 h for the reading and the three checked exercises; 3–4 h with the open
-#   questions. Plan one sitting per notebook: 00 (1.5–2 h), 00b (3–6 h), then 00c (2.5–4.5 h, in
-#   two sessions).
+#   questions. Plan one sitting for 00 (1.5–2 h), one for 00b (3–6 h), and two for 00c
+#   (2.5–4.5 h in all).
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
 #
 # <details><summary>The minimum path</summary>
@@ -347,9 +347,13 @@ exercises.attempt("matrix_compose", matrix_compose)
 # that as a **product**, $b_t + 0 \cdot y_{t+1}$ with $a_t = 0$, is not safe:
 # $0 \cdot \text{NaN} = \text{NaN}$, so one bad reward would poison every earlier episode. A
 # **select** is safe: it outputs $b_t$, as `np.where` does. The other value, $b_t + a_t y_{t+1}$, may
-# be computed, NaN and all, but it never reaches the output. The select may test a flag or $a_t = 0$. The kernels test a *reset flag* $\kappa$ (kappa) that each step
-# carries. With the flag, $a_t$ at an episode end never affects an output: a step may keep its ordinary
-# multiplier there.
+# be computed, NaN and all, but it never reaches the output.
+#
+# So what matters is how an episode end is *used*. It may be **tested**: a select asks whether
+# the end is here, by a flag or by $a_t = 0$ (section 5's bare scan does the latter). It must
+# never be **multiplied** in, as $0 \cdot y_{t+1}$.
+# The kernels test a *reset flag* $\kappa$ (kappa) that each step carries. With the flag, $a_t$ at
+# an episode end never affects an output: a step may keep its ordinary multiplier there.
 #
 # A step with a reset ignores its input: its map is $y \mapsto b_t$. So when the second operand
 # resets, the combine returns it alone. A run resets if any of its steps does: the combined flag is
@@ -484,9 +488,9 @@ exercises.attempt("combine_arrays", combine_arrays)
 # | the form | where | how it is computed |
 # | --- | --- | --- |
 # | a reset flag $\kappa_t$ | section 4's combine, your exercises, the package's kernels | selected, in the combine and on the carry; $a_t$ there never affects an output |
-# | $a_t = 0$ | `rl.linear_scan`, and the transposed scan of section 8 | $a_t = 0$ *is* the flag: tested, never multiplied |
+# | $a_t = 0$ | `rl.linear_scan`, and the transposed scan of section 8 | $a_t = 0$ *is* the flag, and is tested |
 #
-# Never mark an episode end by multiplying by $a_t = 0$: $0 \cdot \text{NaN} = \text{NaN}$ leaks into earlier episodes.
+# Either way the end is tested, never multiplied in ([section 4](#4.-Episode-ends-are-resets)).
 #
 # The next cell runs one row through the kernel: step 1 ends an episode, step 3's $b$ is a NaN,
 # and step 4 is padding. The NaN stays in its own episode, steps 2 to 5, so $y_1 = 2$ and
@@ -696,8 +700,9 @@ print("linear_scan matches the loop, reverse and forward")
 # * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
 #
 # So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, the **transposed scan**. The
-# package runs it with the same kernel and `reverse=False`. The code below puts $a[-1] = 0$,
-# section 5's reset form, so that $g[0] = dy[0]$.
+# package runs it with the same kernel and `reverse=False`. The code below puts $a_{-1} = 0$, a
+# multiplier for the step before step 0, which does not exist. That is section 5's reset form, so
+# $g[0] = dy[0]$.
 #
 # The next cell checks, with autograd on the plain loop, a case of $T = 3$ steps, worked by hand
 # in the fold below.
@@ -945,8 +950,7 @@ np.testing.assert_allclose([a_s * 0.7 + b_s for a_s, b_s in blelloch], reference
 #
 # In section 4's cell, the second operand's $A$ is 0.125 though it resets, and that is harmless.
 # Once the flag is set, the composed map is $y \mapsto B$, so its $A$ holds whatever the products
-# left and never affects an output. So `combine_arrays`'s checker compares `a` only where the combined flag is
-# clear.
+# left and never affects an output. So your `combine_arrays` may leave any value there.
 #
 # <a id="triples-in-detail"></a>
 #
@@ -996,7 +1000,7 @@ for other in [(0.5, 2.0, False), (0.5, 2.0, True)]:
 # the direction card's forward column (section 6): combine(steps 0-3, steps 4-7), and a reset in the second operand wins
 fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
 assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
-# the combine_arrays note above: where the flag is set, a reaches no output (y_t = B_t, selected), so any value passes
+# the note above: where the flag is set, a reaches no output (y_t = B_t, selected), so any value passes
 row3 = [(0.5, 1.0, False), (0.5, 2.0, True), (0.5, 3.0, False)]  # t = 0, 1, 2: step 1 resets
 row3_nan_a = [row3[0], (np.nan, 2.0, True), row3[2]]  # the same row, step 1's a a NaN
 outputs = lambda row, carry=10.0: [B if K else B + A * carry  # noqa: E731
@@ -1037,14 +1041,13 @@ _inputs = list(inspect.signature(rl.linear_scan).parameters)
 assert _inputs[:2] == ["a", "b"] and not [n for n in _inputs if any(w in n for w in ("reset", "done", "term", "flag"))]
 
 # %% [markdown]
-# ### Why the checker asks for carry_in (section 6)
+# ### What carry_in tells apart (section 6)
 #
 # A chunk's `y` follows from its own steps and the carry that entered it. So where `y[t]` is wrong
-# and `carry_in[t]` is right, the error is in the scan inside the chunk, not in the carry. Hint 3
-# gives both arrays on a small case.
+# and `carry_in[t]` is right, the error is in the scan inside the chunk, not in the carry.
 
 # %% jupyter={"source_hidden": true}
-# Checks: why carry_in, on the checker's own cases (CI runs them; skip when reading)
+# Checks: what carry_in tells apart, on the checker's own cases (CI runs them; skip when reading)
 # each case: its arguments, and the two arrays the checker compares, y and carry_in
 for _case, (_a, _b, _reset, _chunk), _, (_y, _carry_in), _ in exercises.cases("chunked_reset_scan"):
     for _start in range(0, len(_a), _chunk):
@@ -1066,44 +1069,13 @@ for _case, (_a, _b, _reset, _chunk), _, (_y, _carry_in), _ in exercises.cases("c
 # %% [markdown]
 # ## Appendix: a combine that is not associative, run
 #
-# The folded cell runs a combine that is not associative, under stock Triton's loop and after
-# `import rltriton_lite`. Notebook 00b explains the difference.
+# [Notebook 00b, section 2](00b_triton_from_zero.ipynb#loop-or-tree) runs the mean,
+# $(u + v) / 2$, which is not associative, as a Triton scan, under stock Triton's loop and after
+# `import rltriton_lite`. The loop gives `scan_sequential`'s $(8, 4, 2, 1)$ on $(8, 0, 0, 0)$, and
+# the tree gives `scan_hillis_steele`'s $(8, 4, 4, 2)$.
 
 # %% jupyter={"source_hidden": true}
-# Checks: GPU note 3 (00b), a combine that is not associative, under stock Triton's loop and the package's tree (CI runs them; skip when reading)
-import triton
-import triton.language as tl
-from triton.runtime import interpreter
-
-
-@triton.jit
-def mean(u, v):
-    return (u + v) / 2  # not associative
-
-
-@triton.jit
-def mean_scan(X, Y, N: tl.constexpr):
-    offs = tl.arange(0, N)
-    tl.store(Y + offs, tl.associative_scan(tl.load(X + offs), 0, mean))
-
-
-def run_mean_scan():
-    x, y = torch.tensor([8.0, 0.0, 0.0, 0.0], device=DEVICE), torch.empty(4, device=DEVICE)
-    mean_scan[(1,)](x, y, 4)
-    return y.tolist()
-
-
+# Checks: the numbers above, the loop's and the tree's, for 00b's mean scan (CI runs them; skip when reading)
 mean_np = lambda u, v: (u + v) / 2  # noqa: E731
-if os.environ.get("TRITON_INTERPRET") == "1":
-    tree = interpreter.ScanOps.generic_scan  # the package's, installed by `import rltriton_lite`
-    interpreter.ScanOps.generic_scan = tree.one_by_one  # stock Triton's loop, for this one run
-    try:
-        stock = run_mean_scan()
-    finally:
-        interpreter.ScanOps.generic_scan = tree
-    patched = run_mean_scan()
-    print("stock interpreter:", stock, "  after import rltriton_lite:", patched)
-    assert stock == scan_sequential([8.0, 0.0, 0.0, 0.0], mean_np) == [8.0, 4.0, 2.0, 1.0]  # the loop
-    assert patched == scan_hillis_steele([8.0, 0.0, 0.0, 0.0], mean_np) == [8.0, 4.0, 4.0, 2.0]  # the tree
-else:
-    print("compiled for this GPU (the compiler's own grouping; the interpreter is not used):", run_mean_scan())
+assert scan_sequential([8.0, 0.0, 0.0, 0.0], mean_np) == [8.0, 4.0, 2.0, 1.0]  # the loop
+assert scan_hillis_steele([8.0, 0.0, 0.0, 0.0], mean_np) == [8.0, 4.0, 4.0, 2.0]  # the tree

@@ -332,9 +332,55 @@ assert first_kept[False] == [0.0] * 4  # forward: step 0
 # %% [markdown]
 # In the reverse scan, every lane keeps step 3, the latest, so the later run is the first operand.
 #
-# With `rltriton_lite` imported, the interpreter runs this scan as a tree, as a GPU does, so a
-# wrong combine shows wrong numbers here too: [GPU note 3](#GPU-notes) says more. The next cell
-# replays the tree on text labels, where `'s3 s2'` means step 3, then step 2.
+# <a id="loop-or-tree"></a>
+#
+# **A loop or a tree.** Stock Triton's interpreter runs `tl.associative_scan` as a loop, one step
+# at a time. Once `rltriton_lite` is imported, the interpreter runs it as a tree, as a GPU does. An
+# associative combine gives the same numbers both ways. A combine that is not associative does
+# not, and only the tree shows it. The next cell scans $(8, 0, 0, 0)$ with the mean,
+# $(u + v) / 2$, which is not associative, both ways.
+
+# %%
+@triton.jit
+def mean_combine(u, v):  # not associative: mean(mean(8, 0), 0) = 2, but mean(8, mean(0, 0)) = 4
+    return (u + v) / 2
+
+
+@triton.jit
+def mean_scan_kernel(X, Y, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(Y + i, tl.associative_scan(tl.load(X + i), 0, mean_combine))
+
+
+def run_mean_scan():
+    x_mean, y_mean = torch.tensor([8.0, 0.0, 0.0, 0.0], device=DEVICE), torch.empty(4, device=DEVICE)
+    mean_scan_kernel[(1,)](x_mean, y_mean, BLOCK=4)
+    return y_mean.tolist()
+
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    from triton.runtime import interpreter
+
+    tree_scan = interpreter.ScanOps.generic_scan  # the tree, installed by `import rltriton_lite`
+    interpreter.ScanOps.generic_scan = tree_scan.one_by_one  # stock Triton's loop, for this one run
+    try:
+        loop_out = run_mean_scan()
+    finally:
+        interpreter.ScanOps.generic_scan = tree_scan  # the tree again
+    tree_out = run_mean_scan()
+    print("stock Triton (a loop):       ", loop_out)
+    print("after import rltriton_lite:  ", tree_out)
+    assert loop_out == [8.0, 4.0, 2.0, 1.0]  # the loop: each lane is the mean of the one before and 0
+    assert tree_out == [8.0, 4.0, 4.0, 2.0]  # the tree: lane 2 is mean(8, mean(0, 0)), lane 3 mean(4, mean(0, 0))
+else:
+    print("compiled for this GPU (the compiler's own tree):", run_mean_scan())
+
+# %% [markdown]
+# The loop gives $(8, 4, 2, 1)$, the numbers you might expect, so a wrong combine looks right. The
+# tree groups the steps in pairs first, and lane 2 gets $\text{mean}(8, \text{mean}(0, 0)) = 4$. So
+# `import rltriton_lite` before you test a scan ([GPU note 3](#GPU-notes)).
+#
+# The next cell replays the tree on text labels, where `'s3 s2'` means step 3, then step 2.
 
 # %%
 def replay_reverse_tree(xs, combine, show=False):
@@ -668,7 +714,10 @@ exercises.attempt("chunked_scan", chunked_scan)
 # | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | §1's table; [GPU note 1](#GPU-notes) |
 # | Compare a loaded flag with 0 (`!= 0`): needed for int8 or uint8 flags, harmless on bool. Join two flags with `\|`, not `+`. | §1 | §1's table; [the appendix](#Arithmetic-on-loaded-bool-flags) |
 # | Start a float carry as `0.0`, not `0`. | §3 | §1's table; [GPU note 2](#GPU-notes) |
-# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). | §1 | 00 §4; 00c §1 |
+# | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). A reset is such a select, in the combine and on the carry. | §1 | [00 §4](00_associative_scan.ipynb#4.-Episode-ends-are-resets); [00c §1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset) |
+# | `combine(first, second)` applies `first` first; in a reverse scan, `first` is the later run. | §2 | [00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan); §2 |
+# | Lanes past the row's end hold the combine's identity, the step that changes nothing: $(1, 0)$ for a pair. | §2 | [00 §5](00_associative_scan.ipynb#5.-Padding-is-the-identity,-and-rl.linear_scan); §2 |
+# | In a reverse scan, read the carry at the chunk's first step in time, for the chunk before it. | §3 | [00 §6](00_associative_scan.ipynb#6.-Chunks-and-a-carry); §3 |
 # | Give your `@triton.jit` kernel its own name, such as `_td_kernel`: a launcher of the same name replaces it. | §1 | §1's exercise |
 # | Your kernel writes the answer itself: the checker refuses numbers computed or patched up in PyTorch. | §1 | §1's exercise |
 # | In a script of your own, `import rltriton_lite` before you run a kernel. | §1 | [GPU note 3](#GPU-notes) |
@@ -759,7 +808,7 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #    can look right. Once the package is imported, the interpreter runs the scan as a tree on whole
 #    blocks, as a GPU does, so such a combine gives wrong numbers on the CPU too. A combine that
 #    cannot take whole blocks, such as one that uses Python's `max` or `if` on its values, falls
-#    back to stock Triton's loop. Notebook 00's last cell runs both.
+#    back to stock Triton's loop. [Section 2's mean scan](#loop-or-tree) runs both.
 #
 # <details><summary>More GPU notes (read before running on a GPU)</summary>
 #
@@ -769,13 +818,13 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # 6. **The `backend` argument** (00, section 5). Its default, `"auto"`, runs PyTorch code on a
 #    CPU. The notebooks pass `backend=KERNEL` (`"triton"`), so the kernel runs on both.
 # 7. **Name a scan's combine in the kernel** (00c, section 2). A GPU compile refuses a combine
-#    passed as a `tl.constexpr` argument, though it accepts a hook passed so.
+#    passed as a `tl.constexpr` argument, though it accepts a hook passed so: a gap in Triton's
+#    scan, which 00c, section 2, explains.
 # 8. **Index a tuple only with a compile-time constant** (00c, section 2): a literal such as `X[0]`,
 #    or a `tl.static_range` loop's variable. A GPU compile refuses a plain `range` loop's `i`.
 # 9. **`tl.maximum` and a NaN** (00d). Triton promises nothing here. It dropped the NaN in the
-#    interpreter and on an H100 with Triton 3.6. So the checker tests the worst case, a NaN that
-#    wins, and `discounted_max` fails without its guards. It can do this only in the interpreter,
-#    where the grader runs.
+#    interpreter and on an H100 with Triton 3.6. So the checker (in the interpreter) tests the
+#    worst case, a NaN that wins, and `discounted_max` fails without its guards.
 #
 # **Why the notes hold: the interpreter and the compiler, side by side.**
 #
@@ -787,8 +836,9 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # | in a kernel's body | wrong, with no warning: a block is one value, so `max(x, y)` returns one block whole, and an `if` **always takes its `if` branch** | the same as stock | `min`, `max`, `and` and `or` work elementwise; an `if` is refused |
 # | in a combine | right numbers: the scan runs one step at a time | right numbers: the combine falls back to stock Triton's loop (note 3) | the same as in a body |
 #
-# So if a kernel seems to ignore an `else`, look for an `if` on a block. The folded check below
-# shows the combine's fallback. Write the `tl.*` forms everywhere, in a combine too.
+# So if a kernel seems to ignore an `else`, look for an `if` on a block. A combine that falls back
+# runs stock Triton's loop, which can hide a combine that is not associative, as
+# [section 2's mean scan](#loop-or-tree) shows. Write the `tl.*` forms everywhere, in a combine too.
 #
 # * **Notes 2, 7 and 8.** The interpreter runs Python, so it accepts these forms, and no cell can
 #   show the compiler's errors. The checker's compile for sm_90 needs no GPU.

@@ -33,19 +33,8 @@
 # [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work) says.
 
 # %% [markdown]
-# <details><summary>Rules in force (the card at the end of 00b, with links)</summary>
-#
-# Every kernel of this notebook follows these rules. Each links to where it is taught.
-#
-# * **The order rule:** `combine(first, second)` applies `first` first, and in a reverse scan `first` is the later run ([00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
-# * **Identity and padding:** lanes past the row's end hold the identity, $(1, 0, \text{false})$ for a triple ([00 §5](00_associative_scan.ipynb#5.-Padding-is-the-identity,-and-rl.linear_scan)).
-# * **A reset is a select:** `tl.where` on the flag, in the combine and on the carry, never a product with 0 ([reset conventions](00_associative_scan.ipynb#Reset-conventions)).
-# * **The carry is read at the chunk's first step** in time, for the chunk before it ([00 §6](00_associative_scan.ipynb#6.-Chunks-and-a-carry)).
-# * **Masks and `!= 0`:** mask every load and store, and compare a loaded flag with 0 ([00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules)).
-# * **The carry starts at `0.0`**, a float, never the integer `0` ([GPU note 2](00b_triton_from_zero.ipynb#GPU-notes)).
-# * **Name the combine in the kernel;** never pass it as an argument ([GPU note 7](00b_triton_from_zero.ipynb#GPU-notes)).
-#
-# </details>
+# Every kernel here follows [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules), the
+# course's one card. Section 2 adds two rules for hooks.
 
 # %%
 import os
@@ -126,9 +115,9 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64 == the loop")
 #
 # Now an episode may end inside a row. Where it ends at step $t$, $\text{term}_t$ is true, and
 # nothing after step $t$ may reach $G_t$, so $G_t = r_t$. The obvious pair sets
-# $a_t = \gamma(1 - \text{term}_t)$, which is 0 at the end. But $0 \cdot \text{NaN} = \text{NaN}$,
-# so one bad reward leaks into every earlier episode. Here are four steps, an end at $t = 1$, and
-# a NaN in the second episode:
+# $a_t = \gamma(1 - \text{term}_t)$, which is 0 at the end: the end multiplied in, which
+# [00 §4](00_associative_scan.ipynb#4.-Episode-ends-are-resets) warns against. Here it is on four
+# steps, an end at $t = 1$, and a NaN in the second episode:
 
 # %%
 r_bad, term_bad = torch.tensor([1.0, 2.0, float("nan"), 4.0]), torch.tensor([False, True, False, False])
@@ -141,10 +130,8 @@ print("the product:", by_product, "  the loop's answer:", right.tolist(), "  0 *
 assert np.isnan(by_product[:2]).all() and right[:2].tolist() == [2.0, 2.0]  # the first episode got the NaN
 
 # %% [markdown]
-# The fix is notebook 00's triple
-# ([section 4](00_associative_scan.ipynb#4.-Episode-ends-are-resets); its
-# [reset conventions](00_associative_scan.ipynb#Reset-conventions) sum up the rules). Each step
-# carries a [reset](GLOSSARY.md#reset) flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$. The
+# The fix is notebook 00's triple, from the same section. Each step carries a
+# [reset](GLOSSARY.md#reset) flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$. The
 # combine then **selects** instead of multiplying. Where its second operand resets, it returns that
 # operand alone, and the first never enters. So $a_t$ stays $\gamma$ at a reset. In Triton,
 # `combine_arrays`'s `np.where` becomes `tl.where`, which passes on only the chosen branch, so a NaN
@@ -350,7 +337,12 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
 #   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
-#   pasted in where it is called. A combine is the exception (rule 1 below).
+#   pasted in where it is called. A combine is the exception (rule 1 below). That is a gap in
+#   Triton, in the versions the course runs on, not a rule of the language: a call such as
+#   `HOOK(x)` unwraps the `tl.constexpr` argument into its function, but `tl.associative_scan`
+#   passes its combine on still wrapped, so the compile fails with
+#   `'constexpr' object has no attribute 'signature'`. The interpreter compiles nothing, so only a
+#   GPU, or the checker's compile, shows it.
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. In the kernel, `X[i]`
@@ -558,18 +550,9 @@ assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the paddin
     "the scan and the select", "the store", "the carry"]  # the table's order
 
 # %% [markdown]
-# The printout has four names that the table leaves out:
-#
-# * **Two prologue calls.** The second serves scans that also read a look-ahead, in notebook 12.
-# * **`(X, SX, P, row, t, m, T, ACC)`.** In place of your `offs`, the package's prologue gets the
-#   strides `SX` and the row `row`, and builds each address itself. `ACC` is the type the scan
-#   computes in.
-# * **`valid`** marks the steps that are present: it is `m`, narrowed by a mask when one is given.
-#   The padding tests it where yours tests `m`.
-# * **`keep`** holds values that the prologue hands to the epilogue, such as GAE's $V(s_t)$.
-#
-# [Notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
-# explains the rest.
+# The printout has a few names your kernel did not need, such as `valid`, which plays your `m`;
+# [notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
+# explains each.
 #
 # One part of yours is not in the table: the address `R + row * T + t`. A tensor's *stride*
 # along a dimension is the distance, in elements, between neighbours along it. The package's
@@ -661,6 +644,41 @@ else:
 #   compiled for.
 
 # %% jupyter={"source_hidden": true}
+# Checks: section 2's gap, a hook may be a tl.constexpr argument and a combine may not (CI runs them; skip when reading)
+@triton.jit
+def _double(x):  # a hook
+    return 2 * x
+
+
+@triton.jit
+def _add(u, v):  # a combine
+    return u + v
+
+
+@triton.jit
+def _hook_as_argument(X, Y, HOOK: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(Y + i, HOOK(tl.load(X + i)))
+
+
+@triton.jit
+def _combine_as_argument(X, Y, COMBINE: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(Y + i, tl.associative_scan(tl.load(X + i), 0, COMBINE))
+
+
+if os.environ.get("TRITON_INTERPRET") == "1":  # the checker's compile for sm_90, which needs no GPU
+    _, _compile_sm90 = exercises._frontend_jit()
+    _xy = (torch.ones(4), torch.empty(4))
+    _compile_sm90(_hook_as_argument, (*_xy, _double, 4), {})  # compiles
+    try:
+        _compile_sm90(_combine_as_argument, (*_xy, _add, 4), {})
+        _refused = None  # compiled: the text's claim would be wrong
+    except Exception as e:  # noqa: BLE001 - the compiler's error, raised from the scan's still-wrapped combine
+        _refused = e.__cause__ or e
+    assert "'constexpr' object has no attribute 'signature'" in str(_refused), _refused
+
+# %% jupyter={"source_hidden": true}
 # Checks: section 3's table, in the package's source (CI runs them; skip when reading)
 from rltriton_lite import scan, tile  # noqa: E402
 
@@ -691,7 +709,7 @@ assert "valid = load_mask(X[MASK], SX[MASK], row, t, m)" in source_of(rl.episode
 assert "if a mask is given, not padding" in source_of(tile.load_mask)
 # the strides, below: tile.load builds each address from the row and time strides
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
-# the list under the printout: the prologue's arguments; ACC, the type the scan computes in; the padding tests valid
+# the names under the printout (13c, section 6.1): the prologue's arguments; ACC, the type the scan computes in; the padding tests valid
 assert "PROLOGUE(X, SX, P, row, t, m, T, ACC)" in source_of(scan._walk)
 assert "a = tl.where(valid, a, 1.0).to(ACC)" in source_of(scan._walk) and "_scan_chunk(a, b, reset, carry" in source_of(scan._walk)
 assert "load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)" in source_of(rl.returns._gae_prologue)

@@ -32,19 +32,9 @@
 # %% [markdown]
 # <a id="Rules-in-force"></a>
 #
-# <details><summary>Rules in force (the card at the end of 00b, with links)</summary>
-#
-# Both kernels of this notebook follow these rules. Each links to where it is taught.
-#
-# * **The order rule:** `combine(first, second)` applies `first` first, and in a reverse scan `first` is the later run ([00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
-# * **Identity and padding:** lanes past the row's end hold the combine's identity, the step that changes nothing ([00 §5](00_associative_scan.ipynb#5.-Padding-is-the-identity,-and-rl.linear_scan)).
-# * **A reset is a select:** `tl.where` on the flag, in the combine and on the carry, never a product with 0 ([reset conventions](00_associative_scan.ipynb#Reset-conventions)).
-# * **The carry is read at the chunk's first step** in time, for the chunk before it ([00 §6](00_associative_scan.ipynb#6.-Chunks-and-a-carry)).
-# * **Masks and `!= 0`:** mask every load and store, and compare a loaded flag with 0 ([00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules)).
-# * **The carry starts as a float**, `0.0` for a return, never the integer `0` ([GPU note 2](00b_triton_from_zero.ipynb#GPU-notes)).
-# * **Name the combine in the kernel;** never pass it as an argument ([GPU note 7](00b_triton_from_zero.ipynb#GPU-notes)).
-#
-# </details>
+# Both kernels here follow [00b's Triton rules](00b_triton_from_zero.ipynb#Triton-rules), the
+# course's one card, and
+# [00c's two rules for hooks](00c_episodes_and_hooks.ipynb#Before-the-package:-a-hook-as-an-argument,-tuples-of-pointers,-loops-unrolled).
 
 # %%
 import os
@@ -168,7 +158,7 @@ exercises.attempt("strided_scan", strided_scan)
 #   Then find the identity, the pair that changes no $y$. The padding lanes load it. Its $c$ is
 #   also the first carry, since nothing after the row may change $h$. Last, add the reset flag as
 #   in 00c, section 1 ([reset conventions](00_associative_scan.ipynb#Reset-conventions)).
-# * **Name your combine in the kernel itself** ([rules in force](#Rules-in-force)).
+# * **Name your combine in the kernel itself** ([the rules](#Rules-in-force)).
 #
 # **The guards.** A long run's $g$, a power of $\gamma$, underflows to 0 in float32 when
 # $\gamma = 0.01$. Once you have the identity, check what that 0 times the identity's $c$ gives. The

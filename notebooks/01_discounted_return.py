@@ -30,8 +30,9 @@
 #   open questions can wait.
 # * **Next:** notebook 01b, where you write Triton prologues of your own and the return's backward.
 #
-# Policy-gradient methods weight a log-probability by the return $G_t$. Here you compute it as one
-# scan, with episode ends and a rollout window that cuts episodes:
+# Policy-gradient methods weight the log-probability of each action by the return $G_t$. The course
+# writes an action $u$ ($u_t$ at step $t$) throughout, since $a_t$ is the scan's multiplier.
+# Here you compute $G_t$ as one scan, with episode ends and a rollout window that cuts episodes:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)
 #   \begin{cases} G_{t+1} & \text{if not done}_t \\ V'_t & \text{if done}_t \end{cases}$$
@@ -101,6 +102,27 @@ np.testing.assert_allclose(G, [2.0, 2.0, 6.5, 7.0])
 print(G)
 
 # %% [markdown]
+# The same loop on 20 steps, drawn. The reward is 0 except at step 9, where the first episode
+# reaches its goal (reward 1) and terminates. The second episode is cut by the window's end, which
+# bootstraps from $V(s_{20}) = 1$. Read the plot from the right, as the scan does: each episode's
+# value flows back from its end, shrinking by $\gamma = 0.8$ per step, and the termination cuts it.
+
+# %%
+r20 = np.zeros(20)
+r20[9] = 1.0  # the goal's reward, at the termination
+term20 = np.arange(20) == 9
+G20 = reference.discounted_returns(r20, gamma=0.8, terminated=term20, bootstrap_value=1.0)
+fig, ax = plt.subplots(figsize=(6, 2.4))
+ax.plot(G20, "o-", ms=3)
+ax.axvline(9.5, color="k", lw=1)  # the termination, between steps 9 and 10
+ax.set_xlabel("step t  (line: the termination after step 9)")
+ax.set_ylabel("return $G_t$")
+plt.show()
+np.testing.assert_allclose(G20[:10], 0.8 ** (9 - np.arange(10)))  # the goal's 1, discounted back: G_9 = 1
+np.testing.assert_allclose(G20[10:], 0.8 ** (20 - np.arange(10, 20)))  # the bootstrap 1, discounted back from s_20
+assert G20[9] == r20[9] == 1.0 and G20[10] > 0  # the termination cuts: G_9 is its reward alone, G_10 not in it
+
+# %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
 # A kernel splits section 1's loop into three pieces:
@@ -114,14 +136,17 @@ print(G)
 # **[Reset](GLOSSARY.md#reset).** A reset at step $t$ means $y_t = b_t$: nothing from later steps reaches $t$.
 # Tensor code (`rl.linear_scan`) writes it as $a_t = 0$; Triton hooks set the reset flag.
 #
-# A step resets where done$_t$ holds: at a termination, a truncation or the window's last step.
-# So done is the cause and the reset is the effect. They differ in Q(λ) and Retrace
-# ([notebook 03](03_td_lambda.ipynb#Exercises)), where an action the target policy would not take
-# cuts the trace without an episode end. The package's hooks get the flag as `done`.
+# **Where a step resets.** In this notebook, wherever done$_t$ holds: at a termination, a
+# truncation or the window's last step. The package's hooks get the flag as `done`.
 #
-# **$b_t$ at a reset** holds the whole target, because nothing comes in from step $t+1$. For the
-# return it adds the bootstrap: $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$.
-# The bracket is 1 where an episode ends without a termination.
+# **An episode end is not the only cause.** In Q(λ) and Retrace
+# ([notebook 03](03_td_lambda.ipynb#Exercises)) an action the target policy would not take also
+# resets, with no episode end.
+#
+# **$b_t$ at a reset** must hold the step's whole target, everything $y_t$ counts from step $t$ on,
+# because nothing comes in from step $t+1$. For the return that is $r_t$ plus the bootstrap:
+# $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where an
+# episode ends without a termination.
 #
 # The epilogue writes $y_t = G_t$ (0 where padded). In NumPy:
 
@@ -172,12 +197,13 @@ print("prologue + scan + epilogue == the loop")
 #   $(1-\text{term}_t)$ in a formula is a **select** in the code (`np.where`, `torch.where`,
 #   `tl.where`). The reset cuts the **carry** from step $t+1$, so a later NaN stays out; a NaN in
 #   the step's own $b_t$ needs a select that you write.
-# * **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
-#   after the window. From $y_T = 0$ the reset changes nothing. But start the scan from a value,
-#   `initial` in `rl.linear_scan`, and without the reset the steps after the window count twice:
-#   [the appendix's](#Appendix:-two-windows-of-one-rollout) $G_1$ becomes 7.25 in place of 6.
 # * **Other estimators:** [notebook 04's table](04_vtrace.ipynb#One-table-for-every-estimator) gives
 #   each one's $b_t$ at a reset.
+#
+# **The window's last step resets too.** Its bootstrap in $b_{T-1}$ already stands for every step
+# after the window. From $y_T = 0$ the reset changes nothing. But start the scan from a value,
+# `initial` in `rl.linear_scan`, and without the reset the steps after the window count twice:
+# [the appendix's](#Appendix:-two-windows-of-one-rollout) $G_1$ becomes 7.25 in place of 6.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the reset flag as a = 0 (tensor code) and as a flag (Triton), in each scan exercise's task (CI runs them; skip when reading)
@@ -345,7 +371,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # > * **Inputs:** entry $t$ is step $t$'s own, but `next_values[t]` $= V(s_{t+1})$. All (B, T); `n` $\ge 1$ may exceed `T`.
 # > * **Reset:** $a_t = 0$, since `rl.linear_scan` has no flag.
-# > * **Scan start:** 0: your own `rl.linear_scan` starts from $y_T = 0$.
+# > * **Scan start:** 0: your `rl.linear_scan` for $S$ starts from $y_T = 0$.
 # > * **Select away:** `next_values` behind a termination, which may be NaN (`torch.where`).
 #
 # * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
@@ -392,8 +418,6 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # print(n_step_returns(r4, nv4, term4, 0.5, 2).tolist(), n_step_returns(r4, nv4, term4, 0.5, 1).tolist())
 # # must print [[7.0, 3.5, 3.0, 24.0]] [[6.0, 12.0, 3.0, 24.0]]
 # ```
-#
-# 9.5 at $t = 0$ means $V(s_{t+n})$ was read one step late, at `next_values[t + n]`.
 #
 # Run the checker before you open Hint 4.
 #
@@ -495,7 +519,7 @@ for _g, _plateau, _steps in ((0.9, 10, 44), (0.99, 100, 459), (0.999, 1000, 4603
 # %% [markdown]
 # ## Appendix: two windows of one rollout
 #
-# Optional: why [the episode-end table](#The-episode-end-table)'s last bullet cuts at the window's last step, and
+# Optional: why the window's last step resets ([the episode-end table](#The-episode-end-table)), and
 # how `initial` chains windows.
 #
 # Every reward is 1 and $\gamma = 0.5$. Window A holds steps 0 and 1 and bootstraps from

@@ -127,8 +127,9 @@ torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (
 # $$g_t = dy_t + a_{t-1}\, g_{t-1}, \qquad g_0 = dy_0 .$$
 #
 # This is the [**transposed scan**](GLOSSARY.md#transposed-scan) of notebook 00, section 8: a scan
-# run *forwards* in time. Step $t$ takes the multiplier of the step before: it resets where step
-# $t-1$ reset, and step 0 resets, with nothing before it.
+# run *forwards* in time. Step $t$ takes the multiplier of the step before, so where step $t-1$
+# reset, nothing carries into step $t$: a 0 stored in $a_{t-1}$ already cuts it, while a reset kept
+# as a flag must be moved to step $t$. Step 0 resets, with nothing before it.
 # For the return, 01's section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
 # $g_t = dG_t + \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
 # `returns_autograd` has terminations only, and there done$_{t-1}$ is term$_{t-1}$.
@@ -180,17 +181,17 @@ print(f"g_4: {g_done[4]:.3f} from done_3 (autograd agrees), {g_term[4]:.3f} from
 #
 # Both are Triton prologues for [section 1's harness](#1.-The-harness-for-Triton-prologues), under the
 # [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: at `offs - 1` a load reads
-# step $t-1$'s entry, and the step where a scan starts resets (step 0 in a forward scan). One
-# checker case of each starts the scan outside the window, so a missing reset shows up:
-# `transposed_scan`'s from ∞, `returns_autograd`'s from 100.
+# step $t-1$'s entry, and the step where a scan starts resets (step 0 in a forward scan). So that a
+# missing reset shows up, one checker case of each starts the carry at ∞ (`transposed_scan`) or at
+# 100 (`returns_autograd`, both scans) instead of 0.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the checkers' 100 past the window, and ∞ before it (CI runs them; skip when reading)
 said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd", "transposed_scan")}
 assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
-assert "the checker's scan starts from inf" in said["transposed_scan"]  # "`transposed_scan`'s from ∞"
+assert "the checker's scan starts from inf" in said["transposed_scan"]  # "starts the carry at ∞ (`transposed_scan`)"
 assert any("before the window: the scan starts from inf" in case[0] for case in exercises.cases("transposed_scan"))
-assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
+assert exercises.PAST_WINDOW == 100.0  # "or at 100 (`returns_autograd`, both scans) instead of 0"
 
 # %% [markdown]
 # ### Triton prologues: the reset flag beside the pair
@@ -206,14 +207,15 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 #
 # > * **Inputs:** `X[0][t]` $= a_t$ and `X[1][t]` $= dy_t$, step $t$'s own, (B, T) float32. Read $a_{t-1}$ at `offs - 1`.
 # > * **Reset:** a flag in the triple $(a, b, \text{reset})$.
-# > * **Scan start:** ∞ before step 0, in the case marked "before the window".
-# > * **Select away:** that ∞: only step 0's reset keeps it out, since $0 \cdot \infty$ is NaN.
+# > * **Scan start:** 0 before step 0, as `scan_hook` starts (section 1).
+# > * **Select away:** whatever comes in before step 0: only step 0's reset keeps it out.
 #
 # <details><summary>Details: where a_(t-1) = 0, and the checker (optional)</summary>
 #
 # Where step $t-1$ reset in the reverse scan of $y$ ($a_{t-1} = 0$ in `rl.linear_scan`'s pairs),
-# the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does. So you need not
-# set a reset there, though one would pass too.
+# the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does: as section 2 says,
+# that 0 already cuts the carry into step $t$. So you need not set a reset there, though one would
+# pass too.
 #
 # The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`. In its case marked
 # "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not keep
@@ -254,8 +256,6 @@ assert exercises.PAST_WINDOW == 100.0  # "from 100, not 0"
 # a3, dy3 = torch.tensor([[0.5, 0.0, 0.5]], device=DEVICE), torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE)
 # print(exercises.guarded(exercises.scan_hook, transposed_scan, (a3, dy3), (), reverse=False).tolist())  # must print [[1.0, 2.5, 3.0]]
 # ```
-#
-# `[[1.0, 2.0, 4.0]]` pairs each $dy_t$ with its own step's $a_t$, not with the step before's.
 #
 # Run the checker before you open Hint 4.
 #
@@ -305,8 +305,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # > * **Inputs:** `rewards[t]` $= r_t$ and `terminated[t]`, step $t$'s own, (B, T). The backward reads $\text{term}_{t-1}$ at `offs - 1`.
 # > * **Reset:** a flag in the triple. The multiplier stays $\gamma$ at every step, since a reset never reads $a_t$.
-# > * **Scan start:** 100 past the window for both scans, in the cases marked "past the window".
-# > * **Select away:** that 100: only the forward's reset at $T-1$ and the backward's at step 0 keep it out.
+# > * **Scan start:** 0, as `scan_hook` starts, for both scans.
+# > * **Select away:** whatever lies past the window or before step 0: only the forward's reset at $T-1$ and the backward's at step 0 keep it out.
 #
 # * **No truncation, no bootstrap;** `gamma` a number.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
@@ -317,9 +317,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # <details><summary>Details: what the checker compares (optional)</summary>
 #
 # The checker differentiates a weighted sum of your returns, and compares both the returns and the
-# gradient. In its cases marked "past the window" both scans start from 100 (see
-# [Exercises](#Exercises)). Only the forward's reset at the window's last step and the backward's
-# at step 0 keep that value out.
+# gradient. In its cases marked "past the window" both scans start from 100, not 0.
 #
 # </details>
 #
@@ -369,8 +367,6 @@ exercises.attempt("transposed_scan", transposed_scan)
 # exercises.guarded(G3.sum().backward)  # the backward's kernel, checked too
 # print(G3.tolist(), r3.grad.tolist())  # must print [[2.0, 2.0, 3.0]] [[1.0, 1.5, 1.0]]
 # ```
-#
-# A gradient `[[1.0, 1.0, 1.5]]` reads step $t$'s own flag where the step before's belongs.
 #
 # Run the checker before you open Hint 4.
 #

@@ -159,12 +159,14 @@ print("prologue + scan + epilogue == the loop")
 #
 # > * **Inputs:** entry $t$ is step $t$'s own, but `next_values[t]` $= V(s_{t+1})$. All (B, T); `gamma`, `lam` numbers.
 # > * **Reset:** $a_t = 0$, since `rl.linear_scan` has no flag.
-# > * **Scan start:** 100: the checker's `rl.linear_scan` starts from $y_T = 100$ past the window.
+# > * **Scan start:** none of yours: you return the pairs, and `rl.linear_scan(a, b)` scans them.
 # > * **Select away:** `next_values` behind a termination, which may be NaN (`torch.where`).
 #
 # * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
 # * **[$b_t$ at a reset](GLOSSARY.md#cut-step):** $\delta_t$ itself, since it already holds the bootstrap.
+# * **The checker** scans your pairs from $y_T = 100$, a stand-in for what lies past the window: only
+#   a reset at the window's last step keeps it out.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -202,10 +204,6 @@ print("prologue + scan + epilogue == the loop")
 # print(rl.linear_scan(a4, b4, initial=torch.tensor([5.0], device=DEVICE)).tolist())  # must print [[-0.25, -1.0, 3.0, 4.0]]
 # ```
 #
-# A NaN means $V'_1$ was multiplied by 0, not selected away. $\hat A_2 = 4$ means the truncation
-# did not cut the trace. A 5.25 at the last step ($4 + 0.25 \cdot 5$), with `initial` 5, means the
-# window's last step did not reset.
-#
 # Run the checker before you open Hint 4.
 #
 # </details>
@@ -233,6 +231,10 @@ def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
 
 # %%
 exercises.attempt("gae_pairs", gae_pairs)
+
+# %% jupyter={"source_hidden": true}
+# Checks: "the checker scans your pairs from y_T = 100" (CI runs them; skip when reading)
+assert "starts from y_T = 100" in " ".join(exercises.task("gae_pairs").split()) and exercises.PAST_WINDOW == 100.0
 
 # %% [markdown]
 # ## 3. The kernel
@@ -382,17 +384,35 @@ assert "prepare(" in inspect.getsource(returns._call) and "validate(" in inspect
 #
 #    <details><summary>Check yourself</summary>
 #
-#    Only each episode's first advantage changes: it becomes $\delta_{t_0}$. Its bias then rests on the
-#    critic's error at $s_{t_0+1}$ alone, with weight γ. At γ = 0.99, GAE(0.95) spreads a weight of at most 0.83 over all later states.
-#    So the weight on the critic rises from at most 0.83 to 0.99, and the bias grows.
+#    Only each episode's first advantage changes: it becomes $\delta_{t_0}$. Its bias comes from the
+#    critic's errors at the states after $s_{t_0}$ ($V(s_{t_0})$ is a baseline: it adds no bias to the
+#    policy gradient). $\delta_{t_0}$ puts weight γ = 0.99 on the error at $s_{t_0+1}$ alone.
+#    GAE(0.95) spreads a total weight of about 0.83 over the later states in a long episode: more just
+#    before a bootstrap (0.98, 0.96 and 0.88 when the bootstrap is $V(s_{t_0+N})$ with N = 2, 5 and
+#    20), less before a termination. So where the critic's errors share a sign, the weight on them
+#    rises from about 0.83 to 0.99 and the bias grows. Errors of mixed sign partly cancel in GAE's
+#    sum, and then the bias may grow or shrink.
 #
 #    </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: question 3's expected weight, (1 - lambda) gamma / (1 - gamma lambda) (CI runs them; skip when reading)
-_lam_w = 0.05 * 0.99 * (0.99 * 0.95) ** np.arange(10_000)  # GAE's weight on the critic's error l steps later: (1 - lambda) gamma (gamma lambda)^(l-1)
-np.testing.assert_allclose(_lam_w.sum(), (1 - 0.95) * 0.99 / (1 - 0.99 * 0.95), rtol=1e-10)
-assert round(_lam_w.sum(), 2) == 0.83 < 0.99  # "at most 0.83", "rises from at most 0.83 to 0.99"
+# Checks: question 3's weights on the critic's later values (CI runs them; skip when reading)
+def _later_weight(N, lam_0=0.95, terminates=False):
+    """The first advantage's total weight on V(s_1) .. V(s_N) (the bootstrap V(s_N), unread if step N - 1
+    terminates): how much it moves when all of them rise by 1, gamma = 0.99, lambda = 0.95 (lam_0 at step 0)."""
+    lam, term = np.full(N, 0.95), np.arange(N) == N - 1 if terminates else np.zeros(N, bool)
+    lam[0] = lam_0
+    def first_advantage(v, boot):
+        return reference.gae(np.zeros(N), v, gamma=0.99, lambda_=lam, terminated=term, bootstrap_value=boot)[0][0]
+    return first_advantage(np.r_[0.0, np.ones(N - 1)], 1.0) - first_advantage(np.zeros(N), 0.0)
+
+
+_endless = (1 - 0.95) * 0.99 / (1 - 0.99 * 0.95)  # a long episode: (1 - lambda) gamma / (1 - gamma lambda)
+np.testing.assert_allclose(_later_weight(3000), _endless, rtol=1e-8)
+assert round(_endless, 2) == 0.83  # "about 0.83 in a long episode"
+assert [round(_later_weight(N), 2) for N in (2, 5, 20)] == [0.98, 0.96, 0.88]  # "0.98, 0.96 and 0.88"
+assert all(_later_weight(N) > _endless > _later_weight(N, terminates=True) for N in (1, 2, 5, 20, 100))  # more, less
+assert all(round(_later_weight(N, lam_0=0.0), 10) == 0.99 for N in (2, 20, 3000))  # delta_(t0): gamma = 0.99 on s_(t0+1)
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -486,7 +506,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # > * **Inputs:** the helpers give step $t$'s `r`, `v` $= V_t$ and `v_next` $= V(s_{t+1})$, already shifted.
 # > * **Reset:** a flag: `done`, from `step`.
-# > * **Scan start:** 0: the checker runs `rl.gae` itself.
+# > * **Scan start:** 0: `rl.gae`'s kernel, which runs your prologue, starts from $y_T = 0$.
 # > * **Select away:** `v_next` behind a termination, which may be NaN (`tl.where`).
 #
 # * **Helpers:** `step` gives `gamma, lam, term, done, valid`; `values_now_and_next` gives `v`, `v_next`.
@@ -534,9 +554,6 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #                   terminated=term4, truncated=trunc4, next_values=nv4, backend=KERNEL)
 # print(out4.advantages.tolist(), out4.returns.tolist())  # must print [[-0.25, -1.0, 3.0, 4.0]] [[1.75, 1.0, 5.0, 6.0]]
 # ```
-#
-# $\hat A_2 = 4$ means the reset flag missed the truncation: it must be every episode end, not only a
-# termination.
 #
 # Run the checker before you open Hint 4.
 #

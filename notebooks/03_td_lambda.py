@@ -448,7 +448,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # > * **Inputs:** `next_q[t]` $= Q(s_{t+1}, \cdot)$ and `next_action[t]` $= u_{t+1}$ are step $t+1$'s, loaded at `offs`; `rewards`, `terminated` are step $t$'s own.
 # > * **Reset:** a flag wherever $\lambda^{\text{eff}}_t = 0$; a multiplier $a_t = 0$ there passes the checker too.
-# > * **Scan start:** 100 past the window, in the case marked "past the window"; 0 elsewhere.
+# >   The one at the window's last step keeps out what lies past the window (a checker case puts 100 there).
+# > * **Scan start:** none in your code: the harness scans, from $y_T = 0$.
 # > * **Select away:** `next_q` behind a termination, which may be NaN (`tl.where`).
 #
 # * **Shapes:** `X = (rewards, next_q, next_action, terminated)`; `next_q` (B, T, n_actions) float32, contiguous;
@@ -496,8 +497,6 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # print(exercises.guarded(exercises.scan_hook, q_lambda, X4, (0.5, 0.5, 2)).tolist())  # must print [[2.25, 3.0, 1.0, 4.0]]
 # ```
 #
-# $G_0 = 2$ means the tie was counted as not greedy.
-#
 # Run the checker before you open Hint 4.
 #
 # </details>
@@ -517,24 +516,6 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# <details><summary>Details: the checker's cases (optional)</summary>
-#
-# The checker compares your prologue, in `exercises.scan_hook`, with a float64 loop, on 3 to 5
-# actions. A failure names the case and the step where the error starts. Its cases:
-#
-# * a row where every next action is greedy (TD(λ) on the max);
-# * rows with non-greedy actions;
-# * Q-values on a grid of integers (ties everywhere);
-# * terminations with NaN behind them, across several chunks;
-# * a row whose scan starts from 100, past the window: only a cut at the window's last step keeps
-#   that out.
-#
-# The teacher's grader checks it on other cases of the same kinds, drawn from a seed.
-#
-# `exercises.cases(name)[i]` is case `i`, a tuple `(description, args, kwargs, expected, marks)`.
-#
-# </details>
-#
 # A template:
 #
 # ```python
@@ -550,18 +531,6 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #         ...
 #     return a_t, b_t, reset
 # ```
-#
-# One of the checker's cases, to try by hand:
-
-# %%
-case_q, args_q, kwargs_q, G_q, marks_q = exercises.cases("q_lambda")[1]  # the checker's second case
-r_q, next_q, next_action_q, term_q = args_q[:4]  # X: the tensors
-P_q = args_q[4:]  # P: gamma, lambda and n_actions
-print(f"{case_q}\nnext_q {tuple(next_q.shape)} {next_q.dtype}, next_action {tuple(next_action_q.shape)} "
-      f"{next_action_q.dtype}, P = {tuple(P_q)}")
-print("next_q[0, :3]:", next_q[0, :3].cpu().double().numpy().round(2).tolist(), " next_action[0, :3]:",
-      next_action_q[0, :3].tolist())
-# exercises.guarded(exercises.scan_hook, q_lambda, (r_q, next_q, next_action_q, term_q), P_q) should give G_q
 
 # %%
 # YOUR CODE: replace the next line by your @triton.jit def q_lambda(X, P, offs, t, m, T)
@@ -571,9 +540,9 @@ q_lambda = None
 exercises.attempt("q_lambda", q_lambda)
 
 # %% jupyter={"source_hidden": true}
-# Checks: the checker's case that starts from 100, in the fold above (CI runs them; skip when reading)
+# Checks: the checker's case that starts from 100, in the cards' Reset lines (CI runs them; skip when reading)
 assert exercises.PAST_WINDOW == 100.0
-for _name in ("q_lambda", "retrace"):  # each box's "Scan start: 100 past the window"
+for _name in ("q_lambda", "retrace"):  # each card's Reset line: "a checker case puts 100 there"
     assert any("past the window: the scan starts from 100" in case[0] for case in exercises.cases(_name))
 
 # %% [markdown]
@@ -587,10 +556,9 @@ for _name in ("q_lambda", "retrace"):  # each box's "Scan start: 100 past the wi
 # With a greedy π, $\mathbb E_\pi Q$ is $\max_u Q$, and $\min(1, \pi/\mu)$ is 1 at a greedy $u_{t+1}$
 # and 0 elsewhere: Retrace is then Watkins's Q(λ), when no two actions tie for the max.
 #
-# **Mind the index.** `next_log_ratio[t]` holds $\log\pi/\mu$ of the *next* action, $u_{t+1}$. So
-# step $t$ loads $c_{t+1}$ at `offs`, with no shift, as `q_lambda` loads `next_action`. The ratio of
-# $u_{t+1}$ belongs to step $t$ because $G_t$ estimates $Q(s_t, u_t)$: it is given $u_t$, and the
-# first action it averages over under π is $u_{t+1}$. Unrolled inside an episode, with the TD error
+# **Why step $t$ holds the ratio of $u_{t+1}$.** `next_log_ratio[t]` is $\log\pi/\mu$ of the *next*
+# action, because $G_t$ estimates $Q(s_t, u_t)$: it is given $u_t$, and the first action it averages
+# over under π is $u_{t+1}$. Unrolled inside an episode, with the TD error
 # $\delta^Q_t = r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot) - Q(s_t, u_t)$, the target is
 #
 # $$G_t = Q(s_t, u_t) + \delta^Q_t + \gamma\,c_{t+1}\,\delta^Q_{t+1} + \dots$$
@@ -648,8 +616,9 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # $G_t$ above.
 #
 # > * **Inputs:** every `next_*` entry $t$ is step $t+1$'s, loaded at `offs`; `rewards`, `terminated` are step $t$'s own.
-# > * **Reset:** a flag, at a termination and at the window's last step.
-# > * **Scan start:** 100 past the window, in the case marked "past the window"; 0 elsewhere.
+# > * **Reset:** a flag, at a termination and at the window's last step. The last keeps out what lies past the
+# >   window (a checker case puts 100 there).
+# > * **Scan start:** none in your code: the harness scans, from $y_T = 0$.
 # > * **Select away:** every `next_*` input behind a termination, which may be NaN (`tl.where`).
 #
 # * **`X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`**, (B, T) each:
@@ -691,9 +660,6 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #       torch.log(one_row(0.5, 2.0, float("nan"), 1.0)), one_row(False, False, True, False))
 # print(exercises.guarded(exercises.scan_hook, retrace, X4, (0.5, 1.0)).tolist())  # must print [[2.25, 2.5, 1.0, 4.0]]
 # ```
-#
-# $G_3 = 0$ means $c$ was not 0 at the window's end: $b_3$ kept $-\gamma c\,Q_{t+1}$, with the
-# `next_q` of 8. $G_1 = 2$ means the ratio was not clipped.
 #
 # Run the checker before you open Hint 4.
 #

@@ -389,8 +389,6 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # print(vtrace_fixed_point(P_trans2, R2, pi2, mu2, 0.5, 1.0))  # must print [1.6 2.8]
 # ```
 #
-# If you get $(2.18, 3.09)$, you computed $V^\pi$, as if no weight were clipped.
-#
 # Run the checker before you open Hint 4.
 #
 # </details>
@@ -413,14 +411,6 @@ vtrace_fixed_point = None
 
 # %%
 exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
-
-# %% jupyter={"source_hidden": true}
-# Checks: Hint 3's V^pi of the two states, (2.18, 3.09) (CI runs them; skip when reading)
-P_trans_h, R_h = np.zeros((2, 2, 2)), np.array([[1.0, 0.0], [2.0, 2.0]])
-P_trans_h[0, 0, 1] = P_trans_h[0, 1, 0] = P_trans_h[1, :, 0] = 1.0
-pi_h = np.array([[0.75, 0.25], [0.5, 0.5]])
-v_pi_h = np.linalg.solve(np.eye(2) - 0.5 * np.einsum("sa,sat->st", pi_h, P_trans_h), (pi_h * R_h).sum(1))
-assert np.round(v_pi_h, 2).tolist() == [2.18, 3.09]
 
 # %% [markdown]
 # ## Appendix: which policy-gradient advantage

@@ -54,6 +54,7 @@ if not torch.cuda.is_available():
 import triton
 import triton.language as tl
 
+import rltriton_lite as rl
 from rltriton_lite import exercises
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -279,17 +280,6 @@ for resets in (True, False):
 # # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
 # ```
 #
-# $v_2 = 1$ means $b$ at the window's last step is not in its form at a reset: it
-# kept $-\gamma c V'$, which no $v_3$ cancels, where it needs $V_2 + \rho_2\delta_2$. `vs` $= (1.5, 1.5, 2)$ on the first case
-# means the combine gets its two triples in the wrong order (say, through a wrapper that passes the
-# earlier step's triple first): it applies the earlier run's map first, so $v_0$ comes out as
-# $b_1 + a_1 b_0 + a_1 a_0 v_2$. These wrong-order numbers are for `chunk=2`, as in the code above: with the
-# row in one chunk, the same slip prints others.
-#
-# The first case already shows the carry slip of the five-step case below. If case 1 prints
-# `vs` $= (1.5, 1, 2)$, which is case 2's answer, no carry reached chunk {0, 1}. That happens when the
-# carry is taken at the chunk's last lane: that lane is padding here, so the carry is 0 and $v_1$ gets no $v_2$.
-#
 # For the carry, a row of five steps: $\pi/\mu = (2, 0.5, 1, 0.5, 1)$, rewards and values 1,
 # `next_values` $(1, 1, 1, 1, 2)$.
 # With `chunk=2` the carry crosses three chunks; with `chunk=16` the row is one chunk and no carry
@@ -302,12 +292,6 @@ for resets in (True, False):
 #     print(exercises.guarded(vtrace_kernel, lr5, ones5, ones5, nv5, term5, 0.5, 1.0, 1.0, chunk)[0].tolist())
 # # must print [[1.71875, 1.4375, 1.75, 1.5, 2.0]], twice
 # ```
-#
-# `[[1.625, 1.25, 1.5, 1.0, 2.0]]` with `chunk=2` comes from the carry taken at the chunk's last lane,
-# `carry = tl.sum(tl.where(t == ci * CHUNK + CHUNK - 1, vs, 0.0), 0)`. In the row's last chunk that
-# lane is padding, so the first carry is 0. The chunk before needs $v$ at the chunk's first step.
-# Once the first case prints right, any other difference between the two lines is a carry slip too
-# (that lane clamped to $T-1$ prints other numbers).
 #
 # Run the checker before you open Hint 4.
 #
@@ -378,6 +362,27 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 # %% [markdown]
 # For part 2 you may reuse 04's prologue: the given `exercises.vtrace_prologue` that your
 # `vtrace_pg` ran after. Add the padding lanes' identity, which the harness set for you there.
+#
+# **Your kernel against the package.** One random batch, with terminations (NaN behind them), clipped
+# ratios and rows of several chunks, through your `vtrace_kernel` and through `rl.vtrace`:
+
+# %%
+g_cmp = torch.Generator().manual_seed(0)
+B_cmp, T_cmp = 4, 100  # chunk 32 below: four chunks a row
+lr_cmp = 0.5 * torch.randn(B_cmp, T_cmp, generator=g_cmp)  # log pi/mu: ratios from ~0.2 to ~5
+r_cmp, v_cmp, nv_cmp = (torch.randn(B_cmp, T_cmp, generator=g_cmp) for _ in range(3))
+term_cmp = torch.rand(B_cmp, T_cmp, generator=g_cmp) < 0.05
+nv_cmp = torch.where(term_cmp, float("nan"), nv_cmp)  # never to be read
+x_cmp = [x.to(DEVICE) for x in (lr_cmp, r_cmp, v_cmp, nv_cmp, term_cmp)]
+want_vs, want_pg = rl.vtrace(*x_cmp[:3], gamma=0.9, rho_bar=1.0, c_bar=0.9, pg_rho_bar=1.0, next_values=x_cmp[3],
+                             terminated=x_cmp[4])
+try:
+    got_vs, got_pg = vtrace_kernel(*x_cmp, 0.9, 1.0, 0.9, 32)
+except NotImplementedError:
+    print("vtrace_kernel is still the starter: write it above, then rerun this cell")
+else:
+    print(f"{int(term_cmp.sum())} terminations; largest |yours - rl.vtrace|: "
+          f"vs {(got_vs - want_vs).abs().max().item():.2e}, pg {(got_pg - want_pg).abs().max().item():.2e}")
 
 # %% [markdown]
 # ## What you now know

@@ -17,15 +17,16 @@
 # # 05 — PPO: a scan for the advantages, a reduction for the loss
 #
 # * **You will learn:** PPO's clipped surrogate loss and its advantages from GAE's scan; a sum in
-#   two stages and a fixed order, the same bits on every call; dual-clip PPO as a Triton hook.
-# * **Time:** 3.5–5 h with the open questions; 1.25–2 h for the reading and the two checked
+#   two stages and a fixed order, the same bits on every call; dual-clip PPO and the clip's gradient
+#   as Triton hooks.
+# * **Time:** 3.5–5 h with the open questions; 1.25–2 h for the reading and the checked
 #   exercises.
 # * **Needs:** notebook 02; 00b (grids and masked loads) for the kernel exercise `two_stage_mean`.
 #   No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
-# * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
-#   `two_stage_mean` (which builds on section 3). The rest can wait.
+# * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip`,
+#   `ppo_clip_grad` and `two_stage_mean` (which builds on section 3). The rest can wait.
 # * **Checks cells** (folded, starting `# Checks`): skip reading their code; where the text says a
 #   folded cell prints a table, read its output.
 #
@@ -240,6 +241,10 @@ np.testing.assert_allclose(n(y)[0], reverse_scan, rtol=1e-12)  # every y_t, y_0 
 print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 
 # %% [markdown]
+# The package does not sum by scanning, though. A reduction needs only the total, no per-step
+# outputs: a scan would write all $n$ values $y_t$, while a two-stage sum reads the input once and
+# writes one number per block.
+#
 # Associativity lets the sum be split into pieces. The package sums in two stages, one kernel each:
 #
 # * **The first kernel** runs many programs. Each program sums its own block of elements and
@@ -339,7 +344,8 @@ print("bitwise identical across calls")
 #
 # * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
 #   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
-#   and 0 elsewhere. At a tie, the kernel takes the unclipped term's gradient.
+#   and 0 elsewhere. At a tie, the kernel takes the unclipped term's gradient. The exercise
+#   `ppo_clip_grad` has you write this rule.
 # * **Padding is never read**, so padding may hold NaN.
 #
 # <details><summary>Details (optional): why ties are the common case</summary>
@@ -467,8 +473,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # <details><summary>Details (optional): what notebook 09 does not show</summary>
 #
 # * Each range runs over three shapes (16×128, 4096×128, 64×16384), from `tools/wall_probe.py --losses`.
-# * GPU time is under a thirtieth of the fused loss's wall time, and between a thirtieth and a
-#   seventh of the eager formula's.
+# * How much of each call's wall time is GPU time: compare the GPU and wall columns of the folded
+#   cell's table below.
 # * A plain `torch.autograd.Function` around two naive Triton kernels takes 0.97–1.16× the fused
 #   loss's wall time.
 # * On the committed H200 run, eager ÷ fused GPU time is 7.5 to 9.8.
@@ -491,7 +497,7 @@ SHAPES_TIMED = [(16, 128), (4096, 128), (64, 16384)]  # "three shapes": where th
 assert {k[1] for k in profile.read_loss_wall() if k[0] == "ppo"} == set(vs) == set(SHAPES_TIMED)
 assert "tools/wall_probe.py --losses" in profile.read_loss_wall.__doc__  # the committed file is that probe's output
 _share = {k: (v["ours_gpu_us"] / v["ours_wall_us"], v["eager_gpu_us"] / v["eager_wall_us"]) for k, v in vs.items()}
-assert all(o < 1 / 30 < e < 1 / 7 for o, e in _share.values())  # "less than a thirtieth" and "between a thirtieth and a seventh"
+assert all(o < 1 / 30 < e < 1 / 7 for o, e in _share.values())  # the table's GPU ÷ wall: "mostly host time", ours more so
 _wall = profile.read_loss_wall()  # {(loss, (B, T), pass, impl): (µs, the ratio's median, lowest, highest)}
 x_fn = [_wall["ppo", _s, "fwd+bwd", "minimal_autograd_fn"][1] for _s in SHAPES_TIMED]  # its wall time ÷ ours
 assert profile.outward(x_fn, 2) == (0.97, 1.16)  # "0.97–1.16×", rounded outwards: "about as fast"
@@ -666,6 +672,122 @@ _rho = torch.tensor([1.15], dtype=torch.float64)  # c = 1.1 ≤ 1 + ε: the cap 
 assert _dual(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1) != _capped(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1)
 
 # %% [markdown]
+# **`ppo_clip_grad`** (a Triton elementwise hook). Section 4 states the gradient rule; here you
+# write it. Your hook returns, per element, the gradient of PPO's per-element loss
+# $\ell = -\min\big(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A\big)$ with
+# respect to $\log\pi$. That is what the kernel's backward pass computes, and it decides where PPO's
+# credit flows.
+#
+# > * **Inputs:** `X[0]` the ratios $\rho$, `X[1]` the advantages $\hat A$, `P[0]` $= \epsilon$: one value per element.
+# > * **Reset:** none (elementwise).
+# > * **Scan start:** none (elementwise).
+# > * **Select away:** nothing: every input is finite. One `tl.where` picks, per element, the gradient or 0.
+#
+# * **Call:** `exercises.map_hook(ppo_clip_grad, (ratio, advantages), (epsilon,))`, the harness
+#   that `dual_clip` uses.
+# * **Formula:** $\rho = e^{\log\pi - \log\pi_{\text{old}}}$, so $\partial\rho/\partial\log\pi = \rho$, and
+#
+#   $$\frac{\partial \ell}{\partial \log\pi} = \begin{cases} -\hat A \rho & \text{where } \rho \hat A \le
+#   \operatorname{clip}(\rho) \hat A \text{ (the unclipped term is the minimum, ties included)},\\
+#   0 & \text{where } \operatorname{clip}(\rho) \hat A < \rho \hat A \text{ (the clipped term is strictly smaller).}
+#   \end{cases}$$
+#
+# * **Convention:** the gradient of one element of `rl.ppo_clip_loss(..., reduction="none")`, which
+#   its autograd gives. The default `reduction="mean"` divides it by $N$.
+#
+# **Edge cases:**
+#
+# * **Ties.** Inside the clip range, and at its edges $\rho = 1 \pm \epsilon$, the two terms are
+#   equal. There the gradient is the unclipped term's, $-\hat A\rho$ (section 4's Details say why).
+# * **Outside the range.** The gradient still flows on one side for each sign of $\hat A$: the two
+#   regions that section 1's table lacks.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# `ppo_clip_hook` above computes both terms. Your hook returns, per element, the derivative of the
+# term that is the minimum. Which term is it, and what is the derivative of $-\rho\hat A$ with respect
+# to $\log\pi$?
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Load $\rho$ and $\hat A$. Compute the clipped ratio as `ppo_clip_hook` does.
+# * Where `clipped * adv < ratio * adv`, the clipped term is strictly the smaller. The loss is a
+#   constant there, so the gradient is 0.
+# * Everywhere else, ties included, the gradient is the unclipped term's: $-\hat A\rho$.
+# * `tl.where` picks the branch per element.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $\epsilon = 0.2$ and four elements:
+#
+# * $\rho = 0.5$, $\hat A = 1$: $\rho\hat A = 0.5$ is below $0.8 \cdot 1$, so the unclipped term is
+#   the minimum. The gradient is $-0.5$.
+# * $\rho = 1.5$, $\hat A = 1$: $1.2 \cdot 1$ is below $1.5$, so the clipped term is strictly
+#   smaller. The gradient is 0.
+# * $\rho = 1.2$, $\hat A = -1$: both terms are $-1.2$, a tie. The gradient is $1.2$.
+# * $\rho = 2$, $\hat A = -0.5$: $\rho\hat A = -1$ is below $1.2 \cdot (-0.5) = -0.6$. The gradient
+#   is $1.0$.
+#
+# ```python
+# ratio_g, adv_g = torch.tensor([0.5, 1.5, 1.2, 2.0], device=DEVICE), torch.tensor([1.0, 1.0, -1.0, -0.5], device=DEVICE)
+# print(exercises.guarded(exercises.map_hook, ppo_clip_grad, (ratio_g, adv_g), (0.2,)).cpu())  # must print tensor([-0.5000,  0.0000,  1.2000,  1.0000])
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# clipped = ___  # the clipped ratio, as in ppo_clip_hook
+# flat = ___  # True where the clipped term is strictly the smaller: the loss is a constant there
+# return tl.where(flat, ___, ___)  # 0 there; elsewhere, ties included, the unclipped term's gradient
+# ```
+#
+# </details>
+#
+# A template:
+#
+# ```python
+# @triton.jit
+# def ppo_clip_grad(X, P, offs, m):
+#     epsilon = P[0]
+#     ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+#     ...
+#     return grad
+# ```
+
+# %%
+# YOUR CODE: replace the next line by your @triton.jit def ppo_clip_grad(X, P, offs, m)
+ppo_clip_grad = None
+
+# %%
+exercises.attempt("ppo_clip_grad", ppo_clip_grad)
+
+# %% jupyter={"source_hidden": true}
+# Checks: the task's rule is the autograd of rl.ppo_clip_loss, ties included (CI runs them; skip when reading)
+_r = np.array([0.5, 1.5, 1.2, 2.0, 0.8, 1.0, 1.2, 0.8, 1.0])  # Hint 3's four, then ties at 1 ± ε and 1
+_a = np.array([1.0, 1.0, -1.0, -0.5, -1.0, -1.0, 1.0, 1.0, 1.0])
+_lr = np.log(_r)
+for _ in range(4):  # nudge log ρ until exp gives the edge exactly: an exact tie
+    _lr = np.where(np.exp(_lr) < _r, np.nextafter(_lr, np.inf),
+                   np.where(np.exp(_lr) > _r, np.nextafter(_lr, -np.inf), _lr))
+assert (np.exp(_lr) == _r).all()
+_rule = np.where(np.clip(_r, 0.8, 1.2) * _a < _r * _a, 0.0, -_a * _r)  # the task's formula
+np.testing.assert_allclose(_rule[:4], [-0.5, 0.0, 1.2, 1.0])  # Hint 3's "must print"
+for _backend in ("triton", "torch"):
+    for _reduction, _times in (("none", 1), ("mean", len(_r))):  # "the mean divides it by N"
+        _lp = torch.tensor(_lr, device=DEVICE, requires_grad=True)
+        _loss = rl.ppo_clip_loss(_lp, torch.zeros_like(_lp), torch.tensor(_a, device=DEVICE), epsilon=0.2,
+                                 reduction=_reduction, backend=_backend).loss
+        (_g,) = torch.autograd.grad(_loss.sum(), _lp)
+        np.testing.assert_allclose(n(_g) * _times, _rule, rtol=1e-12)
+assert (_rule[4:] != 0).all()  # the ties at ρ = 1 ± ε (0.8 with Â < 0, 1.2 with Â > 0) and 1 keep their gradient
+
+# %% [markdown]
 # **`two_stage_mean`** (a Triton kernel and its launcher). Write section 3's reduction yourself,
 # in two launches.
 #
@@ -749,7 +871,8 @@ assert _dual(_rho, torch.ones(1, dtype=torch.float64), 0.2, 1.1) != _capped(_rho
 #
 # </details>
 #
-# Its checks include an input of 1,100,000 elements: a few seconds under the interpreter.
+# Its checks include an input of 1,100,000 elements: a few seconds under the interpreter with
+# `BLOCK = 1024` (smaller blocks take about a minute).
 
 # %%
 def two_stage_mean(x):

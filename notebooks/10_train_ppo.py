@@ -442,8 +442,8 @@ torch.testing.assert_close(loss_step(rltriton_policy_loss), loss_step(cleanrl_po
 # a busy machine inflates them alike, so the ratios hold on a loaded 2-core runner as on a laptop.
 assert torch_calls["rltriton_lite calls"] > 3 * torch_calls["CleanRL loops"]  # "several times the torch calls"
 assert gae_time["rltriton_lite calls"] < gae_time["CleanRL loops"]  # "the package's GAE wins"
-assert max(per_update.values()) < 0.5 * fastest_update_ms  # "a small share ... under half on a quiet machine"
-assert abs(balance) < 0.1 * fastest_update_ms  # "on a quiet machine ... under a tenth of an update"
+assert max(per_update.values()) < 0.2 * fastest_update_ms  # "a few percent ... under a fifth even on a busy machine"
+assert abs(balance) < 0.1 * fastest_update_ms  # "under a tenth of an update, busy machine or not"
 assert ROUNDS * CALLS == 100 and len(t_a) + len(t_b) == 24  # Sources: "the fastest of 100 calls", "of the 24 updates"
 # "On a GPU the fused Triton kernel is faster" (notebook 09, section 4): PPO with its backward, wherever the
 # committed run timed its eager formula, in GPU time and in every paired round (notebook 14, section 8, weighs them)
@@ -469,11 +469,11 @@ assert all(_gpu["ppo", s, "fwd+bwd", "pytorch_eager"] > _gpu["ppo", s, "fwd+bwd"
 #   GPU the fused Triton kernel is faster (notebook 09, section 4).
 #
 # **The takeaway:** the swap barely changes an update's time. The swapped pieces take a small share
-# of an update: the cell above prints it, under half on a quiet machine. The swap changes only their
-# balance, the package's pieces minus CleanRL's, and on a quiet machine that is under a tenth of an
-# update. With a 64-unit network, an update is mostly the network's and the optimiser's work. On a
-# GPU, where CleanRL's loop launches a few kernels per time step, the swap saves more (notebook 09,
-# section 2).
+# of an update: the timing cell prints it, a few percent on a quiet machine and under a fifth even on
+# a busy one. The swap changes only their balance, the package's pieces minus CleanRL's, which stays
+# under a tenth of an update, busy machine or not. With a 64-unit network, an update is mostly the
+# network's and the optimiser's work. On a GPU, where CleanRL's loop launches a few kernels per time
+# step, the swap saves more (notebook 09, section 2).
 #
 # <details><summary>Sources</summary>
 #

@@ -33,6 +33,10 @@
 # **The conclusion first.** The split this notebook teaches is usually not the one to use:
 # [section 7](#7.-What-it-costs) measures it and says when it is. Its main case is a loss
 # backpropagated through the advantages of very long rows, when each rank holds a stretch of every row.
+# Meta-gradient RL does this: it tunes $\gamma$ or $\lambda$ by gradient (Xu, van Hasselt and Silver,
+# 2018, "Meta-Gradient Reinforcement Learning"). So does a value loss on $\lambda$-return targets left
+# without a stop-gradient. PPO-style training computes its advantages without gradients, so it
+# should gather the rows and make one call.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
@@ -176,6 +180,7 @@ done[5] = True  # rank 0's last step: the episode ends exactly at the boundary
 def compose(after, step):
     """The triple of (one step, then the steps after it): a reset selects the step alone."""
     (A, B, K), (a, b, k) = after, step  # `after`, the later run, is applied first: reset_combine's first operand
+    # y_first = b + a * (B + A * c), c the carry after the later run: so (a * A, b + a * B), or b alone at a reset
     return (a, b, True) if k else (a * A, b + a * B, K)
 
 
@@ -220,6 +225,10 @@ _y = rl.linear_scan(torch.tensor([[0.5, 0.0, 0.5]], dtype=torch.float64),
                     torch.tensor([[1.0, 2.0, float("nan")]], dtype=torch.float64))
 assert _y[0, :2].tolist() == [2.0, 2.0] and torch.isnan(_y[0, 2])  # a_1 = 0 selects y_1 = b_1: the NaN stays put
 assert np.isnan(2.0 + 0.0 * float("nan"))  # the same step written as a product lets it through
+# compose's comment: y_first = b + a * (B + A * c); a reset keeps b alone, and the later run's reset flag otherwise
+_A, _B, _K = compose((0.5, 2.0, False), (0.9, 1.0, False))
+assert np.isclose(_B + _A * 3.0, 1.0 + 0.9 * (2.0 + 0.5 * 3.0)) and not _K
+assert compose((0.5, 2.0, False), (0.9, 1.0, True))[1:] == (1.0, True) and compose((0.5, 2.0, True), (0.9, 1.0, False))[2]
 
 # %% [markdown]
 # ## 4. The exchange, drawn
@@ -264,8 +273,7 @@ def draw_ranks(sent, gathered, across, title):
 draw_ranks(lambda r: f"$(A_{r}, B_{r}, \\mathrm{{reset}}_{r})$",
            "all_gather: every rank gets every map (a few numbers per row per rank)",
            lambda r: f"carry $c_{r - 1}$ composed from ranks > {r - 1}",
-           title="A reverse scan across three ranks: the maps gathered, each carry composed on its rank\n"
-                 "(the wait is two passes deep, the maps then the scans, not one per rank)")
+           title="A reverse scan across three ranks: the maps gathered, each carry composed on its rank")
 
 # %% [markdown]
 # ## 5. Two processes, started from this notebook
@@ -563,10 +571,20 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 # %% [markdown]
 # ## 7. What it costs
 #
-# One H100 timed GAE forwards on a long row, 1,048,576 steps per rank, three ways, none of them
-# across a network. The **plain call** runs on one rank's steps. The **split** is rank 0 of two ranks with
-# `time_group=`. **Gather + one call** gathers the row by a local copy and makes one plain call on it.
-# *Wall µs* includes the host's work; *GPU µs* is the GPU's alone.
+# Gather + one call is the default. Use `time_group=` only in the last two cases:
+#
+# | case | use |
+# | --- | --- |
+# | PPO-style training: the advantages computed without gradients | gather + one call (section 5's last lines) |
+# | a loss backpropagated through the advantages (section 6) | `time_group=` |
+# | a batch too big to gather, or many ranks on a link slower than about 50–80 GB/s | `time_group=` |
+#
+# **The evidence:** on one H100, for GAE on a row of 1,048,576 steps per rank, the split took 17
+# times the plain call's wall time and gather + one call 1.5 times; the two ranks ran in one
+# process, the other rank's numbers a local copy of its own, so no link was crossed.
+#
+# The cell below reads the file. How the 50–80 GB/s is estimated, and the file's other lines, are in
+# [notebook 13c, section 7.2](13c_inside_the_package.ipynb#7.2-The-cost-of-the-split,-case-by-case).
 
 # %%
 COST_FILE = os.path.join(profile.results_folder(), "checks", "H100-2026-12-07-time-group-cost.txt")
@@ -576,70 +594,26 @@ cost_lines, cost = profile.read_time_group_cost(COST_FILE)
 cost_rows = [{"call": "plain call", "wall µs": one_wall, "GPU µs": one_gpu},
              {"call": "split", "wall µs": local_wall, "GPU µs": local_gpu},
              {"call": "gather + one call", "wall µs": joined_wall, "GPU µs": joined_gpu}]
-print(profile.table(cost_rows, digits=3))  # the long row; the file's other lines are in the fold below
-
-# %% [markdown]
-# **Gather + one call is the default:** it took 1.5 times the plain call's wall time, the split 17
-# times, so use `time_group=` only for gradients through the advantages (section 6), a batch too big
-# to gather, or many ranks on a slow link: at 8 ranks, one slower than about 60–78 GB/s. **That
-# 60–78 GB/s is an estimate, not a measurement: it assumes the split's time does not grow with the
-# ranks, and it counts no network round trips.** The 78 scales all of the gather's one call with the
-# ranks; the 60 scales only its GPU time.
-#
-# The split's 17 times is the host's time, not its traffic: by GPU time it took 2.2 times the gather
-# (74.7 against 33.5 µs). Its path launches many small operations and reads exchanged numbers on
-# the host, which likely account for the rest (not profiled); a leaner split would move the break-even.
-#
-# An autograd-aware gather does not replace the split for gradients:
-# `torch.distributed.nn.functional.all_gather` carries them, but its backward sends every rank's
-# whole gradient row, where the split's sends one number per row per rank in each exchange (section 6).
-#
-# <details><summary>Details: the break-even at 8 ranks, worked</summary>
-#
-# On the long row, each rank holds 9 MiB of values, rewards and flags ($1\text{ MiB} = 2^{20}$
-# bytes). With 8 ranks, the gather brings the other 7 ranks' 63 MiB, about 66 million bytes, to each
-# rank: 66/B ms on a link of B GB/s. The split took $t_s = 1.31$ ms. The gather's one call reads 8
-# ranks' steps, 4 times what it read when measured, so take it at $4\,t_g$ = 4 × 114 µs = 0.46 ms.
-# The two are equal at $B = 66/(1.31 - 0.46)$, about 78 GB/s. If only the call's GPU time grows, it
-# takes 114 + 3 × 33.5 µs, about 0.21 ms, and $B = 66/(1.31 - 0.21)$, about 60 GB/s. On a faster
-# link the gather wins; on a slower one, the split.
-#
-# NVLink inside one node carries hundreds of GB/s per GPU, so there the gather wins. Across nodes, a
-# 400 Gb/s InfiniBand link per GPU carries about 50 GB/s, so there the split can win at 8 ranks.
-# These link speeds are vendor specifications, not measured here. The verdict is fragile: if the
-# split's 1.31 ms grew by 40 % with the ranks, the 78 would fall to $66/(1.83 - 0.46)$, about 48 GB/s,
-# below InfiniBand's 50.
-#
-# The three cases in full, the 2-rank break-even, the NCCL column and the file's other lines are in
-# [notebook 13c, section 7.2](13c_inside_the_package.ipynb#7.2-The-cost-of-the-split,-case-by-case).
-#
-# </details>
+print(profile.table(cost_rows, digits=3))  # GAE forwards on the long row; the file's other lines: 13c, section 7.2
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 7's table, rule and break-even, from the committed file (CI runs them; skip when reading)
-# (the file's other lines, the three cases, the two scalings, NCCL and 2 ranks: notebook 13c, section 7.2)
+# Checks: section 7's table and its one sentence, from the committed file (CI runs them; skip when reading)
+# (the break-even's arithmetic, the other lines, NCCL and 2 ranks: notebook 13c, section 7.2, checks them)
 assert cost_lines[0].startswith("NVIDIA H100") and len(cost) == 8 and all(len(r) == 4 for r in cost.values())
-assert (one_wall, round(local_wall / 1e3, 2), round(joined_wall)) == (77.5, 1.31, 114)  # "77.5 µs", "1.31 ms", "114 µs"
-assert (one_gpu, local_gpu, joined_gpu) == (13.6, 74.7, 33.5)
+assert ("1 x 1048576", "gae forwards") in cost and 1 << 20 == 1_048_576  # "GAE on a row of 1,048,576 steps per rank"
 assert round(local_wall / one_wall) == 17 and round(joined_wall / one_wall, 1) == 1.5  # "17 times", "1.5 times"
-assert round(local_gpu / joined_gpu, 1) == 2.2 and local_gpu < local_wall / 10  # "2.2 times the gather" by GPU time
 # the table printed: the long row's three calls, wall and GPU µs, in the file's columns 1, 2 and 4
 assert [(r_["wall µs"], r_["GPU µs"]) for r_ in cost_rows] == [(77.5, 13.6), (1307.0, 74.7), (114.2, 33.5)]
-# the break-even: the other rank's 1,048,576 steps are 8 MiB of values and rewards and 1 MiB of flags (MiB = 2**20 bytes)
-_other = 1_048_576
-assert (_other * 2 * 4 / 2**20, _other * 1 / 2**20) == (8, 1)  # "9 MiB of values, rewards and flags"
-_gather_bytes = 9 * 2**20
-_w8_bytes = (8 - 1) * _gather_bytes
-assert _w8_bytes == 63 * 2**20 and round(_w8_bytes / 1e6) == 66  # "63 MiB, about 66 million bytes"
-_w8_call = joined_wall * 8 / 2  # "4 t_g"
-assert round(_w8_call / 1e3, 2) == 0.46 and round(_w8_bytes / ((local_wall - _w8_call) * 1e-6) / 1e9) == 78  # "about 78 GB/s"
-_w8_call_gpu = joined_wall + (8 / 2 - 1) * joined_gpu  # only the GPU time grows: "114 + 3 × 33.5 µs, about 0.21 ms"
-assert round(_w8_call_gpu / 1e3, 2) == 0.21 and round(_w8_bytes / ((local_wall - _w8_call_gpu) * 1e-6) / 1e9) == 60  # "about 60 GB/s"
-# the rule's assumptions, as 13c, section 7.2 states them: the split measured as rank 0 of two ranks, no link crossed
-assert "plays rank 0 of two ranks that hold the same steps" in " ".join(open(os.path.join(os.path.dirname(
-    os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"), encoding="utf-8").read().split())
-assert 400 / 8 == 50 < 60  # 400 Gb/s InfiniBand is 50 GB/s, below the break-even ("the split can win")
-assert round(1.4 * local_wall / 1e3, 2) == 1.83 and round(66 / (1.83 - 0.46)) == 48 < 50  # "grew by 40 %: about 48"
+# "the two ranks ran in one process, the other rank's numbers a local copy of its own, so no link was crossed"
+_doc = " ".join(open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools",
+                                  "time_group_cost.py"), encoding="utf-8").read().split('"""')[1].split())
+assert "plays rank 0 of two ranks that hold the same steps" in _doc and "a stack of this rank's rows twice" in _doc
+assert "Only the wire is missing." in _doc
+# "a link slower than about 50–80 GB/s": 13c, section 7.2's break-evens at 8 ranks, the gather's 7 × 9 MiB against
+# the split's wall time less the gathered call's at 8 ranks (all of it 4 times; its GPU time only; the split 40 % slower)
+_B8 = lambda t_s, t_8: 7 * 9 * 2**20 / ((t_s - t_8) * 1e-6) / 1e9  # noqa: E731  (GB/s, the times in µs)
+_w8 = [_B8(local_wall, 4 * joined_wall), _B8(local_wall, joined_wall + 3 * joined_gpu), _B8(1.4 * local_wall, 4 * joined_wall)]
+assert [round(x_) for x_ in _w8] == [78, 60, 48]  # "about 50–80"
 assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's "1 MiB for a row of 128K tokens": 2 float32 per token
 # the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
@@ -896,4 +870,4 @@ print("the maps, composed into carries, then each rank's scan from its carry = s
 #   ranks before it, in two exchanges of one number per row per rank. PPO, which computes its
 #   advantages without gradients, needs none of it.
 #
-# * Which to use, the gather or `time_group=`: see section 7's rule.
+# * Which to use, the gather or `time_group=`: see section 7's table.

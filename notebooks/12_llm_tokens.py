@@ -316,10 +316,10 @@ assert err < 1e-12
 # Inside, the call is a reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$
 # over the policy tokens, where a masked token is the identity map. One more piece is needed:
 # $\delta_t$ reads $V(s_{t+1})$ at the next *unmasked* token, which may lie across a hole. Finding
-# that value is a second reverse scan, a *look-ahead*. The package runs it for you. The exercise
-# `token_gae_pairs` builds it with a second `rl.linear_scan`.
+# that value is a reverse scan of the values, **the value look-ahead**. `rl.gae(mask=)` runs it for
+# you, inside the call. The exercise `token_gae_pairs` builds it with an `rl.linear_scan` of its own.
 #
-# Where the look-ahead runs on a GPU is for maintainers:
+# Where the value look-ahead runs on a GPU is for maintainers:
 # [notebook 13c, section 5.2](13c_inside_the_package.ipynb#5.2-The-look-ahead's-launches).
 #
 # The cell runs both backends, `"auto"` (the PyTorch path on a CPU) and `"triton"` (the kernel),
@@ -349,14 +349,16 @@ for backend in ("auto", KERNEL):
 # steps:
 #
 # 1. the masked `gae` call;
-# 2. one `linear_scan` that hands each masked token the next policy token's advantage. Its $b$ is
-#    the advantage (0 at masked tokens); its $a$ is 0 at every policy token and 1 at the masked
-#    ones. This is a look-ahead: a policy token resets to its own advantage, and a masked token,
-#    $y_t = 0 + 1 \cdot y_{t+1}$, copies the value one step later. `rl.linear_scan` reads an input
-#    $a_t = 0$ as a reset flag and selects $y_t = b_t$, so a NaN after it never leaks back;
+# 2. **the advantage hand-off**: one `linear_scan` that hands each masked token the next policy
+#    token's advantage. Its $b$ is the advantage (0 at masked tokens); its $a$ is 0 at every policy
+#    token and 1 at the masked ones. A policy token resets to its own advantage, and a masked token,
+#    $y_t = 0 + 1 \cdot y_{t+1}$, copies the output one step later. (It has the value look-ahead's
+#    form, run on the advantages after the `gae` call, not on the values inside it.)
+#    `rl.linear_scan` reads an input $a_t = 0$ as a reset flag and selects $y_t = b_t$, so a NaN
+#    after it never leaks back;
 # 3. verl's whitening.
 #
-# Step 2 on five tokens, two of them policy tokens (1 in the mask):
+# The advantage hand-off on five tokens, two of them policy tokens (1 in the mask):
 #
 # | token | 0 | 1 | 2 | 3 | 4 |
 # |---|---|---|---|---|---|
@@ -368,15 +370,15 @@ for backend in ("auto", KERNEL):
 # Tokens 1 and 2 get token 3's advantage. Token 4 has no policy token after it, so it gets 0.
 
 # %% jupyter={"source_hidden": true}
-# Checks: step 2's row, by rl.linear_scan (CI runs them; skip when reading)
+# Checks: the advantage hand-off's row, by rl.linear_scan (CI runs them; skip when reading)
 _mask = torch.tensor([[True, False, False, True, False]])
 _b = torch.where(_mask, torch.tensor([[0.5, 9.0, 9.0, -1.5, 9.0]]), 0.0)  # the advantage, 0 where masked
 _a = (~_mask).float()  # 0 at a policy token, 1 at a masked one
 assert _b.tolist() == [[0.5, 0.0, 0.0, -1.5, 0.0]] and _a.tolist() == [[0.0, 1.0, 1.0, 0.0, 1.0]]
 assert rl.linear_scan(_a, _b).tolist() == [[0.5, -1.5, -1.5, -1.5, 0.0]]  # the table's last row
 # a = 0 selects y_t = b_t, so the NaN after it does not leak back; a = 1 copies the next value
-_look = rl.linear_scan(torch.tensor([[0.0, 1.0, 0.0, 0.0]]), torch.tensor([[2.0, 0.0, 5.0, float("nan")]]))
-assert _look[0, :3].tolist() == [2.0, 5.0, 5.0] and torch.isnan(_look[0, 3])
+_handoff = rl.linear_scan(torch.tensor([[0.0, 1.0, 0.0, 0.0]]), torch.tensor([[2.0, 0.0, 5.0, float("nan")]]))
+assert _handoff[0, :3].tolist() == [2.0, 5.0, 5.0] and torch.isnan(_handoff[0, 3])
 
 # %%
 print(inspect.getsource(verl.compute_gae_advantage_return))
@@ -554,27 +556,28 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# Four implementations were timed on an H200, from 256 responses of 1,024 tokens to 4 of a
-# million: the per-token loop, the cumulative sum, `rl.gae(mask=)` and the drop-in
-# `integrations.verl`.
+# **In short:** `rl.gae(mask=)` was the fastest of the four implementations at every shape timed,
+# and over 4,000 times faster than verl's per-token loop (one H200; committed results, not
+# measured here).
+#
+# The four are the per-token loop, the cumulative sum, `rl.gae(mask=)` and the drop-in
+# `integrations.verl`, timed from 256 responses of 1,024 tokens to 4 of a million. The table gives
+# the wall time per call, and the GPU time where a CUDA graph could capture the call.
 #
 # <details><summary>Details: the four implementations, and the timing file</summary>
-#
 #
 # | implementation | what it is |
 # |---|---|
 # | **per-token loop** | section 3's loop (`bench.token_gae_loop`), on the GPU |
 # | **cumsum shortcut (γ = λ = 1)** | section 6's; it computes something else whenever $\gamma\lambda \ne 1$ |
-# | **rl.gae(mask=)** | section 4's one call |
-# | **integrations.verl** | the drop-in, with its second scan and the whitening |
+# | **rl.gae(mask=)** | section 4's one call, the value look-ahead inside it |
+# | **integrations.verl** | the drop-in: `rl.gae(mask=)`, then the advantage hand-off and verl's whitening |
 #
 # | file | what it measured | card | read in |
 # |---|---|---|---|
 # | `benchmarks/results/tokens/H200-2026-12-03.json` | the four implementations above at five shapes, float32, γ = 0.99, λ = 0.95: wall time per call, and GPU time by CUDA-graph replay (none for the loop, nor for the drop-in, whose host sync cannot be captured) | one H200, 2026-12-03, torch 2.11, Triton 3.6 | section 7: its printout and its table |
 #
-# Not timed: verl's own function, and a loop captured in a CUDA graph or fused into one kernel.
-# The drop-in's extra time was not profiled. [Notebook 14, section 1](14_appendix_data.ipynb) says
-# how the file was timed.
+# [Notebook 14, section 1](14_appendix_data.ipynb) says how the file was timed.
 #
 # </details>
 
@@ -601,6 +604,62 @@ times = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop µs": wa
 print(f"{res['gpu']}, {res['date']} ({os.path.basename(TOKENS_FILE)}, not measured here): wall time per call "
       f"(GPU time: CUDA-graph replay), γ = {res['gamma']}, λ = {res['lam']}, float32\n")
 print(profile.table(times, digits=3))
+
+# %% [markdown]
+# What else the table shows:
+#
+# * **The loop** pays per step of $T$, whatever the batch.
+# * **The cumulative sum** ($\gamma = \lambda = 1$ only) was 1.3 to 16 times slower than
+#   `rl.gae(mask=)`, furthest behind on the few very long responses.
+# * **The drop-in** was 8.6 to 13.6 times slower than `rl.gae(mask=)` (380 µs against 28 at
+#   256×1024), and slower than the cumulative sum at 4 of the 5 shapes. To `rl.gae(mask=)` it adds
+#   the advantage hand-off (one `linear_scan`) and verl's whitening, about twenty small PyTorch
+#   ops. The whitening also calls `n.item()` (`n`, the mask's sum, is a GPU tensor) to read the
+#   token count on the host, which waits for the GPU to finish all the work queued before it (and
+#   is why the drop-in cannot be captured in a CUDA graph). How the extra time splits among these
+#   was not measured.
+# * **Not timed:** verl's own function, and a loop captured in a CUDA graph or fused into one kernel.
+#
+# [Notebook 14, section 11](14_appendix_data.ipynb#11.-Notebook-12's-token-level-timings,-in-detail) gives the other figures and why each implementation is slower.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the committed figures (CI runs them; skip when reading)
+assert all(k.endswith("µs") for k in times[0] if k not in ("B × T", "tokens"))  # the printed table: one unit, µs
+assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)  # the four implementations of the table
+# the Sources table: one H200, 2026-12-03, torch 2.11, Triton 3.6, five shapes, float32; no GPU time for the drop-in
+assert (res["gpu"], res["date"]) == ("NVIDIA H200", "2026-12-03") and res["date"] in os.path.basename(TOKENS_FILE)
+assert res["versions"]["torch"].startswith("2.11") and res["versions"]["triton"].startswith("3.6") and len(shapes) == 5
+assert all(r["gpu_us"] is None for r in rows if r["impl"] in (LOOP, DROP_IN))
+assert all(r["gpu_us"] is not None for r in rows if r["impl"] in (CUMSUM, OURS))  # "GPU time where ... capture"
+assert bench.token_inputs(2, 8, "cpu")[0].dtype == torch.float32  # the harness's inputs
+assert (res["gamma"], res["lam"]) == (0.99, 0.95)  # the Sources table's "γ = 0.99, λ = 0.95"
+assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
+per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
+assert max(per_token) < 2 * min(per_token)  # the loop's time per step of T, whatever the batch
+for s in shapes:
+    assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # "over 4,000 times faster than the loop" at every shape
+    assert wall[(*s, OURS)] < wall[(*s, CUMSUM)], s  # and faster than the shortcut, in this run
+    assert wall[(*s, OURS)] == min(wall[(*s, k)] for k in bench.TOKEN_IMPLS), s  # "the fastest of the four"
+    assert wall[(*s, DROP_IN)] > wall[(*s, OURS)] and gpu[(*s, DROP_IN)] is None, s  # the whitening's host sync
+vs_sum = {s: wall[(*s, CUMSUM)] / wall[(*s, OURS)] for s in shapes}  # the cumulative sum's wall time ÷ rl.gae's
+assert min(vs_sum.values()) > 1  # the sum "slower than rl.gae(mask=)" at every shape
+assert max(vs_sum, key=vs_sum.get) == (4, 1048576)  # "furthest behind on the few very long responses"
+assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # "1.3 to 16 times"
+drop_in_x = {s: wall[(*s, DROP_IN)] / wall[(*s, OURS)] for s in shapes}  # the drop-in's wall time ÷ rl.gae's
+assert [round(min(drop_in_x.values()), 1), round(max(drop_in_x.values()), 1)] == [8.6, 13.6]  # "8.6 to 13.6 times"
+_drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "the advantage hand-off ... and verl's whitening"
+assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
+assert _drop_in.count("gae(") == 1 and "mask=valid" in _drop_in  # the drop-in starts from rl.gae(mask=)
+assert round(wall[(256, 1024, DROP_IN)]) == 380 and round(wall[(256, 1024, OURS)]) == 28  # "380 µs against 28"
+# "about twenty small PyTorch ops", and "calls `n.item()` ... waits for the GPU": the whitening's code
+_whiten = inspect.getsource(verl.masked_whiten).split('"""')[-1]  # its body, after the docstring
+assert _whiten.count("n.item()") == 1 and "count = n.item()" in _whiten
+assert "n = m.sum()" in _whiten  # "`n`, the mask's sum"
+_ops = sum(_whiten.count(o) for o in (".sum()", "torch.where(", " * ", " / ", " - ", " + ", "**2", "rsqrt("))
+assert 17 <= _ops <= 23, _ops  # counted on the code's operators: 19
+# the drop-in against the cumulative sum ("most shapes" in the introduction and in "What you now know")
+_slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
+assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # slower than the sum at 4 of the 5
 
 # %% [markdown]
 # The same wall times, drawn against the tokens per batch (left) and the response length $T$ (right).
@@ -640,43 +699,6 @@ assert 256 * 4096 == 8 * 131072 == 1 << 20  # "... a million tokens each" (1M on
 assert len({t for _, t in shapes}) == len(shapes)  # the right panel: one point per T, so its lines never go vertical
 
 # %% [markdown]
-# **`rl.gae(mask=)` was the fastest at every shape.** It was over 4,000 times faster than the loop,
-# which pays per step of $T$, whatever the batch. It was 1.3 to 16 times faster than the cumulative
-# sum, and furthest ahead on the few very long responses. It was 8.6 to 13.6 times faster than the
-# drop-in, which adds a second scan and verl's whitening.
-#
-# [Notebook 14, section 11](14_appendix_data.ipynb#11.-Notebook-12's-token-level-timings,-in-detail) gives the other figures and why each implementation is slower.
-
-# %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed figures (CI runs them; skip when reading)
-assert all(k.endswith("µs") for k in times[0] if k not in ("B × T", "tokens"))  # the printed table: one unit, µs
-assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)  # the four implementations of the table
-# the Sources table: one H200, 2026-12-03, torch 2.11, Triton 3.6, five shapes, float32; no GPU time for the drop-in
-assert (res["gpu"], res["date"]) == ("NVIDIA H200", "2026-12-03") and res["date"] in os.path.basename(TOKENS_FILE)
-assert res["versions"]["torch"].startswith("2.11") and res["versions"]["triton"].startswith("3.6") and len(shapes) == 5
-assert all(r["gpu_us"] is None for r in rows if r["impl"] in (LOOP, DROP_IN))
-assert bench.token_inputs(2, 8, "cpu")[0].dtype == torch.float32  # the harness's inputs
-assert (res["gamma"], res["lam"]) == (0.99, 0.95)  # "In short": "`rl.gae(mask=)` at γ = 0.99, λ = 0.95"
-assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
-per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
-assert max(per_token) < 2 * min(per_token)  # the loop's time per step of T, whatever the batch
-for s in shapes:
-    assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # "over 4,000 times faster than the loop" at every shape
-    assert wall[(*s, OURS)] < wall[(*s, CUMSUM)], s  # and faster than the shortcut, in this run
-    assert wall[(*s, DROP_IN)] > wall[(*s, OURS)] and gpu[(*s, DROP_IN)] is None, s  # the whitening's host sync
-vs_sum = {s: wall[(*s, CUMSUM)] / wall[(*s, OURS)] for s in shapes}  # the cumulative sum's wall time ÷ rl.gae's
-assert min(vs_sum.values()) > 1  # "faster than the cumulative sum at every shape"
-assert max(vs_sum, key=vs_sum.get) == (4, 1048576)  # "furthest ahead on the few very long responses"
-assert (about(min(vs_sum.values())), about(max(vs_sum.values()))) == ("1.3×", "16×")  # "1.3 to 16 times"
-drop_in_x = {s: wall[(*s, DROP_IN)] / wall[(*s, OURS)] for s in shapes}  # the drop-in's wall time ÷ rl.gae's
-assert [round(min(drop_in_x.values()), 1), round(max(drop_in_x.values()), 1)] == [8.6, 13.6]  # "8.6 to 13.6 times"
-_drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second scan and verl's whitening"
-assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
-# the drop-in against the cumulative sum ("most shapes" in the introduction and in "What you now know")
-_slower = [s for s in shapes if wall[(*s, DROP_IN)] > wall[(*s, CUMSUM)]]
-assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)]  # slower than the sum at 4 of the 5
-
-# %% [markdown]
 # ## Exercises
 #
 # Checked, as in notebook 00b: write the starter's function and run the cell after it.
@@ -698,9 +720,9 @@ assert len(shapes) == 5 and _slower == [s for s in shapes if s != (4, 1048576)] 
 # <details><summary>Hint 1: where to start</summary>
 #
 # Section 3's loop shows the pairs. At a masked token, it passes everything through unchanged. At
-# a policy token, it takes notebook 02's GAE step. The hard part is $V(s_{t+1})$ across a hole.
-# It is itself a reverse scan of the values. Section 4's drop-in uses the same trick: one
-# `linear_scan` hands each masked token the next policy token's advantage.
+# a policy token, it takes notebook 02's GAE step. The hard part is $V(s_{t+1})$ across a hole:
+# section 4's value look-ahead, a reverse scan of the values. The drop-in's advantage hand-off
+# (section 4) is the same trick on the advantages.
 #
 # </details>
 #
@@ -780,11 +802,74 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #    read after the row's last policy token, across any trailing padding, as section 4's "as if
 #    deleted" says.)
 #
+#    <details><summary>Check yourself</summary>
+#
+#    verl's loop starts from `nextvalues = 0`: it treats a truncated response as ended. The call is
+#    `rl.gae(rewards, values, gamma=, lambda_=, mask=mask, bootstrap_value=torch.where(trunc, v_after, 0.0))`,
+#    with `trunc` a boolean per response and `v_after` the critic's value of the state after the
+#    cut. On three responses (one truncated, one cut inside a tool's output, one ended at its EOS
+#    before the padding) it matches a plain loop over the policy tokens to float64 precision:
+#
+#    ```python
+#    g, l = 0.99, 0.95
+#    gen = torch.Generator().manual_seed(0)
+#    r = torch.randn(3, 8, dtype=torch.float64, generator=gen)
+#    v = torch.randn(3, 8, dtype=torch.float64, generator=gen)
+#    m = torch.tensor([[1, 1, 0, 0, 1, 1, 1, 1],   # truncated: no EOS
+#                      [1, 1, 1, 1, 1, 1, 0, 0],   # truncated inside a tool's output (masked)
+#                      [1, 1, 1, 1, 1, 0, 0, 0]],  # ended at its EOS, then padding
+#                     dtype=torch.bool)
+#    trunc = torch.tensor([True, True, False])
+#    v_after = torch.tensor([2.0, -1.5, 5.0], dtype=torch.float64)  # the third is never read
+#    boot = torch.where(trunc, v_after, 0.0)
+#    adv = rl.gae(r, v, gamma=g, lambda_=l, mask=m, bootstrap_value=boot).advantages
+#    want = torch.zeros_like(r)
+#    for b in range(3):  # plain GAE over the policy tokens, from V = boot after the last
+#        next_v, A = boot[b], 0.0
+#        for t in reversed(range(8)):
+#            if m[b, t]:
+#                A = r[b, t] + g * next_v - v[b, t] + g * l * A
+#                next_v, want[b, t] = v[b, t], A
+#    print((adv - want).abs().max())  # about 1e-16
+#    ```
+#
+#    </details>
+#
 # 3. Count the kernels that section 3's loop, `verl_gae_loop`, launches per position of the
 #    response: the tensor operations of one iteration. (Section 7 times `bench.token_gae_loop`, the
 #    same loop with the same operations per position.) For $T = 4096$, how many launches is one
 #    call? Divide the loop's wall time per step of T, in notebook 14, section 11's table, by your count: what is
 #    each operation's host overhead (dispatch and launch)?
+
+# %% jupyter={"source_hidden": true}
+# Checks: question 2's "Check yourself", its code as printed, on both backends (CI runs them; skip when reading)
+assert "nextvalues = 0\n" in inspect.getsource(verl_gae_loop)  # "verl's loop starts from nextvalues = 0"
+assert "bootstrap_value" in inspect.signature(rl.gae).parameters  # the argument's name
+g, l = 0.99, 0.95
+gen = torch.Generator().manual_seed(0)
+r = torch.randn(3, 8, dtype=torch.float64, generator=gen)
+v = torch.randn(3, 8, dtype=torch.float64, generator=gen)
+m = torch.tensor([[1, 1, 0, 0, 1, 1, 1, 1],   # truncated: no EOS
+                  [1, 1, 1, 1, 1, 1, 0, 0],   # truncated inside a tool's output (masked)
+                  [1, 1, 1, 1, 1, 0, 0, 0]],  # ended at its EOS, then padding
+                 dtype=torch.bool)
+trunc = torch.tensor([True, True, False])
+v_after = torch.tensor([2.0, -1.5, 5.0], dtype=torch.float64)  # the third is never read
+boot = torch.where(trunc, v_after, 0.0)
+want = torch.zeros_like(r)
+for b in range(3):  # plain GAE over the policy tokens, from V = boot after the last
+    next_v, A = boot[b], 0.0
+    for t in reversed(range(8)):
+        if m[b, t]:
+            A = r[b, t] + g * next_v - v[b, t] + g * l * A
+            next_v, want[b, t] = v[b, t], A
+for backend in ("auto", KERNEL):
+    adv = rl.gae(r.to(DEVICE), v.to(DEVICE), gamma=g, lambda_=l, mask=m.to(DEVICE), bootstrap_value=boot.to(DEVICE),
+                 backend=backend).advantages.cpu()
+    assert (adv - want).abs().max() < 1e-12, backend  # "to float64 precision"
+# the bootstrap matters: ending the truncated responses at V = 0 instead changes their advantages
+_ended = rl.gae(r, v, gamma=g, lambda_=l, mask=m).advantages
+assert (_ended - want)[:2][m[:2]].abs().min() > 0 and torch.allclose(_ended[2], want[2], rtol=0, atol=1e-12)
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -804,8 +889,9 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # * The response mask is 1 at the policy's tokens only. The prompt, the padding after EOS and tool
 #   output are not actions. A masked token is as if deleted: the identity map.
 #
-# * verl's per-token loop is one call, `rl.gae(rewards, values, gamma=, lambda_=, mask=)`.
-#   `integrations.verl` adds what verl writes at masked tokens, and its whitening.
+# * verl's per-token loop is one call, `rl.gae(rewards, values, gamma=, lambda_=, mask=)`; the
+#   value look-ahead runs inside it. `integrations.verl` adds what verl writes at masked tokens
+#   (the advantage hand-off), and its whitening.
 #
 # * OpenRLHF agrees with verl on right padding but not on a hole inside a response. It bootstraps
 #   from the hole's zeroed value, which shifts every advantage before the tool call: down where

@@ -22,9 +22,9 @@
 # * **Time:** 2.5–3.5 h for the reading and the two checked exercises, `warp_sectors` and
 #   `tiled_scan` (a first 2-D Triton tile kernel).
 #
-# * **Needs:** notebooks 00c, 00d (its `strided_scan`, in section 0.1) and 08. No GPU.
+# * **Needs:** notebooks 00c, 00d (its `strided_scan`, in section 1) and 08. No GPU.
 #
-# * **Minimum path:** sections 0.1 to 0.3 and the exercise `warp_sectors`. The GPU lab, 13b, needs
+# * **Minimum path:** sections 1 to 3 and the exercise `warp_sectors`. The GPU lab, 13b, needs
 #   all of section 0.
 #
 # **The question of this appendix:** your kernels from notebooks 00b and 00c compute the same
@@ -35,7 +35,7 @@
 #
 # These kernels do under one flop per byte moved, so they are **memory-bound**: their *floor*
 # (notebook 08) is the time to read each input once and write each output once at the GPU's copy
-# bandwidth. Section 0.4 sums up in one page how the package's kernel follows the rules.
+# bandwidth. Section 4 sums up in one page how the package's kernel follows the rules.
 # [Notebook 13c](13c_inside_the_package.ipynb), an appendix for maintainers, shows the package's
 # code; [its section 4.1](13c_inside_the_package.ipynb#4.1-A-model-of-the-speed,-against-three-measurements)
 # tests a model built from these rules against three measured cases. New words are in
@@ -45,12 +45,12 @@
 #
 # | source | what it measured | card | read in |
 # |---|---|---|---|
-# | `benchmarks/results/H200-2026-12-06.json`, the committed run (`profile.COMMITTED_RUN`) | the copy bandwidth; GPU time, time per call and % of the floor of the scans at 16384×1024, of the naive-kernel anchor, and of GAE at 64×16384 (the package and the peer `rl_triton`) | an H200, 2026-12-06, torch 2.11, Triton 3.6 | the introduction, 0.2, 0.4 |
-# | `docs/DESIGN.md` | the time split's gain (GAE at 8×131072); split against walked (GAE at 64×32768 and 64×16384); the sweep of the segment size; two tiles at 16384×1024 | an H200, on older code (2026-11-29 to 12-01): compare the two figures of a pair only | 0.4; notebook 13c, section 5 |
+# | `benchmarks/results/H200-2026-12-06.json`, the committed run (`profile.COMMITTED_RUN`) | the copy bandwidth; GPU time, time per call and % of the floor of the scans at 16384×1024, of the naive-kernel anchor, and of GAE at 64×16384 (the package and the peer `rl_triton`) | an H200, 2026-12-06, torch 2.11, Triton 3.6 | the introduction, sections 2 and 4 |
+# | `docs/DESIGN.md` | the time split's gain (GAE at 8×131072); split against walked (GAE at 64×32768 and 64×16384); the sweep of the segment size; two tiles at 16384×1024 | an H200, on older code (2026-11-29 to 12-01): compare the two figures of a pair only | section 4; notebook 13c, section 5 |
 #
 # Two numbers are assumed, not measured: the load latency, 600 ns, and 2 chunks in flight per
 # program. The H200's 132 SMs and the 32 resident programs an SM can hold are the hardware's
-# specification. The rest is derived from these. The table at the end of section 0.4 gives each
+# specification. The rest is derived from these. The table at the end of section 4 gives each
 # number's kind.
 #
 # </details>
@@ -98,16 +98,16 @@ assert all(f"H200-{d}" in design for d in ("2026-11-29-v4-tiles.log", "2026-11-2
 assert max("2026-11-29", "2026-11-30", "2026-12-01") < RES["date"]
 
 # %% [markdown]
-# ## 0. A primer: what makes a memory-bound kernel fast
+# ## Three rules for a memory-bound kernel
 #
 # Three rules make a memory-bound kernel fast. For each, one number tells whether a kernel follows
 # it, and one knob of the package's kernel serves it:
 #
 # | rule | the number that matters | the knob |
 # |---|---|---|
-# | 0.1: every load uses the bytes it fetches | sectors per warp load: 4 for 32 adjacent float32, 32 read along time | `vector`: one aligned 16-byte load per lane |
-# | 0.2: enough bytes are on their way at every moment | about 10 KB of loads in flight per SM, for GAE on an H200 (derived from an assumed latency) | `stages` = 2: the next chunk loaded ahead |
-# | 0.3: enough programs keep every processor busy | programs per launch, against 2 × SMs: 264 on an H200 | the time split of long rows |
+# | 1: every load uses the bytes it fetches | sectors per warp load: 4 for 32 adjacent float32, 32 read along time | `vector`: one aligned 16-byte load per lane |
+# | 2: enough bytes are on their way at every moment | about 10 KB of loads in flight per SM, for GAE on an H200 (derived from an assumed latency) | `stages` = 2: the next chunk loaded ahead |
+# | 3: enough programs keep every processor busy | programs per launch, against 2 × SMs: 264 on an H200 | the time split of long rows |
 #
 # The words of the box:
 #
@@ -117,7 +117,7 @@ assert max("2026-11-29", "2026-11-30", "2026-12-01") < RES["date"]
 #   **lanes**, that run each instruction together.
 # * When a warp runs a load instruction, each lane asks for a few bytes at its own address.
 #
-# ### 0.1 Coalescing: a warp reads memory in 32-byte sectors
+# ## 1. Coalescing: a warp reads memory in 32-byte sectors
 #
 # **The question:** what does one load of a warp cost? **The answer:** it costs the 32-byte
 # sectors it touches, so adjacent lanes should read adjacent addresses.
@@ -187,7 +187,7 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 # checked exercise, `warp_sectors`. (The sector rule is from NVIDIA's *CUDA C++ Best Practices
 # Guide*.)
 #
-# ### 0.2 Bytes in flight: Little's law, and occupancy
+# ## 2. Bytes in flight: Little's law, and occupancy
 #
 # **The question:** how many bytes must be on their way to keep the memory busy? **The answer:**
 # the bandwidth × the latency: for GAE on an H200, about 10 KB of loads per SM, if a load takes
@@ -237,10 +237,14 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # * **Bytes in flight** count only the **loads**, 9 of those 17 (the reward and the value, 4 bytes
 #   each, and a 1-byte flag).
 #
-# A load keeps the program waiting for its answer; a store does not:
+# A load's answer is needed; a store has none. A load does not stop the program when it is
+# issued: the program waits only at the first instruction that uses the loaded value, and only if
+# the value has not come back yet. So a program can ask for more loads before it uses the first,
+# and their latencies overlap (that is the pipelining below). A store sends its bytes, and the
+# program goes on at once:
 #
 # ```text
-# load:   asked ......... one latency ......... answered: now the scan can use it
+# load:   asked; the program goes on (more loads, other work) ... first use: waits here until answered
 # store:  sent: the program goes on at once, and the bytes reach memory behind it
 # ```
 #
@@ -282,7 +286,7 @@ assert "return 2 * nbytes / (ms * 1e-3)" in inspect.getsource(bench.copy_bandwid
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
 # The package takes the second way, **more bytes per warp**. A package program for GAE at
-# 16384×1024 loads a tile of 2 rows × 128 steps per chunk (the planner's choice, section 0.4), and
+# 16384×1024 loads a tile of 2 rows × 128 steps per chunk (the planner's choice, section 4), and
 # the next chunk before it scans this one. More bytes in flight per program means fewer resident
 # programs are needed per SM:
 #
@@ -351,10 +355,42 @@ assert triton.Config({}).num_warps == 4 and "num_warps" not in inspect.getsource
 assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) == 1.4  # "144 B", "about 1.4 %"
 
 # %% [markdown]
-# ### 0.3 Enough programs: why a few long rows leave the GPU idle
+# **A question to try** (no checker). Little's law also runs backwards. Given the bytes an SM can
+# keep in flight, it says how long a load may take before the floor is out of reach. Fill each SM
+# with as many programs as it can hold: 32 of the package's, up to 4.6 KB in flight each, or 16 of
+# the anchor's, 9 B each. Up to what load latency could each kernel still keep GAE's loads at the
+# floor's 2.26 TB/s? Compare both with the assumed 600 ns.
+#
+# <details><summary>Check yourself</summary>
+#
+# The latency is the bytes in flight per SM × 132 SMs ÷ 2.26 TB/s.
+#
+# * **The package:** 32 × 4.6 KB = 147 KB per SM, so up to about 8.6 µs, 14 times the assumed
+#   600 ns.
+# * **The anchor:** 16 × 9 B = 144 B per SM, so up to about 8.4 ns, 71 times less than 600 ns.
+#
+# The two limits differ by 32 × 4,608 B ÷ 144 B = 1024 exactly. Whatever the true latency, within
+# a factor of ten of 600 ns, the package's tile can keep enough bytes in flight and the anchor
+# cannot. (The package's limit is an upper bound: 32 is the most an SM can hold, and how many of
+# the package's programs an SM really holds was not measured.)
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the question's "Check yourself" (CI runs them; skip when reading)
+_pkg_sm, _anchor_sm = 32 * package_program, 16 * step_program  # bytes in flight per SM, each SM full
+assert (package_program, round(_pkg_sm / 1e3), _anchor_sm) == (4608, 147, 144)  # "4.6 KB", "147 KB", "144 B"
+_lat_pkg, _lat_anchor = _pkg_sm * H200_SMS / load_bw, _anchor_sm * H200_SMS / load_bw  # Little's law, backwards
+assert (round(_lat_pkg * 1e6, 1), round(_lat_anchor * 1e9, 1)) == (8.6, 8.4)  # "about 8.6 µs", "about 8.4 ns"
+assert (round(_lat_pkg / LATENCY_S), round(LATENCY_S / _lat_anchor)) == (14, 71)  # "14 times", "71 times less"
+assert _pkg_sm / _anchor_sm == 1024 and _lat_pkg / _lat_anchor == 1024  # "1024 exactly"
+assert _lat_pkg > 10 * LATENCY_S and _lat_anchor < LATENCY_S / 10  # "within a factor of ten of 600 ns"
+
+# %% [markdown]
+# ## 3. Enough programs: why a few long rows leave the GPU idle
 #
 # **The question:** how many programs does a launch need? **The answer:** enough to give each SM
-# the 3 to 5 resident programs of 0.2. A launch of a few long rows has far fewer, so the planner cuts
+# the 3 to 5 resident programs of section 2. A launch of a few long rows has far fewer, so the planner cuts
 # its rows in time.
 #
 # One program per row gives 16384 programs at 16384 rows (the planner puts 2 rows in a program:
@@ -379,9 +415,9 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # them. A split costs a second launch, so the package's **planner**, which picks each launch's
 # layout, splits only when both halves of the rule hold.
 #
-# Each split program's tile is one row of 256 steps per chunk: the same 256 steps as 0.2's 2 rows
-# × 128. So each has 0.2's 4.6 KB in flight (1 row × 256 steps × 9 B × 2 chunks), and the 8 per SM
-# cover the 3 to 5 that 0.2 asks for.
+# Each split program's tile is one row of 256 steps per chunk: the same 256 steps as section 2's 2 rows
+# × 128. So each has section 2's 4.6 KB in flight (1 row × 256 steps × 9 B × 2 chunks), and the 8 per SM
+# cover the 3 to 5 that section 2 asks for.
 #
 # By this rule 64×16384, 16 wide chunks a row, is not split, though its 64 programs leave 68 of the
 # 132 SMs idle. How the split's sizes and the threshold of 32 were chosen is in
@@ -452,7 +488,7 @@ assert 1056 / H200_SMS == 8 and round(1024 / H200_SMS, 1) == 7.8  # "1056, 8 per
 for B_, T_ in [(8, 131072), (32, 32768), (1, 1 << 20)]:  # a split launches 1024 programs here, under the 1056 aimed at
     p_ = tile_plan(B_, T_)
     assert p_["segments"] > 1 and p_["row_programs"] * p_["segments"] == 1024 <= 4 * ON_H200.min_programs
-    # "each has 0.2's 4.6 KB in flight (1 row × 256 steps × 9 B × 2 chunks)": the same 256 steps a chunk as 2 × 128
+    # "each has section 2's 4.6 KB in flight (1 row × 256 steps × 9 B × 2 chunks)": the same 256 steps a chunk as 2 × 128
     assert (p_["rows"], p_["block"], p_["stages"]) == (1, 256, 2) and 1 * 256 * GAE_READ * 2 == package_program
     assert 1 * 256 == 2 * 128 and round(1 * 256 * GAE_READ * 2 / 1e3, 1) == 4.6
 assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7 or 8 per SM "cover the 3 to 5"
@@ -468,20 +504,20 @@ assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7
 # </details>
 
 # %% [markdown]
-# ### 0.4 The package's kernel in one page
+# ## 4. The package's kernel in one page
 #
 # A program of the package owns a **tile**: `ROWS` rows × `BLOCK` steps per chunk, 2 × 128 at
 # 16384×1024 in float32. It walks the tile chunk after chunk, with one carry per row, as your
 # `reset_scan` walks one row. The planner picks the tile and three more knobs for each launch:
 #
-# | rule (0.1 to 0.3) | the knob that serves it | GAE, float32, on an H200 |
+# | rule (sections 1 to 3) | the knob that serves it | GAE, float32, on an H200 |
 # |---|---|---|
 # | 1, sectors: adjacent, aligned loads | `vector`: one lane's 16-byte piece | 4 steps per load at 16384×1024 |
 # | 2, bytes in flight | `stages` = 2 (the next chunk loaded ahead), `warps` = 1 | 2 stages, 1 warp at 16384×1024 |
-# | 3, enough programs | the time split (0.3) | 8×131072: 1.86 ms unsplit, 0.033 ms split |
+# | 3, enough programs | the time split (section 3) | 8×131072: 1.86 ms unsplit, 0.033 ms split |
 # | 3, where the planner does not split | wide chunks of 1024 steps, 4 warps | 64×16384: 12.9 % of the floor, the peer `rl_triton` 19.9 % |
 #
-# Each knob serves one of 0.1 to 0.3's three rules: the time split made GAE at 8×131072 about 56
+# Each knob serves one of sections 1 to 3's three rules: the time split made GAE at 8×131072 about 56
 # times faster (1.86 ÷ 0.033), and where the planner does not split, a serial chain of chunks keeps
 # the package slow.
 #
@@ -491,7 +527,7 @@ assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7
 # its knobs serves one rule.
 #
 # * **Rule 1, sectors: adjacent, aligned loads.** Adjacent lanes read adjacent pieces of a row,
-#   as in 0.1's coalesced load. `vector` is the steps of one lane's piece. A vector is 16 bytes
+#   as in section 1's coalesced load. `vector` is the steps of one lane's piece. A vector is 16 bytes
 #   (4 float32 or 8 bfloat16).
 #
 #   Each piece is one aligned load only where Triton can prove it aligned: when the row stride,
@@ -499,18 +535,21 @@ assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7
 #   gives the case T = 1000). `values[t+1]` is the loaded tile shifted by one step, not a second
 #   load.
 # * **Rule 2, bytes in flight: 16-byte loads, one warp, the next chunk loaded ahead.** A 16-byte
-#   load puts four floats in flight where a plain load puts one (0.2's "more bytes per warp"). With
+#   load puts four floats in flight where a plain load puts one (section 2's "more bytes per warp"). With
 #   `stages` = 2 the next chunk's loads are issued before this chunk is scanned. With `warps` = 1
 #   the program's one warp never waits at a barrier for another warp. With several warps, a warp
 #   that reaches a barrier first stops there, and issues no new loads of its own until the others
 #   arrive.
-# * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
+# * **Rule 3, enough programs: the time split** (section 3). A first launch composes each segment's map;
 #   a second rescans each segment from the carry these give. At 64×16384 the planner does not
-#   split: a row has 16 wide chunks, under its 32 (0.3). So each of the 64 programs walks 16 chunks
+#   split: a row has 16 wide chunks, under its 32 (section 3). So each of the 64 programs walks 16 chunks
 #   of 1024 steps in series, and the package stays slow: 12.9 % of the floor by GPU time, where the
-#   peer `rl_triton` reaches 19.9 % (per call, the package's 52 µs beats its 68). The serial chain
-#   of chunks limits it. The programs run 4 warps, not Rule 2's one, because with so few programs
-#   the planner walks wide chunks of 1024 steps, a warp per 256: a shorter chain. Why that choice
+#   peer `rl_triton` reaches 19.9 %. The committed run's file holds three clocks for each call.
+#   These two figures divide the floor by its `kernel_ms` (CUDA-graph replays); its own `pct_floor`
+#   column, 9.8 and 11.5 %, divides by `ms` (Triton's `do_bench`: 42.5 µs against the peer's 36.1);
+#   and by `full_call_us`, the wall time per call, the package's 52 µs beats the peer's 68. The
+#   serial chain of chunks limits it. The programs run 4 warps, not Rule 2's one, because with so
+#   few programs the planner walks wide chunks of 1024 steps, a warp per 256: a shorter chain. Why that choice
 #   was measured faster is in
 #   [notebook 13c, section 5.1](13c_inside_the_package.ipynb#5.1-Where-notebook-13's-split-figures-come-from),
 #   for maintainers. Which link of the chain costs most (the loads, the scan on 4 warps that meet at
@@ -525,11 +564,11 @@ assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 0.4's figures, from the planner, docs/DESIGN.md and the committed run (CI runs them; skip when reading)
+# Checks: section 4's figures, from the planner, docs/DESIGN.md and the committed run (CI runs them; skip when reading)
 big_tile = tile_plan(16384, 1024)
 assert [big_tile[k] for k in ("rows", "block", "vector", "warps", "stages")] == [2, 128, 4, 1, 2]  # the tile above
 assert tile_plan(16384, 1024, itemsize=2)["vector"] == 8  # 8 bfloat16 steps in 16 bytes
-# 0.2's program: 2 rows × 128 steps, the next chunk's loads issued ahead (2 stages)
+# section 2's program: 2 rows × 128 steps, the next chunk's loads issued ahead (2 stages)
 assert big_tile["rows"] * big_tile["block"] * GAE_READ * big_tile["stages"] == package_program
 assert "Chunks are aligned to the row start with ascending addresses" in design
 # Rule 1: "a multiple of 16 steps" (the case T = 1000 and its checks: notebook 13c, section 3)
@@ -538,7 +577,7 @@ assert "A load at t ± 1 is misaligned and becomes scalar" in design  # what a m
 assert "values[t+1] is the aligned values tile shifted by one step" in design
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
 assert round(1.86 / 0.033) == 56  # "about 56 times faster"
-assert tile_plan(16384, 1024)["row_programs"] == 8192  # the table: "not needed" at 16384×1024 (0.3's 8192 programs)
+assert tile_plan(16384, 1024)["row_programs"] == 8192  # the table: "not needed" at 16384×1024 (section 3's 8192 programs)
 wide = tile_plan(64, 16384)  # too few programs, and rows of only 16 wide chunks: no split
 assert (wide["row_programs"], wide["segments"], wide["block"], 16384 // wide["block"]) == (64, 1, 1024, 16)
 assert 16384 // wide["block"] < Config().split_min_chunks == 32  # "16 wide chunks, under its 32"
@@ -548,7 +587,12 @@ slow = committed("gae", 64, 16384)
 assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of the floor"
 peer = committed("gae", 64, 16384, impl="rl_triton")  # Rule 3's peer, by GPU time and per call
 assert [round(100 * r["floor_ms"] / r["kernel_ms"], 1) for r in (slow, peer)] == [12.9, 19.9]  # "12.9 % ... 19.9 %"
-assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # "per call, the package's 52 µs beats its 68"
+assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # "`full_call_us` ... 52 µs beats ... 68"
+# the file's other clock: "`pct_floor` column, 9.8 and 11.5 %, divides by `ms` (Triton's `do_bench`: 42.5 µs ... 36.1)"
+assert all(r["timer"] == "do_bench" for r in (slow, peer))
+assert all(abs(r["pct_floor"] - 100 * r["floor_ms"] / r["ms"]) < 1e-9 for r in (slow, peer))
+assert [round(r["pct_floor"], 1) for r in (slow, peer)] == [9.8, 11.5]
+assert [round(1e3 * r["ms"], 1) for r in (slow, peer)] == [42.5, 36.1]
 # section 0's box: each rule's number and knob
 assert [t["sectors"] for t in sector_table[:2]] == [4, 32] and round(per_sm / 1e3) == 10  # "4 ... 32", "about 10 KB"
 assert ON_H200.min_programs == 2 * H200_SMS == 264 and (big_tile["vector"] * 4, big_tile["stages"]) == (16, 2)
@@ -556,12 +600,12 @@ assert long["segments"] > 1  # "the time split of long rows"
 
 
 # %% [markdown]
-# <details><summary>Details: where the numbers of sections 0.2 to 0.4 come from</summary>
+# <details><summary>Details: where the numbers of sections 2 to 4 come from</summary>
 #
 # They are of three kinds: measured on an
 # H200, assumed, or derived from the other two. A derived number is only as good as what it comes
 # from: everything built on the 600 ns is an illustration, not a measurement.
-# [Notebook 13c](13c_inside_the_package.ipynb) gives section 0.4's figures with their sources.
+# [Notebook 13c](13c_inside_the_package.ipynb) gives section 4's figures with their sources.
 #
 # | quantity | value | kind (from what) |
 # |---|---|---|
@@ -573,13 +617,13 @@ assert long["segments"] > 1  # "the time split of long rows"
 # | SMs of an H200 | 132 | the H200's specification; `docs/DESIGN.md`'s 264 programs, two per SM |
 # | programs a split aims at | 4 × 264 = 1056, 8 per SM | the planner's default (`plan._plan`); how it was chosen: notebook 13c, section 5 |
 # | resident programs per SM | at most 32 | the H100's and H200's limit |
-# | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and the programs needed double (0.2's 2.2 to 4.5) |
+# | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and the programs needed double (section 2's 2.2 to 4.5) |
 # | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
 # | resident programs per SM that reach 10.3 KB | 3 to 5 (package), over a thousand (anchor) | derived: 10.3 KB ÷ 4.6 KB or 2.3 KB, rounded up; 10.3 KB ÷ 9 B |
 # | the anchor's predicted % of the floor | 1.4 % | derived: 16 programs × 9 B ÷ 10.3 KB |
 # | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 12.9 % | measured: the committed H200 run |
 # | % of the floor of the peer `rl_triton` at 64×16384 | 19.9 % | measured: the committed H200 run |
-# | GAE at 8×131072 before and after the split (0.4) | 1.86 / 0.033 ms | measured: notebook 13c, section 5.1, gives its source |
+# | GAE at 8×131072 before and after the split (section 4) | 1.86 / 0.033 ms | measured: notebook 13c, section 5.1, gives its source |
 #
 # The earlier tiles' times at 16384×1024 are in
 # [notebook 13c, section 4](13c_inside_the_package.ipynb#4.-The-tile:-how-many-rows-and-steps-a-program-owns).
@@ -606,20 +650,20 @@ assert 1000 < per_sm / step_program and round(100 * 16 * step_program / per_sm, 
 # Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task; the solutions are in `notebooks/solutions/`.
 #
-# **`warp_sectors`** (section 0.1). Count the 32-byte sectors that one load instruction of a warp
-# touches, as section 0.1 did, but for any load.
+# **`warp_sectors`** (section 1). Count the 32-byte sectors that one load instruction of a warp
+# touches, as section 1 did, but for any load.
 #
 # * `addresses` holds the byte address where each active lane's load starts. Masked-off lanes are
 #   left out.
 # * Every lane loads `nbytes` bytes.
 #
-# Section 0.1's count assumed that each lane's bytes sit inside one sector. Here a load may cross a
+# Section 1's count assumed that each lane's bytes sit inside one sector. Here a load may cross a
 # sector boundary (a misaligned 16-byte load is compiled as smaller loads, which touch the same sectors),
 # and lanes may share a sector, or an address.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 0.1 counted sectors with `np.unique(addresses // SECTOR).size`.
+# Section 1 counted sectors with `np.unique(addresses // SECTOR).size`.
 # That counts only the sector of each load's first byte.
 # It is right only when a lane's bytes sit inside one sector.
 # Ask, for one lane: which sector holds its first byte? Which holds its last byte?
@@ -674,7 +718,7 @@ def warp_sectors(addresses, nbytes):
 exercises.attempt("warp_sectors", warp_sectors)
 
 # %% [markdown]
-# **`tiled_scan`** (section 0.4, a kernel). Give each program a **tile**, as the package does: your
+# **`tiled_scan`** (section 4, a kernel). Give each program a **tile**, as the package does: your
 # `reset_scan` from 00c, with `rows` rows per program. Notebook 13b's lab can time it.
 #
 # * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(B, T)`; then

@@ -79,14 +79,14 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # The notebooks read the files by name (`profile.COMMITTED_RUN` and its siblings), so another GPU's
 # file in the folder changes nothing; to plot yours, pass its name to `profile.committed_results`.
 #
-# **Two cards.** Every figure of notebooks 08 and 09 is from the H200, except three H100 files': the
-# paired loss probe's (08, section 3; 09, sections 3 and 4; also 07, section 7), the backward
-# profile's (09, sections 3 and 4) and the per-call probe's (section 10 here; 09, section 3, a fold).
-# The loss probe gives those sections both clocks of the losses, wall time and GPU time, and the
+# **Two cards.** Every figure of notebook 08, and of notebook 09's sections 1–3, is from the H200.
+# Notebook 09's section 4 reads two H100 files: the paired loss probe (also read by 07, section 7)
+# and the backward profile. A third H100 file, the per-call probe, is read only here (section 10).
+# The loss probe gives 09's section 4 both clocks of the losses, wall time and GPU time, and the
 # per-call probe all three clocks of each call, so each verdict there rests on one card. Notebook
-# 13b's lab and notebook 11's cost of `time_group=` ran on an H100 too. In notebooks 08 and 09, no figure of one card enters a calculation with a figure of the
-# other, and where two files timed the same call, a notebook quotes one, except to show that
-# files differ. Notebook 13b, section 3,
+# 13b's lab and notebook 11's cost of `time_group=` ran on an H100 too. In notebooks 08 and 09, no
+# figure of one card enters a calculation with a figure of the other, and where two files timed
+# the same call, a notebook quotes one, except to show that files differ. Notebook 13b, section 3,
 # is the one exception: it applies the H100's target, a share of the package's % floor (50/90.3),
 # to the package on the H200.
 #
@@ -94,16 +94,16 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # |---|---|---|
 # | `H200-2026-12-06.json` | **the committed run**: float32, every algorithm, with the code it replaces, the peers and the anchors | every H200 figure of 05–10, 13 and 13c |
 # | `H200-2026-12-06-wall.txt` | the wall-time probe, same session: our calls timed again, in 15 interleaved rounds | 08 and 09; sections 3 and 6 here |
-# | `checks/H200-2026-12-06-graph-replay.txt` | the CUDA-graph replay probe, same session: GAE eager, then as a graph of 1 and of 100 calls | 08, section 4 |
-# | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too), older code | 08's bfloat16 bytes and open question 2 |
+# | `checks/H200-2026-12-06-graph-replay.txt` | the CUDA-graph replay probe, same session: GAE eager, then as a graph of 1 and of 100 calls | 08's card and section 4 |
+# | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too), older code | section 3 here; 08's open question 2 sends the student here to load it, as `FULL` |
 # | `checks/H200-2026-12-04a-copy-probe.json` | plain copies, timed as the GPU time is | sections 4 and 5 here |
 # | `checks/H100-2026-12-06-lab.txt` | notebook 13b's lab, timed **on an H100** | 13b, section 3 |
-# | `checks/H100-2026-12-07-loss-wall.txt` | the fused losses against their eager formulas, `torch.compile` and a minimal `autograd.Function`, in 15 paired rounds, the order reversed every other round: wall time and GPU time, **on an H100**, the day after the run | 07, section 7; 08, section 3; 09, sections 3 and 4; sections 6–8 here |
+# | `checks/H100-2026-12-07-loss-wall.txt` | the fused losses against their eager formulas, `torch.compile` and a minimal `autograd.Function`, in 15 paired rounds, the order reversed every other round: wall time and GPU time, **on an H100**, the day after the run | 07, section 7; 09, section 4; sections 6–8 here |
 # | `checks/H100-2026-12-07-env.txt` | the loss probe's machine: its card, torch and Triton, the tree it ran, and `torch.cuda.get_device_properties(0)`'s L2 size, 52428800 bytes (50 MiB) | the L2's size (the introduction) |
-# | `checks/H100-2026-12-07-backward-profile.txt` | PPO's loss at 16×128, forward and with its backward, beside the minimal `autograd.Function`, the eager formula and `torch.mul`; then where the backward's host time goes, by Python function (cProfile) and by op (torch.profiler), **on an H100** | 09, sections 3 and 4; section 9 here |
+# | `checks/H100-2026-12-07-backward-profile.txt` | PPO's loss at 16×128, forward and with its backward, beside the minimal `autograd.Function`, the eager formula and `torch.mul`; then where the backward's host time goes, by Python function (cProfile) and by op (torch.profiler), **on an H100** | 09, section 4; section 9 here |
 # | `checks/H100-2026-12-07-time-group-cost.txt` | what `time_group=` costs a rank, beside the plain call and the row gathered for one plain call, the wire left out, **on an H100** | 11, section 7 |
 # | `checks/H100-2026-12-07-overlap-probe.txt` | GAE, PPO, CRR and SAC at 16384×1024 and 4096×128: host, wall and GPU time of one call (CUDA events, a graph), the kernels each launches and the GPU's idle time between them, **on an H100** | not read now: the per-call probe replaced it |
-# | `checks/H100-2026-12-07-per-call.txt` | the same for our seven forward calls at 4096×128, 64×16384 and 16384×1024, in one session (`tools/overlap_probe.py --all`), **on an H100** | section 10 here ("One session, one card"); 09, section 3 (a fold) |
+# | `checks/H100-2026-12-07-per-call.txt` | the same for our seven forward calls at 4096×128, 64×16384 and 16384×1024, in one session (`tools/overlap_probe.py --all`), **on an H100** | section 10 here ("One session, one card") |
 # | `checks/H100-2026-12-07-atomics-probe.txt` | 100 calls each on one float32 input of 4096×128: how many different bit patterns a `tl.atomic_add` sum, `torch.sum` and `rl.ppo_clip_loss` give, **on an H100** | 05, section 3 |
 # | `checks/H200-2026-12-01f-time-group-cost.txt` | the same on the H200, older code, without the gathered row | not read now: the H100 file replaced it |
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens | 12, section 7; section 11 here |
@@ -146,7 +146,7 @@ assert _next_day == ["H100-2026-12-07-atomics-probe.txt",  # the table's atomics
                      "H100-2026-12-07-backward-profile.txt",  # the table's backward profile (09 reads it)
                      "H100-2026-12-07-env.txt", "H100-2026-12-07-loss-wall.txt",  # "the loss probe's ... the day after"
                      "H100-2026-12-07-overlap-probe.txt",  # the table's overlap probe (not read now)
-                     "H100-2026-12-07-per-call.txt",  # the table's per-call probe (09 reads it)
+                     "H100-2026-12-07-per-call.txt",  # the table's per-call probe (section 10 here reads it)
                      "H100-2026-12-07-time-group-cost.txt"]  # and the table's time_group= file (11 reads it)
 _ov_head = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-overlap-probe.txt"), encoding="utf-8").readline()
 assert _ov_head.startswith("# overlap_probe: NVIDIA H100")  # "on an H100"
@@ -157,8 +157,16 @@ assert {a for a, _ in _pc_calls} == set(profile.ops()) and len(_pc_calls) == 7 *
 assert {s for _, s in _pc_calls} == {"4096x128", "64x16384", "16384x1024"}  # "at 4096×128, 64×16384 and 16384×1024"
 _nbs = {n: open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", f"{n}.ipynb"), encoding="utf-8").read()
         for n in ("08_profiling", "09_benchmarks")}
-assert "H100-2026-12-07-per-call.txt" in _nbs["09_benchmarks"]  # "09, section 3 (a fold)" reads the per-call probe
+assert "H100-2026-12-07-per-call.txt" not in _nbs["09_benchmarks"]  # 09's sections 1-3 read only H200 files
+_nb09_s13 = _nbs["09_benchmarks"].split("## 4. Fused losses")[0]  # 09's printouts before section 4: no H100 tag
+assert "SOURCE['loss']" not in _nb09_s13 and "SOURCE['backward']" not in _nb09_s13
+assert "SOURCE['loss']" in _nbs["09_benchmarks"].split("## 4. Fused losses")[1]  # "09's section 4 reads ... the loss probe"
 assert not any("H100-2026-12-07-overlap-probe.txt" in t for t in _nbs.values())  # the overlap probe: "not read now"
+# 08 reads no H100 file: not the loss probe (the table's loss row names no section of 08), nor the env file
+assert not any(f'path(\\"{k}\\")' in _nbs["08_profiling"] for k in ("loss", "env", "backward", "percall"))
+# what it reads (the sweep: its Checks and question 2's code)
+assert all(f'path(\\"{k}\\")' in _nbs["08_profiling"] for k in ("run", "wall", "replay", "sweep"))
+assert "H100-2026-12-07-loss-wall.txt" not in _nbs["08_profiling"] and "[H100" not in _nbs["08_profiling"]
 _at = open(os.path.join(RESULTS, "checks", "H100-2026-12-07-atomics-probe.txt"), encoding="utf-8").read()
 assert _at.startswith("# atomics_probe: NVIDIA H100") and "100 calls each on the same float32 input of 4096x128" in _at
 assert all(f"{k}" in _at for k in ("tl.atomic_add", "torch.sum", "rl.ppo_clip_loss"))  # "a tl.atomic_add sum, torch.sum and ..."
@@ -196,6 +204,8 @@ assert _loss_impls == {"rltriton_lite", "pytorch_eager", "torch_compile", "minim
 assert "rl.gae forward" in _head[profile.COMMITTED_REPLAY]  # "GAE eager, then as a graph of 1 and of 100 calls"
 assert " ".join(_head[profile.COMMITTED_REPLAY].split()).count("eager graph of 1 graph of 100") == 1
 assert "bfloat16" in {r["dtype"] for r in FULL["rows"]}  # the sweep's bfloat16 (08's open question 2)
+assert "Notebook 14 loads it as `FULL`" in _nbs["08_profiling"] and "14_appendix_data.ipynb#1.-Where-the-figures-come-from" in _nbs[
+    "08_profiling"]  # "08's open question 2 sends the student here to load it, as FULL"
 with open(os.path.join(RESULTS, "checks", f"H100-{RES['date']}-lab.txt"), encoding="utf-8") as f:
     _lab_head = f.readline()
 assert "H100" in _lab_head and all(f"{k} {RES['versions'][k][:4]}" in _lab_head for k in ("torch", "triton"))  # "the same"
@@ -552,8 +562,8 @@ assert all(round(100 * x) == 4 for x in _reads_ahead)  # "reads about 4 % faster
 #
 # **A worked case:** PPO's loss with its backward at 4096×128. Our call read 384 and 424 µs, the
 # eager formula 752 µs. The nearest ends, 424 and 752 µs, are 1.8× apart: within the noise. Yet
-# paired rounds found ours faster in every round (notebook 08, section 3). A gap within the noise
-# can be real; only pairing settles it.
+# paired rounds found ours faster in every round (notebook 09, section 4; section 8 here). A gap
+# within the noise can be real; only pairing settles it.
 #
 # <details><summary>Sources</summary>
 #
@@ -630,8 +640,8 @@ assert verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
 # computed in the folded cell below:
 #
 # * PPO's loss with its backward at 4096×128, against its eager formula in paired rounds (notebook
-#   09, section 4's table; notebook 08, section 3 quotes the lowest): the rounds' ratios run from
-#   1.093 to 1.956, written "1.09–1.96" (two decimals, as the table's other ratios).
+#   09, section 4's table): the rounds' ratios run from 1.093 to 1.956, written "1.09–1.96" (two
+#   decimals, as the table's other ratios).
 # * The lowest GPU-time ratio of a loss against its eager formula (notebook 09, section 4: CRR at
 #   4096×128) is 3.366, written "3.3–9.2×": 3.4× would claim more than the data hold.
 # * The benchmark's loop against our GAE call at 4096×128 (notebook 09, section 2) is 432.03×: written
@@ -758,19 +768,21 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 #
 # <details><summary>The data map: each file's tag, card, what it times, and where 08 and 09 read it</summary>
 #
-# Figures of 08 and 09 come from eight files on two cards. Section 1's table gives each file's name
-# and date.
+# The course's `profile.sources()` names eight files on two cards; section 1's table gives each
+# one's name and date. The figures of 08 and 09 come from five of them. Of the other three, the
+# sweep is for 08's open question 2, which points here to load it (section 1); the env file and the
+# per-call probe are read only here.
 #
 # | file (tag) | card | what it times | 08's sections | 09's sections |
 # | --- | --- | --- | --- | --- |
-# | H200 run (`profile.COMMITTED_RUN`) | H200 | every call, forward and with the backward (both passes); wall and GPU time; each call timed once | 1–5 | 1–4 |
-# | H200 wall probe (`profile.COMMITTED_WALL`) | H200 | our calls again, same session, both passes; wall time; the median of 15 interleaved rounds | 1 and 4 (host times for the model) | 2 (the noise rule) |
-# | H100 loss probe (`profile.COMMITTED_LOSS_WALL`) | H100 | the three losses and their rivals, both passes; wall and GPU time; 15 paired rounds | 3 (the paired ratio) | 3, 4 |
-# | H200 replay probe (`profile.COMMITTED_REPLAY`) | H200 | GAE's forward, eager and in CUDA graphs; wall time; the median of 9 interleaved rounds | 4 | — |
-# | H200 sweep (`profile.COMMITTED_SWEEP`) | H200 | an earlier run, bfloat16 too; wall and GPU time; each call timed once | question 2 only | — |
-# | H100 env file | H100 | no timing: the card and its L2 cache size | 1 (a fold) | 1 (a fold) |
-# | H100 backward profile (from `tools/backward_profile.py`) | H100 | PPO's loss at 16×128, forward and with the backward; wall time, the median of 9 rounds; then the backward's host time by Python function and by op | — | 3, 4 |
-# | H100 per-call probe (from `tools/overlap_probe.py --all`) | H100 | our seven forward calls at three shapes, one session; host, wall and GPU time of each call | — (section 10 here) | 3 (a fold: the labels) |
+# | H200 run (`profile.COMMITTED_RUN`) | H200 | every call, forward and with the backward (both passes); wall and GPU time; each call timed once | the card (GPU time, floor); 1–5 | 1–3 (every GPU time, the peers' wall times, the charts); 4 recalls section 2's single timings |
+# | H200 wall probe (`profile.COMMITTED_WALL`) | H200 | our calls again, same session, both passes; wall time; the median of 15 interleaved rounds | the card (wall and host time); 1, 3 and 4 (the model's host times, the wall times of the probed shapes, the paired ratio against `bare_launch`) | 2 and 3 (our wall times: its medians) |
+# | H100 loss probe (`profile.COMMITTED_LOSS_WALL`) | H100 | the three losses and their rivals, both passes; wall and GPU time; 15 paired rounds | — | 4 |
+# | H200 replay probe (`profile.COMMITTED_REPLAY`) | H200 | GAE's forward, eager and in CUDA graphs; wall time; the median of 9 interleaved rounds | the card and 4 | — |
+# | H200 sweep (`profile.COMMITTED_SWEEP`) | H200 | an earlier run, bfloat16 too; wall and GPU time; each call timed once | — (question 2 loads it, pointed here) | — |
+# | H100 env file | H100 | no timing: the card and its L2 cache size | — | — |
+# | H100 backward profile (from `tools/backward_profile.py`) | H100 | PPO's loss at 16×128, forward and with the backward; wall time, the median of 9 rounds; then the backward's host time by Python function and by op | — | 4 |
+# | H100 per-call probe (from `tools/overlap_probe.py --all`) | H100 | our seven forward calls at three shapes, one session; host, wall and GPU time of each call | — (section 10 here) | — |
 #
 # A figure with no file's tag is from the H200 run; `[this machine]` marks what is counted or timed
 # where the notebook runs (08, section 5).
@@ -782,17 +794,19 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 #
 # <details><summary>The figures 08 and 09 open with: each one's file and card</summary>
 #
-# Notebooks 08 and 09 open with a card, "Numbers you need". This table gives each figure's file, by
-# its tag, and the card that measured it.
+# Notebooks 08 and 09 open with a card: 08's, "the running example's card", and 09's, "Numbers
+# you need". This table gives each figure's file, by its tag, and the card that measured it. All
+# but the last row are one H200 session.
 #
 # | figure | notebook | file (its tag) | card |
 # | --- | --- | --- | --- |
-# | GAE's forward at 4096×128: 28.1 µs wall, 3.3 µs GPU, 63 % of its floor; the loop ÷ ours, 432× | 08, 09 | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
-# | GAE at 4096×128 with its backward: wall ÷ GPU time, 41× | 09 | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
-# | GAE's forward at 16×128, medians of 15 rounds: ours 30.6 µs, 08's host time; the naive kernel 20.6 µs | 08, 09 | `H200-2026-12-06-wall.txt` (`[H200 wall probe]`) | H200 |
-# | the share of GAE's 4096×128 call a CUDA graph of 100 calls removes: 88 % | 08 | `checks/H200-2026-12-06-graph-replay.txt` (`[H200 replay probe]`) | H200 |
-# | PPO's loss with its backward at 4096×128: eager formula ÷ ours, median paired round, 1.6× | 08, 09 | `checks/H100-2026-12-07-loss-wall.txt` (`[H100 loss probe]`) | H100 |
+# | GAE's forward at 4096×128: 3.3 µs GPU, a 2.1 µs floor, 63 % of its floor | 08 (the µs), 09 (the %) | `H200-2026-12-06.json` (`[H200 run]`) | H200 |
+# | GAE's forward at 4096×128: 28.4 µs wall, the median of 15 rounds | 08 | `H200-2026-12-06-wall.txt` (`[H200 wall probe]`) | H200 |
+# | GAE's forward at 16×128, medians of 15 rounds: ours 30.6 µs, 08's host time; the naive kernel 20.6 µs | 08 (ours), 09 (both) | `H200-2026-12-06-wall.txt` (`[H200 wall probe]`) | H200 |
+# | wall ÷ GPU time: the return's forward at 16×128, 13×; GAE at 4096×128, 8.5× forward and 58× with its backward | 09 | the wall probe's medians over the run's GPU times | H200 |
+# | GAE's 4096×128 call in a CUDA graph of 100 calls: 3.2 µs against 25.9 µs eager, 88 % removed | 08 | `checks/H200-2026-12-06-graph-replay.txt` (`[H200 replay probe]`) | H200 |
 # | the noise rule's bound, 2.3× (section 6) | 08, 09 | the run and the wall probe | H200 |
+# | PPO's loss with its backward at 4096×128: eager formula ÷ ours, median paired round, 1.6× | 09 | `checks/H100-2026-12-07-loss-wall.txt` (`[H100 loss probe]`) | H100 |
 #
 # </details>
 #
@@ -809,18 +823,22 @@ assert _lines and all(re.fullmatch(r"loss \w+ \d+x\d+ \S+ \w+ [\d.]+ us ratio [\
 # * The return's forward at 16×128 took 52 µs in the run and 24 µs in the wall probe. In the probe,
 #   its backward multiplies its wall time by about 9 to 17, over the probe's four shapes.
 #
-# **Why 08's model reads host time from the wall probe** (its sections 1 and 4). The run timed each
-# call once, and a single timing drifts (section 3). The run's lightest forward call at 16×128 and
-# 4096×128, the return's at 4096×128, took 22.5 µs. That is a lower bound on a call's host cost, not
-# each call's cost. The probe's medians of 15 rounds are steadier. The probe ran in the run's session,
-# on its card, so 08's sections 1, 3 and 4 all take host time from it.
+# **Why 08's model reads host time from the wall probe** (its sections 1, 3 and 4). The run timed
+# each call once, and a single timing drifts (section 3). The run's lightest forward call at 16×128
+# and 4096×128, the return's at 4096×128, took 22.5 µs. That is a lower bound on a call's host
+# cost, not each call's cost. The probe's medians of 15 rounds are steadier. The probe ran in the
+# run's session, on its card, so 08's sections 1, 3 and 4 all take host time from it. For the same
+# reason 08's card and section 3 take a call's wall time from the probe wherever it timed the
+# shape: GAE's forward at 4096×128 reads 28.4 µs there, against the run's single timing of 28.1 µs
+# (section 10).
 #
 # **Drift, the noise rule and the rounding** are sections 3, 6 and 7. Section 7 also shows why
-# GAE's loop at 4096×128 is written 432× alone, the only way 08 and 09 write it.
+# GAE's loop at 4096×128 is written 432× alone, as 09's bar by hand prints it, against the run's
+# 28.1 µs. 08 divides the same loop by the card's 28.4 µs and writes "over 400×".
 #
 # </details>
 #
-# <details><summary>The backward profile, figure by figure (notebook 09, section 3)</summary>
+# <details><summary>The backward profile, figure by figure (notebook 09, section 4)</summary>
 #
 # `checks/H100-2026-12-07-backward-profile.txt`, written by `tools/backward_profile.py` on an H100:
 # µs per call, the median of 9 rounds of 200 back-to-back calls.
@@ -861,7 +879,7 @@ assert "runs = [first, wall_ms(fn, sync), wall_ms(fn, sync)]" in inspect.getsour
 # one call, two files
 _replay_eager = float(re.search(r"^\s*4096x\s*128\s+([\d.]+)", open(os.path.join(RESULTS, profile.COMMITTED_REPLAY),
                                                                    encoding="utf-8").read(), re.M)[1])
-assert [round(row(RES, "gae", 4096, 128)["full_call_us"]), round(_replay_eager)] == [28, 26]  # the map's 28.1 and 25.9 µs
+assert [round(row(RES, "gae", 4096, 128)["full_call_us"], 1), round(_replay_eager, 1)] == [28.1, 25.9]  # "28.1", "25.9 µs"
 _ppo_two = [row(RES, "ppo", 4096, 128, pass_="fwd+bwd")["full_call_us"],
             paired["ppo", (4096, 128), "fwd+bwd", profile.OURS_IMPL][0]]
 assert [round(x) for x in _ppo_two] == [424, 591]  # "424 µs in the H200 run and 591 µs on the H100 probe"
@@ -876,22 +894,47 @@ assert min(_small, key=_small.get) == ("discounted_return", (4096, 128)) and rou
 assert all(probe_us[16, 128]["fwd", a] > min(_small.values()) for a in _ours8)  # "a lower bound"
 assert sum(w > 1.2 * min(_small.values()) for w in _small.values()) > len(_small) / 2  # "not each call's cost"
 assert round(loop_x) == 432  # section 7: "432× alone"
+_loop_us = row(RES, "gae", 4096, 128, impl="pytorch_loop")["full_call_us"]  # 08: the same loop over the card's 28.4 µs
+assert probe_us[4096, 128]["fwd", "gae"] == 28.4 and 400 < _loop_us / 28.4 and round(_loop_us / 28.4) != 432  # "over 400×"
+assert "costs over 400× our call" in _nbs["08_profiling"] and "432" not in _nbs["08_profiling"].replace("(09's 432×", "")
+# 08's card and section 3: the wall probe's median where the probe timed the shape (the run's single timing elsewhere)
+assert 'probe[s][\\"fwd\\", a] if s in probe else row(RES, a, *s)[\\"full_call_us\\"]' in _nbs["08_profiling"]
 # the figures 08 and 09 open with, each from the file the map names
 _g4 = row(RES, "gae", 4096, 128)
-assert [round(_g4["full_call_us"], 1), round(1e3 * _g4["kernel_ms"], 1), round(100 * _g4["floor_ms"] / _g4["kernel_ms"]),
-        round(row(RES, "gae", 4096, 128, impl="pytorch_loop")["full_call_us"] / _g4["full_call_us"])] == [28.1, 3.3, 63, 432]
-_g4b = row(RES, "gae", 4096, 128, pass_="fwd+bwd")
-assert round(_g4b["full_call_us"] / (1e3 * _g4b["kernel_ms"])) == 41  # "41×"
+assert [round(1e3 * _g4["kernel_ms"], 1), round(1e3 * _g4["floor_ms"], 1), round(100 * _g4["floor_ms"] / _g4["kernel_ms"])] \
+    == [3.3, 2.1, 63]  # the run: "3.3 µs GPU, a 2.1 µs floor, 63 % of its floor"
+assert probe_us[4096, 128]["fwd", "gae"] == 28.4  # the wall probe: "28.4 µs wall"
 assert (probe_us[16, 128]["fwd", "gae"], probe_us[16, 128]["fwd", "bare_launch"]) == (30.6, 20.6)  # "30.6 µs", "20.6 µs"
+_over_gpu = {(a, s, p): probe_us[s][p, a] / (1e3 * row(RES, a, *s, pass_=p)["kernel_ms"]) for a, s, p in
+             [("discounted_return", (16, 128), "fwd"), ("gae", (4096, 128), "fwd"), ("gae", (4096, 128), "fwd+bwd")]}
+assert [round(x, 1) if x < 10 else round(x) for x in _over_gpu.values()] == [13, 8.5, 58]  # "13×", "8.5× ... 58×"
 _rp = [float(x) for x in re.search(r"^\s*4096x\s*128\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", open(
     os.path.join(RESULTS, profile.COMMITTED_REPLAY), encoding="utf-8").read(), re.M).groups()]  # eager, graph of 1, of 100
-assert round(100 * (1 - _rp[2] / _rp[0])) == 88  # "88 %"
+assert [_rp[2], _rp[0], round(100 * (1 - _rp[2] / _rp[0]))] == [3.2, 25.9, 88]  # "3.2 µs against 25.9 µs eager, 88 %"
 assert round(paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"][1], 1) == 1.6  # "1.6×"
+# the cards' own tables say the same: 08's figures and files, 09's figures and files
+assert all(t in _nbs["08_profiling"] for t in ("| wall time per call, the median of 15 rounds | 28.4 µs | wall probe |",
+                                               "| GPU time per call | 3.3 µs | run |", "| 2.1 µs | run |",
+                                               "| 3.2 µs against 25.9 µs: 88 % removed | replay probe |"))
+assert all(t in _nbs["09_benchmarks"] for t in ("| 63 % | H200 run |", "| 13× | H200 wall probe ÷ run |",
+                                               "| 30.6 and 20.6 µs | H200 wall probe |", "| 8.5× and 58× | H200 wall probe ÷ run |",
+                                               "| 1.6× | section 4's H100 loss probe |"))
+assert "H100" not in _nbs["08_profiling"]  # "all but the last row are one H200 session": 08's card is H200 only
+# the data map's columns for 08: its Sources table, section by section
+assert all(t in _nbs["08_profiling"] for t in ("the median of 15 rounds | 1, 3 and 4 |",  # the wall probe
+                                               "the median of 9 rounds | 4 |",  # the replay probe
+                                               "each call timed once | 1–5 |"))  # the run
+assert "| `[H100 loss probe]` | H100 | the three losses and their rivals: wall and GPU time, 15 paired rounds | 4 |" \
+    in _nbs["09_benchmarks"]  # 09's column: section 4
 assert (f"{RUN}.json", profile.COMMITTED_WALL, profile.COMMITTED_REPLAY, profile.COMMITTED_LOSS_WALL) == (
     "H200-2026-12-06.json", "H200-2026-12-06-wall.txt", "checks/H200-2026-12-06-graph-replay.txt",
     "checks/H100-2026-12-07-loss-wall.txt")  # the files the map names
-# the data map (moved here from notebook 08): the files 08 and 09 read, by their tags, each with its card and method
-FILES = profile.sources().files  # the files 08 and 09 load
+# the data map (moved here from notebook 08): profile.sources()'s files, by their tags, each with its card and method
+FILES = profile.sources().files  # the eight files; 08 and 09 take figures from five
+_tags = profile.sources().tags  # the printouts' tags: only the files whose figures 08 and 09 print
+_read = {n for n in FILES if n in _tags and any(f"[{_tags[n]}]" in t for t in _nbs.values())}
+assert _read == {"run", "wall", "replay", "loss", "backward"} and len(FILES) - len(_read) == 3  # "five of them"
+assert not {"sweep", "env", "percall"} & set(_tags)  # "the other three": no tag, no printout in 08 or 09
 _path = {n: os.path.join(RESULTS, f) for n, f in FILES.items()}
 _text = {n: open(p, encoding="utf-8").read() for n, p in _path.items()}
 _card = {n: re.search(r"H\d00", t)[0] for n, t in _text.items()}  # the card each file names first
@@ -926,12 +969,12 @@ assert _text["loss"].startswith("# NVIDIA H100")  # "[H100 loss probe]"
 assert "rl.gae forward" in _text["replay"][:100] and "median of 9 interleaved rounds" in _text["replay"][:200]  # replay
 assert "eager  graph of 1  graph of 100" in _text["replay"]  # "eager and in CUDA graphs"
 assert "L2_cache_size" in _text["env"] and "us" not in _text["env"].split()  # the env file: no timing
-# the backward profile (09 reads it): PPO at 16×128, forward and with the backward, then cProfile and torch.profiler
+# the backward profile (09, section 4 reads it): PPO at 16×128, forward and with the backward, then cProfile and torch.profiler
 _bwd_passes = {ln.split()[2].rstrip(",") for ln in _text["backward"].splitlines() if ln.startswith("call ppo ")}
 assert "16x128" in _text["backward"].splitlines()[0] and "median of 9 rounds" in _text["backward"].splitlines()[0]
 assert _bwd_passes == DATA_MAP["backward"][1]  # "forward and with the backward"
 assert "## cProfile" in _text["backward"] and "## torch.profiler" in _text["backward"]  # "by function and by op"
-# the per-call probe (09 reads it): our seven calls, forward only (op.run, no gradient), one run of the tool
+# the per-call probe (section 10 here reads it): our seven calls, forward only (op.run, no gradient), one run of the tool
 _pc_src = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "tools", "overlap_probe.py"), encoding="utf-8").read()
 assert "fn = lambda: op.run(x, " in _pc_src and "grad" not in _pc_src and DATA_MAP["percall"][1] == {"fwd"}  # forward only
 assert _text["percall"].splitlines()[0].endswith("overlap_probe.py --all")  # "one session": one run
@@ -979,10 +1022,10 @@ assert _probe16[1] - _probe16[0] > _ppo["fwd+bwd"] - _ppo["fwd, input requiring 
 # %% [markdown]
 # ## 10. Reconciling notebooks 08 and 09 across files and cards
 #
-# **Notebook 08 quotes GAE's forward at 4096×128 from the H200 run alone: 28.1 µs of wall time,
-# 3.3 µs of GPU time. Other files time the same call a little differently; this section compares
-# them, keeps 08's open question on the two losses, and sets notebook 09's two figures for CRR's
-# lead side by side.**
+# **Notebook 08's card quotes GAE's forward at 4096×128 as 28.4 µs of wall time, the wall probe's
+# median, and 3.3 µs of GPU time, the run's. Other files time the same call a little differently;
+# this section compares them, keeps 08's open question on the two losses, and sets notebook 09's
+# two figures for CRR's lead side by side.**
 #
 # <details><summary>One call, four files</summary>
 #
@@ -990,14 +1033,14 @@ assert _probe16[1] - _probe16[0] > _ppo["fwd+bwd"] - _ppo["fwd, input requiring 
 #
 # | file | card, session | how it times | wall µs |
 # | --- | --- | --- | --- |
-# | the run (08's card) | H200, the run's | one timing | 28.1 |
-# | the wall probe (08's section 1 table) | H200, the same | the median of 15 rounds | 28.4 |
-# | the replay probe (08's section 4) | H200, the same | eager calls, the median of 9 rounds | 25.9 |
-# | the per-call probe | H100, another | back to back, one sync | 68.0 |
+# | the run (08 names it in its Sources fold, "a single timing", with no figure; 09, section 2's bar by hand prints it) | H200, the run's | one timing | 28.1 |
+# | the wall probe (08's card, its sections 1 and 3) | H200, the same | the median of 15 rounds | 28.4 |
+# | the replay probe (08's card and section 4) | H200, the same | eager calls, the median of 9 rounds | 25.9 |
+# | the per-call probe (not in 08) | H100, another | back to back, one sync | 68.0 |
 #
 # * The three H200 figures are one session and differ by under 10 %: the drift of one call's
-#   timings (section 3). Notebook 08, section 4, uses the replay probe's 25.9 µs only inside its
-#   own ratio, the 88 % a CUDA graph removes.
+#   timings (section 3). Notebook 08 shows the replay probe's 25.9 µs only beside the graph's
+#   3.2 µs, timed in the same rounds: the 88 % a CUDA graph removes (its card and section 4).
 # * The H100 figure is another machine. Host time depends on the machine's CPU, not only its GPU.
 #   Compare µs only within one file; ratios carry over.
 #
@@ -1110,6 +1153,13 @@ assert _replay == [25.9, 4.5, 3.2]  # the replay probe: eager, a graph of 1, a g
 assert [round(_g["full_call_us"], 1), round(1e3 * _g["kernel_ms"], 1), probe_us[4096, 128]["fwd", "gae"], _replay[0],
         per_call["gae", (4096, 128)]["wall"]] == [28.1, 3.3, 28.4, 25.9, 68.0]  # "one call, four files"
 assert max(28.1, 28.4, 25.9) / min(28.1, 28.4, 25.9) < 1.1  # "differ by under 10 %"
+# where each figure appears in 08: the card's 28.4 and 3.3 and the replay's 3.2 against 25.9; the run's 28.1 nowhere
+assert "| wall time per call, the median of 15 rounds | 28.4 µs | wall probe |" in _nbs["08_profiling"]
+assert "3.2 µs against 25.9 µs" in _nbs["08_profiling"] and "28.1" not in _nbs["08_profiling"]
+assert "The run also times the card's call once: a single timing" in _nbs["08_profiling"]  # "its Sources fold"
+assert 'ours_us = row(\\"gae\\", 4096, 128, impl=\\"pytorch_loop\\")[\\"full_call_us\\"], row(\\"gae\\", 4096, 128)[\\"full_call_us\\"]' \
+    in _nbs["09_benchmarks"]  # 09's bar by hand: the run's single timing of ours
+assert "68.0" not in _nbs["08_profiling"]  # "not in 08"
 _pc_head = open(PER_CALL, encoding="utf-8").read(600)  # "one session": one run of tools/overlap_probe.py --all
 assert _pc_head.startswith("# overlap_probe: NVIDIA H100")  # "an H100's figures"
 assert "python tools/overlap_probe.py --all" in _pc_head.splitlines()[0]
@@ -1172,6 +1222,7 @@ from rltriton_lite import _reduce, crr, ppo  # noqa: E402
 assert all(f"reduce({h}," in inspect.getsource(m._forward) for m, h in ((ppo, "_ppo_forward"), (crr, "_crr_forward")))
 assert "if self.n_parts == 1:" in inspect.getsource(_reduce._Reduction.__call__)
 assert round(100 * (probe_us[4096, 128]["fwd", "ppo"] / _host["ppo"] - 1)) == 24  # "PPO's wall time rose 24 %"
+assert "PPO's wall time rises 24 % from 16×128 to 4096×128" in _nbs["08_profiling"]  # "in 08's section 1"
 assert min(B * T for a, (B, T) in per_call) == 4096 * 128  # "the H100 file's host times start at 4096×128"
 
 
@@ -1250,10 +1301,12 @@ assert RES["gpu"] == "NVIDIA H200" and open(os.path.join(RESULTS, profile.COMMIT
 #   GPU-time row: 256×4096 and 8×131072 hold a million tokens each).
 #
 # **The drop-in** took 0.34 to 0.68 ms more per call than `rl.gae`. It adds two things to
-# `rl.gae`'s call: a second scan (notebook 12's look-ahead) and verl's whitening. The whitening is
-# a few reductions and one synchronisation with the host, where it reads the mask's count (verl's
-# own whitening reads it on the host too). A synchronisation makes the host stop and wait until the
-# GPU has finished all the work queued before it. It has two effects here:
+# `rl.gae`'s call: a second scan, the advantage hand-off (notebook 12, section 4), and verl's
+# whitening. The hand-off is one `linear_scan` over the advantages, after the `rl.gae` call, not the
+# value look-ahead that runs inside it. The whitening is a few reductions and one synchronisation
+# with the host, where it reads the mask's count (verl's own whitening reads it on the host too). A
+# synchronisation makes the host stop and wait until the GPU has finished all the work queued before
+# it. It has two effects here:
 #
 # * A call that waits for the host cannot be captured in a CUDA graph, so the drop-in has no
 #   CUDA-graph time.
@@ -1261,7 +1314,7 @@ assert RES["gpu"] == "NVIDIA H200" and open(os.path.join(RESULTS, profile.COMMIT
 #   the larger of the two. With a sync in every call, the two no longer overlap, so a call pays
 #   both.
 #
-# The committed rows give only the total, not how it splits between the second scan, the
+# The committed rows give only the total, not how it splits between the advantage hand-off, the
 # reductions and the lost overlap. verl calls the function once per training step, on the whole
 # batch, so a step pays a fraction of a millisecond more: small beside the model's forward and
 # backward passes over the same batch.
@@ -1303,8 +1356,11 @@ extra_ms = {s: (wall[(*s, DROP_IN)] - wall[(*s, OURS)]) / 1e3 for s in shapes}  
 assert [round(min(extra_ms.values()), 2), round(max(extra_ms.values()), 2)] == [0.34, 0.68]  # "0.34 to 0.68 ms more"
 assert max(extra_ms.values()) < 1  # "a fraction of a millisecond" per training step
 _whiten = inspect.getsource(verl.masked_whiten)  # "one synchronisation ... reads the mask's count (verl's ... too)"
-_drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second scan ... and verl's whitening"
+_drop_in = inspect.getsource(verl.compute_gae_advantage_return)  # "a second scan, the advantage hand-off, ... whitening"
 assert _drop_in.count("linear_scan(") == 1 and "masked_whiten(adv, response_mask)" in _drop_in
+_nb12 = open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "notebooks", "12_llm_tokens.ipynb"), encoding="utf-8").read()
+_nb12_s4 = _nb12.split("## 4. ")[1].split("## 5. ")[0]  # "the advantage hand-off (notebook 12, section 4)"
+assert "**the advantage hand-off**: one `linear_scan`" in _nb12_s4 and "**the value look-ahead**" in _nb12_s4
 assert _whiten.count(".item()") == 1 and "count = n.item()  # the host reads the count once (verl's reads it twice)" in _whiten
 assert all(gpu[(*s, DROP_IN)] is None for s in shapes)  # "the drop-in has no CUDA-graph time"
 assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... at least 350 times as long"

@@ -149,7 +149,7 @@ def _scan_whole_arrays():
         return [self.to_tensor(d, x.dtype) for d, x in zip(data, input)]
 
     generic_scan.whole_arrays = True
-    generic_scan.one_by_one = one_by_one  # stock Triton's loop: 00's GPU note 3 runs both
+    generic_scan.one_by_one = one_by_one  # stock Triton's loop: 00b, section 2 runs both
     scans.generic_scan = generic_scan
 
 

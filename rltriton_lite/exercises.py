@@ -4474,6 +4474,10 @@ _N_STEP_WINDOWS = {  # terminations counted in t + lo .. t + n + hi - 1, not t .
     "row's total). A termination at step t - 1, which ended the episode before step t began, stops step t's sum: "
     "G_t keeps S_t whole, summed on to the episode's end, where the n steps and the bootstrap V(s_{t+n}) belong"
     + _fix(_N_STEP_WINDOW_HOW),
+    (0, -1, False): "the terminations it counts are those of t .. t + n - 2, a window one step short (ends[t + n - 1] "
+    "- ends[t]). A termination at step t + n - 1, the last of the n steps, is not counted, so that step t is taken to "
+    "run on: G_t = S_t - gamma^n (S_{t+n} - V(s_{t+n})) reads V(s_{t+n}), the next value behind that termination "
+    "(NaN here: it is never to be read), and S_{t+n}, the next episode's sum" + _fix(_N_STEP_WINDOW_HOW),
 }
 
 
@@ -5500,6 +5504,115 @@ def _dual_clip_hint(args, i, bad, got, expected):
         return ("The wrong elements are those with A < 0, and they hold PPO's plain loss." + _fix(
             " For A < 0 the dual clip applies, -max(min(r A, clip(r) A), c A) (it bounds the loss where the ratio "
             "is large)."))
+    return None
+
+
+@_exercise("ppo_clip_grad", "05_ppo", "hook", stream=41, task="""
+ppo_clip_grad: a @triton.jit elementwise hook ppo_clip_grad(X, P, offs, m) -> grad for exercises.map_hook,
+with X = (ratio, advantages) and P = (epsilon,): per element, the gradient of PPO's per-element loss
+l = -min(r A, clip(r, 1-eps, 1+eps) A) with respect to log pi (r = exp(log pi - log pi_old), so
+dr/dlog pi = r): -A r where the unclipped term r A is the minimum, ties included (r A = clip(r) A: inside
+the clip range and at its edges, r = 1 - eps, 1, 1 + eps), and 0 where the clipped term is strictly smaller.
+That is the gradient of ppo_clip_loss(..., reduction="none")'s element, what its autograd gives; the
+default mean's is it divided by N.
+""" + HOOK_RULES, needs="hook", run=_map_with(2), scan=None, hint=lambda *a: _ppo_clip_grad_hint(*a),
+   key="the gradient flows")  # where the gradient flows (outside the range, at ties) is the exercise: no partial credit
+def _ppo_clip_grad_cases(d):
+    eps = d.choice(0.2, _EXACT_EDGES)
+    lo, hi = (float(np.float32(1) - np.float32(eps)), float(np.float32(1) + np.float32(eps)))  # the hook's 1 ± eps
+
+    def magnitudes(k):  # |A|, a few of them
+        return d.pick(np.array([1.0, 2.0, 0.5, 1.5, 0.25, 1.0][:k]), lambda rng: rng.uniform(0.1, 2.0, k))
+
+    # the regions 05 section 1's table lacks: outside the range, the unclipped term the minimum
+    lacking_r = np.concatenate([d.pick(np.array([0.5, 0.3]), lambda rng: rng.uniform(0.2, lo - 0.05, 2)),
+                                d.pick(np.array([1.5, 2.5]), lambda rng: rng.uniform(hi + 0.05, 3.0, 2))])
+    lacking_a = magnitudes(4) * np.array([1.0, 1.0, -1.0, -1.0])
+    # the clipped term strictly the smaller: A > 0 above the range, A < 0 below it
+    clipped_r = np.concatenate([d.pick(np.array([1.5, 3.0]), lambda rng: rng.uniform(hi + 0.05, 3.0, 2)),
+                                d.pick(np.array([0.5, 0.3]), lambda rng: rng.uniform(0.2, lo - 0.05, 2))])
+    clipped_a = magnitudes(4) * np.array([1.0, 1.0, -1.0, -1.0])
+    # ties: both terms equal, at the edges (exact in float32), at 1, and inside
+    inside = d.pick(np.array([0.9, 1.1]), lambda rng: rng.uniform(lo + 0.02, hi - 0.02, 2))
+    tie_r = np.array([lo, 1.0, hi, lo, 1.0, hi, inside[0], inside[1]])
+    tie_a = np.concatenate([magnitudes(3), -magnitudes(3), magnitudes(2) * np.array([1.0, -1.0])])
+    # both signs of A, ratios across the range (a count drawn: other sizes under a seed)
+    k = d.int(16, 12, 40)
+    both_r = d.pick(np.array([0.3, 0.5, 0.85, 1.0, 1.1, 1.5, 2.0, 3.0] * 2),
+                    lambda rng: np.concatenate([rng.uniform(0.2, 3.0, k - 4), [lo, hi, lo, hi]]))
+    both_a = d.pick(np.array([1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1.5, -1.5, -1.0, 1.0, -0.5, 0.5, -2.0, 2.0, -1.5, 1.5]),
+                    lambda rng: rng.uniform(0.1, 2.0, k) * rng.choice([-1.0, 1.0], k))
+    out = []
+    for what, ratio, adv in (
+            ("outside the clip range, where the unclipped term is the minimum (the regions 05 section 1's table "
+             "lacks): the gradient flows", lacking_r, lacking_a),
+            ("outside the clip range, where the clipped term is strictly smaller: no gradient", clipped_r, clipped_a),
+            ("ties, r = 1 - eps, 1, 1 + eps and inside the range: the gradient flows", tie_r, tie_a),
+            ("both signs of A, ratios across the range", both_r, both_a)):
+        out.append((f"{what}, eps = {eps:g}", (_t(ratio), _t(adv), eps), {}, _ppo_clip_grad_of(ratio, adv, eps)))
+    return out
+
+
+# eps, 3 decimals from 0.1 to 0.3, whose 1 ± eps is the same float32 number whether a hook adds in float32 (a GPU's
+# compile) or in float64 and rounds (the interpreter, 1.134 for eps = 0.134 one ulp below): the ties at the edges
+_EXACT_EDGES = [e for e in (round(0.1 + k / 1000, 3) for k in range(201))
+                if np.float32(1) + np.float32(e) == np.float32(1 + e)
+                and np.float32(1) - np.float32(e) == np.float32(1 - e)]
+
+
+def _ppo_clip_grad_of(ratio, adv, eps):
+    """d l / d log pi per element, decided on the float32 numbers the hook sees: -A r where min(r A, clip(r) A)
+    is r A (ties included), 0 where the clipped term is strictly smaller; float64 values."""
+    r32, a32, e32 = np.float32(ratio), np.float32(adv), np.float32(eps)
+    clipped = np.clip(r32, np.float32(1) - e32, np.float32(1) + e32) * a32
+    return np.where(clipped < r32 * a32, 0.0, -np.float64(a32) * np.float64(r32))
+
+
+def _ppo_clip_grad_hint(args, i, bad, got, expected):
+    """The usual slips, each where it is what the wrong elements hold: the sign flipped, zero where the
+    gradient must flow (the clip on the wrong side of A's sign), ties given 0 or half, the factor r left out."""
+    ratio, adv, eps = _as_numpy(tuple(args[:3]))
+    if np.shape(adv) != bad.shape:
+        return None
+    r32, e32 = np.float32(ratio), np.float32(eps)
+    lo, hi = np.float32(1) - e32, np.float32(1) + e32
+    outside = (r32 < lo) | (r32 > hi)
+    flows = expected != 0
+    tie = np.float32(adv) * np.clip(r32, lo, hi) == np.float32(adv) * r32
+    close = lambda x, y: np.allclose(x, y, rtol=1e-5, atol=1e-6)  # noqa: E731
+    if (flows[bad]).all() and close(got[bad], -expected[bad]):
+        return ("Every wrong element is the gradient with its sign flipped. The loss is minus the objective, "
+                "l = -min(r A, clip(r) A), so where the unclipped term is the minimum, dl/dlog pi = -A r: "
+                "negative where A > 0 (a step down the loss makes that action more likely)." + _fix(
+                    " Return -adv * ratio where the gradient flows."))
+    zero_where_it_flows = bad & flows & outside & np.isclose(got, 0.0, atol=1e-6)
+    flows_where_it_is_zero = bad & ~flows & outside & np.isclose(got, -adv * ratio, rtol=1e-5, atol=1e-6)
+    if zero_where_it_flows.any() and not (bad & ~(zero_where_it_flows | flows_where_it_is_zero)).any():
+        more = (" And it flows where the clipped term is strictly smaller (A > 0 with r > 1 + eps, A < 0 with "
+                "r < 1 - eps): the clip is on the wrong side of A's sign." if flows_where_it_is_zero.any() else "")
+        return ("Your gradient is 0 at elements outside the clip range where it must flow: A > 0 with r < 1 - eps, "
+                "or A < 0 with r > 1 + eps. There clip(r) A is the larger term, so min(r A, clip(r) A) is r A and "
+                "the gradient is -A r. The clip stops the gradient on one side of the range for each sign of A: "
+                "above 1 + eps where A > 0, below 1 - eps where A < 0. A ratio outside the range is not enough "
+                "(clip_fraction counts those)." + more + _fix(
+                    " Return 0 only where the clipped term is strictly smaller: "
+                    "tl.where(clipped * adv < ratio * adv, 0.0, -adv * ratio)."))
+    if tie[bad].all() and close(got[bad], 0.0):
+        return ("Your gradient is 0 at ties, where r A = clip(r) A (every ratio inside the clip range, and r = "
+                "1 - eps, 1 + eps exactly). There both terms are the minimum, and the gradient is the unclipped "
+                "term's, -A r: autograd of the package's loss gives each term half, and each half is -A r / 2, "
+                "since clip(r) = r there." + _fix(
+                    " Zero the gradient only where the clipped term is strictly smaller (<, not <=)."))
+    if tie[bad].all() and close(got[bad], expected[bad] / 2):
+        return ("Your gradient at ties is half of -A r. torch.min's autograd does give each of two equal terms "
+                "half, but the clipped term's half is not lost: inside the range and at its edges clip(r) = r "
+                "passes it on, so the two halves add up to -A r, the unclipped term's gradient." + _fix(
+                    " At a tie return -adv * ratio, as where the unclipped term is strictly smaller."))
+    if flows[bad].all() and close(got[bad], -adv[bad]) and not close(-adv[bad], expected[bad]):
+        return ("Your gradient is -A where it flows: the factor r is missing. The loss depends on log pi through "
+                "r = exp(log pi - log pi_old), and dr/dlog pi = r, so dl/dlog pi = -A r (the two agree only at "
+                "r = 1). -A is the gradient with respect to r." + _fix(
+                    " Return -adv * ratio where the gradient flows."))
     return None
 
 

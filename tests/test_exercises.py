@@ -752,6 +752,8 @@ def wrong_answers(name: str):
              _n_step_with(window_test=False)),
             ("the terminations of t .. t + n counted, one flag too many (a later review's case)",
              _n_step_with(flags_past=1)),
+            ("the terminations of t .. t + n - 2 counted, one flag short, V(s_{t+n}) read behind a termination by a "
+             "where (a cold review's case)", _n_step_with(flags_past=-1)),
             ("no termination in t .. t + n - 1 counted: the scan form across an episode end (a later review's case)",
              _n_step_with(counts_ends=False)),
             ("the scan form without V(s_{t+n}), the window's end's bootstrap kept (a round-6 review's case)",
@@ -829,6 +831,12 @@ def wrong_answers(name: str):
                        _dual_clip_as_a_cap),
                       ("a floor of -c, not c A (a later review's case: no hint then)", _dual_clip_floor_constant),
                       ("a floor of c r, not c A (a round-75 review's case: no hint then)", _dual_clip_floor_of_ratio)],
+        "ppo_clip_grad": [("the sign flipped: A r where the gradient flows", _pcg_negated),
+                          ("0 wherever r is outside the clip range, whatever A's sign", _pcg_zero_outside),
+                          ("the clip on the wrong side of A's sign", _pcg_wrong_side),
+                          ("0 at ties (<= for <)", _pcg_ties_zero),
+                          ("half of -A r at ties", _pcg_ties_half),
+                          ("-A: the factor r left out", _pcg_no_ratio)],
         "awac_weights": [("exp without the max subtracted (overflow and underflow)", _awac_with(NO_MAX=True)),
                          ("the lanes past N loaded as 0: in the sum", _awac_with(PAD_ZERO=True)),
                          ("softmax without the factor N", _awac_with(NO_N=True)),
@@ -1198,6 +1206,22 @@ W_SAYS = {
          "There v_next is next_values: tl.where(t == T - 1, next_values, vs_next)"),
     ("dual_clip", "the objective, not the loss (the sign flipped)"):
         "Hint: Every wrong element is the answer with its sign flipped: check the sign of the whole expression",
+    ("ppo_clip_grad", "the sign flipped: A r where the gradient flows"):
+        ("Hint: Every wrong element is the gradient with its sign flipped",
+         "Return -adv * ratio where the gradient flows."),
+    ("ppo_clip_grad", "0 wherever r is outside the clip range, whatever A's sign"):
+        ("Your gradient is 0 at elements outside the clip range where it must flow",
+         "tl.where(clipped * adv < ratio * adv, 0.0, -adv * ratio)"),
+    ("ppo_clip_grad", "the clip on the wrong side of A's sign"):
+        ("Your gradient is 0 at elements outside the clip range where it must flow",
+         "tl.where(clipped * adv < ratio * adv, 0.0, -adv * ratio)"),
+    ("ppo_clip_grad", "0 at ties (<= for <)"):
+        ("Your gradient is 0 at ties, where r A = clip(r) A", "(<, not <=)"),
+    ("ppo_clip_grad", "half of -A r at ties"):
+        ("Your gradient at ties is half of -A r", "At a tie return -adv * ratio"),
+    ("ppo_clip_grad", "-A: the factor r left out"):
+        ("Your gradient is -A where it flows: the factor r is missing",
+         "Return -adv * ratio where the gradient flows."),
     ("gae_prologue", "keep holds V(s_{t+1}), not V(s_t) (a later review's case)"):
         "result 1 (returns): the error starts at the latest wrong step, index (0, 89) expected -0.0921065, got -0.260225 (270 of "
         "270 elements wrong)\nHint: The advantages are right and the returns are not: the epilogue stores the returns as "
@@ -1508,6 +1532,10 @@ W_SAYS = {
     ("n_step_returns", "the terminations of t .. t + n counted, one flag too many (a later review's case)"):
         ("This is the n-step return with a slip: a termination at step t + n, just after the n steps, makes the sum "
          "run on", "Only a termination at steps t .. t + n - 1 ends the sum"),
+    ("n_step_returns", "the terminations of t .. t + n - 2 counted, one flag short, V(s_{t+n}) read behind a "
+                       "termination by a where (a cold review's case)"):
+        ("Hint: This is the n-step return with a slip: the terminations it counts are those of t .. t + n - 2, a "
+         "window one step short", "Count the flags of t .. t + n - 1, ends[t + n] - ends[t]"),
     ("n_step_returns", "no t + n < T test: n steps on read past the window (a later review's case)"):
         "Only steps whose n steps run past the window's end (t + n >= T) are wrong: fewer than n steps are left",
     ("vtrace_pg", "the ratio not clipped (a later review's case)"):
@@ -2405,6 +2433,51 @@ def _dual_clip_negated(X, P, offs, m):  # the objective returned, not the loss: 
     adv = tl.load(X[1] + offs, mask=m, other=0.0)
     obj = tl.minimum(ratio * adv, tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0]) * adv)
     return tl.where(adv < 0, tl.maximum(obj, P[1] * adv), obj)
+
+
+@triton.jit
+def _pcg_loads(X, P, offs, m):  # ppo_clip_grad's loads and the clipped ratio
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    clipped = tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0])
+    return ratio, adv, clipped
+
+
+@triton.jit
+def _pcg_negated(X, P, offs, m):
+    ratio, adv, clipped = _pcg_loads(X, P, offs, m)
+    return tl.where(clipped * adv < ratio * adv, 0.0, adv * ratio)
+
+
+@triton.jit
+def _pcg_zero_outside(X, P, offs, m):
+    ratio, adv, clipped = _pcg_loads(X, P, offs, m)
+    return tl.where(clipped != ratio, 0.0, -adv * ratio)
+
+
+@triton.jit
+def _pcg_wrong_side(X, P, offs, m):
+    ratio, adv, clipped = _pcg_loads(X, P, offs, m)
+    return tl.where(clipped * adv > ratio * adv, 0.0, -adv * ratio)
+
+
+@triton.jit
+def _pcg_ties_zero(X, P, offs, m):
+    ratio, adv, clipped = _pcg_loads(X, P, offs, m)
+    return tl.where(clipped * adv <= ratio * adv, 0.0, -adv * ratio)
+
+
+@triton.jit
+def _pcg_ties_half(X, P, offs, m):
+    ratio, adv, clipped = _pcg_loads(X, P, offs, m)
+    g = tl.where(clipped * adv < ratio * adv, 0.0, -adv * ratio)
+    return tl.where(clipped * adv == ratio * adv, 0.5 * g, g)
+
+
+@triton.jit
+def _pcg_no_ratio(X, P, offs, m):
+    ratio, adv, clipped = _pcg_loads(X, P, offs, m)
+    return tl.where(clipped * adv < ratio * adv, 0.0, -adv)
 
 
 @triton.jit
@@ -3457,7 +3530,8 @@ def _n_step_with(flags_past=0, window_test=True, counts_ends=True, bootstrap=Tru
                  from_t_minus_1=False):
     """n_step_returns' solution with a review's slip: ``flags_past`` 1 counts the terminations of
     t .. t + n, one flag too many (where step t + n terminates, S_t is kept whole, summed on to
-    r_{t+n}, in place of the bootstrap); ``window_test`` False leaves out its `t + n < T` test (where
+    r_{t+n}, in place of the bootstrap), -1 those of t .. t + n - 2, one short (a termination at step
+    t + n - 1 missed: the NaN next value behind it read through the where); ``window_test`` False leaves out its `t + n < T` test (where
     fewer than n steps are left, it takes the window's last step for the step n on); ``counts_ends``
     False counts no termination in the n steps (S_t - gamma^n (S_{t+n} - V) across an episode end);
     ``bootstrap`` False leaves out V(s_{t+n}) after the n steps (S_t - gamma^n S_{t+n}), the window's end's kept;
@@ -4250,6 +4324,51 @@ def test_dual_clip_says_which_side_of_the_advantage_is_wrong():
     assert exercises.fix("dual_clip").startswith("For A < 0 the dual clip applies")
     msg = _failure("dual_clip", _dual_clip_negated)  # every element's sign wrong, not the dual clip: no side named
     assert "dual clip" not in msg.split("Hint:")[1] and "the answer with its sign flipped" in msg, msg
+
+
+def test_ppo_clip_grad_names_where_the_gradient_must_flow():
+    """Each slip's hint names it; the two answers that zero the gradient where it must flow get no credit (the
+    regions 05's table lacks, a key case), nor does 0 at ties; the wrong side of A also gives a gradient where
+    the clipped term is strictly smaller, said on the case that mixes both signs."""
+    n = len(exercises.cases("ppo_clip_grad"))
+    for fn in (_pcg_zero_outside, _pcg_wrong_side, _pcg_ties_zero, _pcg_ties_half, _pcg_no_ratio, _pcg_negated):
+        assert exercises.score("ppo_clip_grad", fn) == (0, n), fn
+    assert [ok for _, ok in exercises.checks("ppo_clip_grad", _pcg_zero_outside)] == [False, True, True, False]
+    assert [ok for _, ok in exercises.checks("ppo_clip_grad", _pcg_ties_zero)] == [True, True, False, False]
+    hint = exercises._ppo_clip_grad_hint
+    ratio, adv, eps = exercises.cases("ppo_clip_grad")[3][1]
+    expected = exercises.cases("ppo_clip_grad")[3][3]
+    got = exercises.map_hook(_pcg_wrong_side, (ratio, adv), (eps,)).double().cpu().numpy()
+    bad = ~np.isclose(got, expected, rtol=1e-5, atol=1e-6)
+    said = hint((ratio, adv, eps), None, bad, got, expected)
+    assert "the clip is on the wrong side of A's sign" in said, said
+    got = exercises.map_hook(_pcg_zero_outside, (ratio, adv), (eps,)).double().cpu().numpy()
+    bad = ~np.isclose(got, expected, rtol=1e-5, atol=1e-6)
+    assert "wrong side" not in hint((ratio, adv, eps), None, bad, got, expected)
+
+
+@pytest.mark.parametrize("eps", [0.2, 0.134])
+def test_ppo_clip_grad_is_what_autograd_of_the_package_s_loss_gives(eps):
+    """The checker's expected values at the edges of the clip range and at r = 1, both signs of A: the
+    gradient of ppo_clip_loss(reduction="none") in log_probs (float64, log_probs nudged until exp gives the
+    edge exactly), on both backends; eps = 0.134, whose float32 1 + eps depends on the order of rounding,
+    is not drawn."""
+    lo, hi = 1 - eps, 1 + eps
+    ratio = np.array([lo, 1.0, hi, lo, 1.0, hi, 0.5, 1.5, 0.5, 1.5])
+    adv = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+    log_r = np.log(ratio)
+    for _ in range(4):  # exp(log r) == r exactly
+        log_r = np.where(np.exp(log_r) < ratio, np.nextafter(log_r, np.inf),
+                         np.where(np.exp(log_r) > ratio, np.nextafter(log_r, -np.inf), log_r))
+    assert (np.exp(log_r) == ratio).all()
+    for backend in ("triton", "torch"):
+        lp = torch.tensor(log_r, device=DEVICE, requires_grad=True)
+        loss = rl.ppo_clip_loss(lp, torch.zeros_like(lp), torch.tensor(adv, device=DEVICE), epsilon=eps,
+                                reduction="none", backend=backend).loss
+        (g,) = torch.autograd.grad(loss.sum(), lp)
+        np.testing.assert_allclose(g.cpu().numpy(), np.where(np.clip(ratio, lo, hi) * adv < ratio * adv, 0.0,
+                                                             -adv * ratio), rtol=1e-12)
+    assert 0.2 in exercises._EXACT_EDGES and 0.134 not in exercises._EXACT_EDGES
 
 
 @triton.jit

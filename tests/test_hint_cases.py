@@ -85,8 +85,16 @@ def test_hint_3_prints_what_it_promises(name, notebook):
         assert " ".join(x.split()) in flat, f"{name}: Hint 3 says it must print {x!r}; it printed {printed!r}"
 
 
-def test_vtrace_kernel_s_hint_3_names_what_a_swapped_combine_prints(tmp_path):
-    """04c's Hint 3: vs = (1.5, 1.5, 2) on its first case (chunk 2) means the combine's operands are swapped."""
+def _message(name, fn):
+    """What the checker says to ``fn``: a wrong answer's diagnosis, which Hint 3 no longer repeats."""
+    with pytest.raises(AssertionError) as e:
+        exercises.check(name, fn)
+    return str(e.value)
+
+
+def test_vtrace_kernel_s_checker_names_what_a_swapped_combine_prints(tmp_path):
+    """04c's Hint 3 once said it: vs = (1.5, 1.5, 2) on its first case (chunk 2) means the combine's operands are
+    swapped. A later review moved such diagnoses out of the hints: the checker says it."""
     swapped = with_edits("vtrace_kernel", [("return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2",
                                             "return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2")],
                          tmp_path)
@@ -94,12 +102,13 @@ def test_vtrace_kernel_s_hint_3_names_what_a_swapped_combine_prints(tmp_path):
     vs, _ = swapped(torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0),
                             one_row(1.0, 1.0, 2.0), one_row(False, False, False), 0.5, 1.0, 1.0, 2)
     torch.testing.assert_close(vs.cpu(), torch.tensor([[1.5, 1.5, 2.0]]))
-    assert "(1.5, 1.5, 2)" in (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
+    assert "Your combine applies the two maps in the wrong order" in _message("vtrace_kernel", swapped)
 
 
-def test_vtrace_kernel_s_hint_3_names_what_a_carry_from_the_last_lane_prints(tmp_path):
-    """04c's Hint 3 (round 62): the carry taken at the chunk's last lane, unclamped (padding in the row's last
-    chunk, so the first carry is 0), prints (1.625, 1.25, 1.5, 1.0, 2.0) on its five-step row at chunk 2."""
+def test_vtrace_kernel_s_checker_names_a_carry_from_the_last_lane(tmp_path):
+    """04c's Hint 3 (round 62, until a later review moved it to the checker): the carry taken at the chunk's last
+    lane, unclamped (padding in the row's last chunk, so the first carry is 0), prints (1.625, 1.25, 1.5, 1.0, 2.0)
+    on its five-step row at chunk 2; the checker names the slip."""
     last_lane = with_edits("vtrace_kernel", [("carry = tl.sum(tl.where(t == ci * CHUNK, vs, 0.0), 0)",
                                               "carry = tl.sum(tl.where(t == ci * CHUNK + CHUNK - 1, vs, 0.0), 0)")],
                            tmp_path)
@@ -108,14 +117,13 @@ def test_vtrace_kernel_s_hint_3_names_what_a_carry_from_the_last_lane_prints(tmp
     vs, _ = last_lane(torch.log(one_row(2.0, 0.5, 1.0, 0.5, 1.0)), ones5, ones5, one_row(1.0, 1.0, 1.0, 1.0, 2.0),
                       one_row(False, False, False, False, False), 0.5, 1.0, 1.0, 2)
     np.testing.assert_allclose(vs.cpu().numpy(), [[1.625, 1.25, 1.5, 1.0, 2.0]], rtol=1e-6)
-    assert "`carry = tl.sum(tl.where(t == ci * CHUNK + CHUNK - 1, vs, 0.0), 0)`" in \
-        (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
+    assert "Your carry is vs at the chunk's last step" in _message("vtrace_kernel", last_lane)
 
 
-def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
-    """04c's Hint 3 (a cold review): v_2 = 1 comes from b at the window's last step not in its end form (it kept
-    -gamma c V'). The flag missing there, with b in its end form, still gives v_2 = 2: the carry into that step is
-    0, so the flag changes nothing there."""
+def test_vtrace_kernel_s_checker_says_what_v2_1_means(tmp_path):
+    """04c's Hint 3 (a cold review; a later one moved it to the checker): v_2 = 1 comes from b at the window's last
+    step not in its end form (it kept -gamma c V'). The flag missing there, with b in its end form, still gives
+    v_2 = 2: the carry into that step is 0, so the flag changes nothing there."""
     one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731
     args = (torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 2.0),
             one_row(False, False, False), 0.5, 1.0, 1.0, 2)
@@ -126,15 +134,16 @@ def test_vtrace_kernel_s_hint_3_says_what_v2_1_means(tmp_path):
     for edits in ([b_kept], [flag, b_kept]):
         vs, _ = with_edits("vtrace_kernel", edits, tmp_path)(*args)
         np.testing.assert_allclose(vs.cpu().numpy(), [[1.625, 1.25, 1.0]], rtol=1e-6)
-    text = (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
-    assert "$v_2 = 1$ means $b$ at the window's last step is not in its form at a reset" in text
-    assert "means the window's last step was not a reset" not in text
+    assert "Your vs there keeps b's -gamma c V' term" in _message("vtrace_kernel", with_edits("vtrace_kernel", [b_kept],
+                                                                                            tmp_path))
+    assert "means the window's last step was not a reset" not in (ROOT / "notebooks" / "04c_vtrace_kernel.py").read_text()
 
 
 def test_vtrace_pg_s_hint_3_shows_rho_times_vs_minus_v(tmp_path):
     """04's Hint 3 for vtrace_pg (a cold review): rho (vs - V), section 4's on-policy identity, gives the terminated
     row's answer; the row without a termination shows it, 0.25 at t = 1 where the answer is 0.5. A later review:
-    the ratio left unclipped prints 1.5 at t = 0 on the first line and 1.0 on the second (not 1.0 on both)."""
+    the ratio left unclipped prints 1.5 at t = 0 on the first line and 1.0 on the second (not 1.0 on both). A later
+    one moved both diagnoses out of the hint: the checker names them."""
     lr_r_v = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
               torch.ones(1, 3, device=DEVICE))
     X = (*lr_r_v, torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE), torch.tensor([[False, False, False]], device=DEVICE))
@@ -149,6 +158,5 @@ def test_vtrace_pg_s_hint_3_shows_rho_times_vs_minus_v(tmp_path):
     for x, want in ((X, [[1.5, 0.5, 1.0]]), (X_term, [[1.0, 0.0, 1.0]])):
         got = exercises.scan_hook(exercises.vtrace_prologue, x, (0.5, 1.0, 1.0), epilogue=unclipped)
         np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
-    text = (ROOT / "notebooks" / "04_vtrace.py").read_text()
-    assert "0.25 at $t = 1$ in the first line is $\\rho_t(v_t - V_t)$" in text
-    assert "1.5 at $t = 0$ on the first line (1.0 on the\n# second) is a ratio left unclipped" in text
+    assert "your pg is y - V_t" in _message("vtrace_pg", wrong)
+    assert "the ratio is not clipped" in _message("vtrace_pg", unclipped)

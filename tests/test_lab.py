@@ -146,7 +146,7 @@ def test_read_reference_parses_the_committed_file():
 def test_committed_reads_the_h200_run():
     row = lab.committed("discounted_return", 16384, 1024)
     assert (row["impl"], row["dtype"], row["pass"]) == ("rltriton_lite", "float32", "fwd")
-    assert round(100 * row["floor_ms"] / row["kernel_ms"], 1) == 79.0  # notebook 13b, section 2
+    assert round(100 * row["floor_ms"] / row["kernel_ms"], 1) == 79.0  # 13b, section 2's fold "On the other card"
     anchor = lab.committed("gae", 4096, 128, impl="bare_triton_launch")
     assert anchor["algorithm"] == "gae" and anchor["impl"] == "bare_triton_launch"
     with pytest.raises(ValueError):  # no such row: an unpacking error, not a wrong row
