@@ -18,14 +18,14 @@
 #
 # * **You will learn:** Triton's programs, masks, loads and stores. How `tl.associative_scan`
 #   applies its combine. A loop over chunks, joined by a carry, for rows of any length.
-# * **Time:** 3–6 h for the reading and the three checked exercises. Expect the high end if Triton
-#   is new to you.
+# * **Time:** 3–6 h for the reading and the three checked exercises, over two sittings: sections
+#   1 and 2, then section 3. Expect the high end if Triton is new to you.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** all three sections and their checked exercises. There are no open questions.
 #
 # Here you write notebook 00's reverse scan as a GPU kernel, on rows without episode ends yet.
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
-# [GPU notes](#GPU-notes) at the end, the course's one list.
+# [GPU notes](#GPU-notes) at the end.
 #
 # The exercises work as [notebook 00's box](00_associative_scan.ipynb#How-the-exercises-work)
 # says. Every kernel you write follows the [Triton rules](#Triton-rules), the card at the end: come
@@ -497,6 +497,10 @@ def block_scan(rewards, gamma, last_value):
 exercises.attempt("block_scan", block_scan)
 
 # %% [markdown]
+# **A good place to stop for the first sitting.** The second covers section 3: rows longer than a
+# block.
+
+# %% [markdown]
 # ## 3. Rows longer than a block: chunks and a carry
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
@@ -795,8 +799,10 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # %% [markdown]
 # ## GPU notes
 #
-# The course's one list of what differs between Triton's interpreter, on a CPU, and a GPU, cited
-# as "GPU note 3". Notes 1 to 3 matter for the exercises; the rest are in the fold below.
+# What differs between Triton's interpreter, on a CPU, and a GPU, cited as "GPU note 3". Notes 1
+# to 3 matter for the exercises; 4 to 6 are in the fold below. Two more come where they first
+# matter: [00c's rules for hooks](00c_episodes_and_hooks.ipynb#Two-Triton-rules-for-hooks) and
+# [00d's `tl.maximum` and a NaN](00d_more_scans.ipynb#tl.maximum-and-a-NaN).
 #
 # 1. **Use `tl.*` forms everywhere in a kernel or a combine** (`&`, `|`, `~`, `tl.minimum`,
 #    `tl.maximum`, `tl.where`), never Python's `and`, `or`, `not`, `min`, `max` or `if` on a block.
@@ -817,14 +823,6 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #    check. These notes' GPU halves were checked with Triton 3.6.
 # 6. **The `backend` argument** (00, section 5). Its default, `"auto"`, runs PyTorch code on a
 #    CPU. The notebooks pass `backend=KERNEL` (`"triton"`), so the kernel runs on both.
-# 7. **Name a scan's combine in the kernel** (00c, section 2). A GPU compile refuses a combine
-#    passed as a `tl.constexpr` argument, though it accepts a hook passed so: a gap in Triton's
-#    scan, which 00c, section 2, explains.
-# 8. **Index a tuple only with a compile-time constant** (00c, section 2): a literal such as `X[0]`,
-#    or a `tl.static_range` loop's variable. A GPU compile refuses a plain `range` loop's `i`.
-# 9. **`tl.maximum` and a NaN** (00d). Triton promises nothing here. It dropped the NaN in the
-#    interpreter and on an H100 with Triton 3.6. So the checker (in the interpreter) tests the
-#    worst case, a NaN that wins, and `discounted_max` fails without its guards.
 #
 # **Why the notes hold: the interpreter and the compiler, side by side.**
 #
@@ -840,8 +838,8 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # runs stock Triton's loop, which can hide a combine that is not associative, as
 # [section 2's mean scan](#loop-or-tree) shows. Write the `tl.*` forms everywhere, in a combine too.
 #
-# * **Notes 2, 7 and 8.** The interpreter runs Python, so it accepts these forms, and no cell can
-#   show the compiler's errors. The checker's compile for sm_90 needs no GPU.
+# * **Note 2.** The interpreter runs Python, so it accepts this form, and no cell can show the
+#   compiler's error. The checker's compile for sm_90 needs no GPU.
 # * **Note 3.** The package and a GPU both run a tree, but not the same tree: a GPU groups the
 #   steps in another order, so a combine that is not associative can give other wrong numbers
 #   there, while an associative one gives the same result up to rounding. The checkers try your

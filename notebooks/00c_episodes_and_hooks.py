@@ -149,6 +149,8 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # chunks may reach step $t$. So two more things change in the chunk loop:
 #
 # * The carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
+#   A right combine does not make this select unneeded: the carry enters from outside the chunk,
+#   after the scan, so only this `tl.where(k_s, ...)` keeps a later episode's value out.
 # * Padding past the row's end is the [identity](GLOSSARY.md#identity) triple $(1, 0, \text{false})$.
 #
 # **Exercise `reset_scan`.** `chunked_returns` with episode ends, as resets.
@@ -332,17 +334,13 @@ exercises.attempt("gae_kernel", gae_kernel)
 # Your `gae_kernel` calls its hooks by name, so each algorithm would need its own copy of the
 # loop. The package's kernel takes the hook *as an argument* instead, so one loop's source serves
 # every algorithm. The [harness](GLOSSARY.md#harness) `exercises.scan_hook`, which runs the
-# prologues you write in notebooks 01, 03, 04 and 06, does the same. Four pieces of Triton make
+# prologues you write in notebooks 01b, 03, 04 and 06, does the same. Four pieces of Triton make
 # this work:
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
 #   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
-#   pasted in where it is called. A combine is the exception (rule 1 below). That is a gap in
-#   Triton, in the versions the course runs on, not a rule of the language: a call such as
-#   `HOOK(x)` unwraps the `tl.constexpr` argument into its function, but `tl.associative_scan`
-#   passes its combine on still wrapped, so the compile fails with
-#   `'constexpr' object has no attribute 'signature'`. The interpreter compiles nothing, so only a
-#   GPU, or the checker's compile, shows it.
+#   pasted in where it is called. A scan's combine is the exception: name it in the kernel
+#   (rule 1 below).
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. In the kernel, `X[i]`
@@ -352,12 +350,15 @@ exercises.attempt("gae_kernel", gae_kernel)
 #   the body for each `i`, so `i` is a constant in each copy. `n` must be known at compile time,
 #   as `len(X)` is.
 #
-# **Two Triton rules for hooks** join [00b's card](00b_triton_from_zero.ipynb#Triton-rules):
+# <a id="Two-Triton-rules-for-hooks"></a>**Two Triton rules for hooks** join
+# [00b's card](00b_triton_from_zero.ipynb#Triton-rules). Both are GPU notes: the interpreter runs
+# Python and accepts either slip, while a GPU compile, and the checker's compile for sm_90,
+# refuse it.
 #
 # | rule | why |
 # | --- | --- |
-# | 1. Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | [GPU note 7](00b_triton_from_zero.ipynb#GPU-notes) |
-# | 2. Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | [GPU note 8](00b_triton_from_zero.ipynb#GPU-notes) |
+# | 1. Name the scan's combine in the kernel; never pass it as a `tl.constexpr` argument. | a gap in Triton: [the appendix](#Why-a-combine-cannot-be-an-argument) |
+# | 2. Index a tuple only with a compile-time constant: a literal, or a `tl.static_range` variable. | a compile needs to know which tensor `X[i]` is: a plain `range` loop's `i` is refused |
 #
 # Here is a ten-line kernel that uses the four pieces. It passes each input through the hook,
 # weights it by its number in `P`, sums the results, and caps the sum at 1 when `CAP` is set.
@@ -550,6 +551,8 @@ assert [part for _, part in shown] == ["the prologue's call"] * 2 + ["the paddin
     "the scan and the select", "the store", "the carry"]  # the table's order
 
 # %% [markdown]
+# `PROLOGUE` is called twice, on the two sides of an `if`. The second call also passes a
+# look-ahead, `(v_next, found)`, for scans with a mask (notebook 12): skip it here.
 # The printout has a few names your kernel did not need, such as `valid`, which plays your `m`;
 # [notebook 13c, section 6.1](13c_inside_the_package.ipynb#6.1-Your-kernel's-lines-in-the-package's-chunk-loop)
 # explains each.
@@ -642,9 +645,17 @@ else:
 #   values ([GPU note 1](00b_triton_from_zero.ipynb#GPU-notes)). A constexpr is one value, known before the kernel runs.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
+#
+# ### Why a combine cannot be an argument
+#
+# Rule 1 of section 2 is a gap in Triton, in the versions the course runs on, not a rule of the
+# language. A call such as `HOOK(x)` unwraps a `tl.constexpr` argument into its function. But
+# `tl.associative_scan` passes its combine on still wrapped, so the compile fails with
+# `'constexpr' object has no attribute 'signature'`. The interpreter compiles nothing, so only a
+# GPU, or the checker's compile for sm_90, shows it. The folded cell below compiles both.
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 2's gap, a hook may be a tl.constexpr argument and a combine may not (CI runs them; skip when reading)
+# Checks: the appendix's gap (rule 1), a hook may be a tl.constexpr argument and a combine may not (CI runs them; skip when reading)
 @triton.jit
 def _double(x):  # a hook
     return 2 * x

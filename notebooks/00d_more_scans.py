@@ -167,8 +167,9 @@ exercises.attempt("strided_scan", strided_scan)
 # * in the combine, where $c_1$ is the identity's $c$, the composed $c$ is $c_2$;
 # * after the scan, where the carry is the identity's $c$, $h_t$ is the scanned map's $c$.
 #
-# The checker tests the worst case for `tl.maximum`, a NaN that wins, so a missing guard fails
-# ([GPU note 9](00b_triton_from_zero.ipynb#GPU-notes)).
+# <a id="tl.maximum-and-a-NaN"></a>**`tl.maximum` and a NaN (a GPU note).** Triton promises nothing
+# here. It dropped the NaN in the interpreter and on an H100 with Triton 3.6. So the checker tests
+# the worst case, a NaN that wins, and a missing guard fails.
 #
 # <details><summary>The two guards, with the identity's value (open once you have found the identity)</summary>
 #
@@ -257,7 +258,7 @@ exercises.attempt("discounted_max", discounted_max)
 #   with their own identity, and the reset flag selects as it does for affine maps.
 
 # %% jupyter={"source_hidden": true}
-# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards; 00b's GPU note 9, tl.maximum and a NaN (CI runs them; skip when reading)
+# Checks: Hint 2's layouts (strided_scan); the identity Hint 4 asks for (discounted_max); the guards; the note on tl.maximum and a NaN (CI runs them; skip when reading)
 import numpy as np
 
 _r_view = torch.zeros(2, 3).T  # strided_scan's Hint 3: a transposed view, strides (1, 3)
@@ -296,7 +297,7 @@ assert o_guard.tolist() == [-3.0, 1.0]  # c1 = -inf, g2 = 0: c2 itself, no NaN; 
 
 
 @triton.jit
-def _unguarded_c(C1, G2, C2, O):  # GPU note 9's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
+def _unguarded_c(C1, G2, C2, O):  # the note's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
     i = tl.arange(0, 2)
     c1, g2, c2 = tl.load(C1 + i), tl.load(G2 + i), tl.load(C2 + i)
     tl.store(O + i, tl.maximum(c2, g2 * c1))
@@ -315,6 +316,6 @@ o_none, o_all = torch.empty_like(x_), torch.empty_like(x_)
 _max_nan[(1,)](x_, y_, o_none, o_all)
 assert torch.isnan(o_all).all()  # ALL: the NaN wins
 assert o_none.tolist() == [-3.0, -3.0]  # NONE: the other operand, as np.fmax (the interpreter; an H100, Triton 3.6)
-# GPU note 9: Triton's documentation of tl.maximum names the flag, and no result with a NaN
+# the note: Triton's documentation of tl.maximum names the flag, and no result with a NaN
 _nan_lines = [line for line in tl.maximum.__doc__.lower().splitlines() if "nan" in line]
 assert _nan_lines and all("propagate" in line for line in _nan_lines)

@@ -134,7 +134,9 @@ assert G20[9] == r20[9] == 1.0 and G20[10] > 0  # the termination cuts: G_9 is i
 # The return is $G_t = b_t + a_t G_{t+1}$, with $a_t = \gamma_t$ and $b_t = r_t$ at an ordinary step.
 #
 # **[Reset](GLOSSARY.md#reset).** A reset at step $t$ means $y_t = b_t$: nothing from later steps reaches $t$.
-# Tensor code (`rl.linear_scan`) writes it as $a_t = 0$; Triton hooks set the reset flag.
+# Tensor code (`rl.linear_scan`) writes it as $a_t = 0$. `rl.linear_scan` treats that 0 as a reset:
+# it selects $y_t = b_t$ and does not multiply, so a NaN after it stays out (checked below the NumPy
+# code). Triton hooks set the reset flag.
 #
 # **Where a step resets.** In this notebook, wherever done$_t$ holds: at a termination, a
 # truncation or the window's last step. The package's hooks get the flag as `done`.
@@ -143,8 +145,8 @@ assert G20[9] == r20[9] == 1.0 and G20[10] > 0  # the termination cuts: G_9 is i
 # ([notebook 03](03_td_lambda.ipynb#Exercises)) an action the target policy would not take also
 # resets, with no episode end.
 #
-# **$b_t$ at a reset** must hold the step's whole target, everything $y_t$ counts from step $t$ on,
-# because nothing comes in from step $t+1$. For the return that is $r_t$ plus the bootstrap:
+# **$b_t$ at a reset** must hold the step's whole target, everything that $G_t$ sums from step $t$
+# onward, because nothing comes in from step $t+1$. For the return that is $r_t$ plus the bootstrap:
 # $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where an
 # episode ends without a termination.
 #
@@ -170,6 +172,10 @@ np.testing.assert_allclose(returns_as_scan(R, 0.9, TERM, TRUNC, NV),
                            reference.discounted_returns(R, gamma=0.9, terminated=TERM, truncated=TRUNC, next_values=NV),
                            rtol=1e-12)
 print("prologue + scan + epilogue == the loop")
+for be in (KERNEL, "torch"):  # a_1 = 0 is a reset, selected: the NaN at step 2 does not reach steps 0 and 1
+    y_sel = rl.linear_scan(torch.tensor([[0.5, 0.0, 0.5]], device=DEVICE),
+                           torch.tensor([[1.0, 2.0, float("nan")]], device=DEVICE), backend=be)
+    assert y_sel[0, :2].tolist() == [2.0, 2.0] and torch.isnan(y_sel[0, 2])
 
 # %% [markdown]
 # ### The episode-end table
@@ -299,9 +305,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. How fast is it (H200, measured)
 #
-# At 16×128 a call of the return is [host-bound](GLOSSARY.md#host-bound): in the committed H200 run
-# its wall time is more than 20 times its GPU time
-# ([notebook 09, section 2.1](09_benchmarks.ipynb#2.1-Discounted-return:-host-bound)).
+# At 16×128 the call is [host-bound](GLOSSARY.md#host-bound), its wall time over 20× its GPU time: [notebook 09, section 2.1](09_benchmarks.ipynb#2.1-Discounted-return:-host-bound).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
@@ -316,7 +320,8 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # Every exercise of 01 to 04c follows one [conventions card](GLOSSARY.md#conventions-for-every-exercise).
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code.
+# `print(exercises.task(name))` restates a task. This notebook has one, in tensor code. How its
+# checker spots a loop: the [appendix](#Appendix:-details-of-the-exercises).
 
 # %% [markdown]
 # ### Tensor code: the reset flag is $a_t = 0$
@@ -369,21 +374,12 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # **It returns:** the $n$-step return $G^{(n)}_t$ of every step, (B, T).
 #
-# > * **Inputs:** entry $t$ is step $t$'s own, but `next_values[t]` $= V(s_{t+1})$. All (B, T); `n` $\ge 1$ may exceed `T`.
-# > * **Reset:** $a_t = 0$, since `rl.linear_scan` has no flag.
-# > * **Scan start:** 0: your `rl.linear_scan` for $S$ starts from $y_T = 0$.
+# > * **Inputs:** all (B, T), with `next_values[t]` $= V(s_{t+1})$; `n` $\ge 1$ may exceed `T`.
 # > * **Select away:** `next_values` behind a termination, which may be NaN (`torch.where`).
 #
 # * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
 #   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless a termination (no bootstrap) or the
 #   window's end (bootstrap from its last step's `next_values`) comes first.
-#
-# <details><summary>Details: how the checker spots a loop over time (optional)</summary>
-#
-# The checker runs your function at two lengths and counts the Python lines it executes. A loop
-# over time runs more of them on the longer rollout.
-#
-# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -394,12 +390,10 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $S$ is `rl.linear_scan(a, b)`: `S_of(rewards, next_values, terminated, gamma)` above.
-# * Step $t$ "runs on" if $t + n < T$ and no termination lies in $[t, t+n)$.
-# * Count the terminations of each window: a `torch.cumsum` of the flags, with a 0 in front. Take
-#   its difference between $t + n$ and $t$.
-# * Where it runs on, $G_t = S_t - \gamma^n (S_{t+n} - V(s_{t+n}))$. Elsewhere $G_t = S_t$.
-# * Clamp every index to the row: `n` may exceed `T`.
+# * $S$ is `S_of(rewards, next_values, terminated, gamma)` above.
+# * Step $t$ "runs on" if $t + n < T$ and no termination lies in $[t, t+n)$. Count the
+#   terminations of every window at once, from one running count over the row.
+# * Where it runs on, subtract the tail $\gamma^n (S_{t+n} - V(s_{t+n}))$ from $S_t$. Elsewhere keep $S_t$.
 #
 # </details>
 #
@@ -568,3 +562,10 @@ piece = rl.linear_scan(torch.full((1, 2), 0.5, device=DEVICE), torch.ones(1, 2, 
 one_window = reference.discounted_returns([1.0] * 4, gamma=0.5, bootstrap_value=4.0)  # all four steps, one window
 np.testing.assert_allclose(to_numpy(piece)[0], one_window[:2])  # "the returns of one window of all four steps"
 np.testing.assert_allclose(to_numpy(G_B)[0], one_window[2:])
+
+# %% [markdown]
+# ## Appendix: details of the exercises
+#
+# **`n_step_returns`: how the checker spots a loop over time.** The checker runs your function at
+# two lengths and counts the Python lines it executes. A loop over time runs more of them on the
+# longer rollout.

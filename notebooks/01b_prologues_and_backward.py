@@ -18,7 +18,7 @@
 #
 # > **In short**
 # >
-# > * A small test kernel, `exercises.scan_hook`, runs a Triton prologue of yours inside a chunked scan; 03–07 use it too.
+# > * A small test kernel, `exercises.scan_hook`, runs a Triton prologue of yours inside a chunked scan; 03, 04 and 06 use it too.
 # > * The return's gradient is a second scan, run forwards in time.
 # > * You write that backward scan, and the return with its gradient in a `torch.autograd.Function`.
 #
@@ -128,8 +128,7 @@ torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (
 #
 # This is the [**transposed scan**](GLOSSARY.md#transposed-scan) of notebook 00, section 8: a scan
 # run *forwards* in time. Step $t$ takes the multiplier of the step before, so where step $t-1$
-# reset, nothing carries into step $t$: a 0 stored in $a_{t-1}$ already cuts it, while a reset kept
-# as a flag must be moved to step $t$. Step 0 resets, with nothing before it.
+# reset, nothing carries into step $t$. Step 0 resets, with nothing before it.
 # For the return, 01's section 2 set $a_t = 0$ wherever done$_t$, truncations included, so
 # $g_t = dG_t + \gamma_{t-1}(1-\text{done}_{t-1})\,g_{t-1}$: the reset moves one step later. The exercise
 # `returns_autograd` has terminations only, and there done$_{t-1}$ is term$_{t-1}$.
@@ -138,6 +137,9 @@ torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (
 # | --- | --- |
 # | $a = 0$ in the multiplier (`transposed_scan`) | the step before's multiplier $a_{t-1}$: a 0 there stops $g_{t-1}$ |
 # | a flag beside $\gamma$ (`returns_autograd`) | the step before's flag term$_{t-1}$, and resets there |
+#
+# A 0 stored in $a_{t-1}$ already cuts the carry into step $t$. A reset kept as a flag must be
+# moved to step $t$.
 #
 # The other gradient is one product per step: $\partial L / \partial a_t = g_t\, y_{t+1}$.
 #
@@ -183,7 +185,8 @@ print(f"g_4: {g_done[4]:.3f} from done_3 (autograd agrees), {g_term[4]:.3f} from
 # [conventions card](GLOSSARY.md#conventions-for-every-exercise). New here: at `offs - 1` a load reads
 # step $t-1$'s entry, and the step where a scan starts resets (step 0 in a forward scan). So that a
 # missing reset shows up, one checker case of each starts the carry at ∞ (`transposed_scan`) or at
-# 100 (`returns_autograd`, both scans) instead of 0.
+# 100 (`returns_autograd`, both scans) instead of 0. More on the checkers: the
+# [appendix](#Appendix:-details-of-the-exercises).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the checkers' 100 past the window, and ∞ before it (CI runs them; skip when reading)
@@ -206,22 +209,6 @@ assert exercises.PAST_WINDOW == 100.0  # "or at 100 (`returns_autograd`, both sc
 # $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 #
 # > * **Inputs:** `X[0][t]` $= a_t$ and `X[1][t]` $= dy_t$, step $t$'s own, (B, T) float32. Read $a_{t-1}$ at `offs - 1`.
-# > * **Reset:** a flag in the triple $(a, b, \text{reset})$.
-# > * **Scan start:** 0 before step 0, as `scan_hook` starts (section 1).
-# > * **Select away:** whatever comes in before step 0: only step 0's reset keeps it out.
-#
-# <details><summary>Details: where a_(t-1) = 0, and the checker (optional)</summary>
-#
-# Where step $t-1$ reset in the reverse scan of $y$ ($a_{t-1} = 0$ in `rl.linear_scan`'s pairs),
-# the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does: as section 2 says,
-# that 0 already cuts the carry into step $t$. So you need not set a reset there, though one would
-# pass too.
-#
-# The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`. In its case marked
-# "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not keep
-# that out, since $0 \cdot \infty = \text{NaN}$: only the reset does.
-#
-# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -232,16 +219,9 @@ assert exercises.PAST_WINDOW == 100.0  # "or at 100 (`returns_autograd`, both sc
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in the triple of each kind of step (Hint 4 has it filled in):
-#
-#   | step | multiplier | $b_t$ | reset? |
-#   | --- | --- | --- | --- |
-#   | $t \ge 1$ | ? | ? | ? |
-#   | $t = 0$, where the forward scan starts | ? | ? | ? |
-#
 # * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
-# * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
-#   Step 0 resets, since nothing comes before it, and a reset ignores $a_t$: `other=1.0` will do.
+# * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor: mask that load off.
+# * Only the step with nothing before it resets.
 #
 # </details>
 #
@@ -304,22 +284,13 @@ exercises.attempt("transposed_scan", transposed_scan)
 # **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
 # > * **Inputs:** `rewards[t]` $= r_t$ and `terminated[t]`, step $t$'s own, (B, T). The backward reads $\text{term}_{t-1}$ at `offs - 1`.
-# > * **Reset:** a flag in the triple. The multiplier stays $\gamma$ at every step, since a reset never reads $a_t$.
-# > * **Scan start:** 0, as `scan_hook` starts, for both scans.
-# > * **Select away:** whatever lies past the window or before step 0: only the forward's reset at $T-1$ and the backward's at step 0 keep it out.
+# > * **Reset:** a flag in the triple. The multiplier may stay $\gamma$ at every step, since a reset never reads $a_t$.
 #
 # * **No truncation, no bootstrap;** `gamma` a number.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
 # * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$.
 #   It returns `g, None, None`.
 # * **Note: the backward's `X` is `(grad, terminated)`:** $dy$ (here $dG$) is `X[0]`, where `transposed_scan` had it at `X[1]`.
-#
-# <details><summary>Details: what the checker compares (optional)</summary>
-#
-# The checker differentiates a weighted sum of your returns, and compares both the returns and the
-# gradient. In its cases marked "past the window" both scans start from 100, not 0.
-#
-# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -330,25 +301,13 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Fill in the triples of the two prologues, with the multiplier $\gamma$ at every step (Hint 4 has
-#   them filled in):
-#
-#   | pass | step | $b_t$ | reset? |
-#   | --- | --- | --- | --- |
-#   | forward | ordinary | ? | ? |
-#   | forward | termination | ? | ? |
-#   | forward | the window's last step ($t = T-1$) | ? | ? |
-#   | backward | $t \ge 1$, step $t-1$ not terminated | ? | ? |
-#   | backward | $t \ge 1$, step $t-1$ terminated | ? | ? |
-#   | backward | $t = 0$: no step before it | ? | ? |
-#
-# * Both prologues read $\gamma$ from `P[0]`.
+# * Both prologues read $\gamma$ from `P[0]`, and keep it as the multiplier at every step.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
 # * `backward` gets `grad`, the upstream gradient $dG$. It may be a broadcast view. `scan_hook` takes
 #   any layout, because it makes its inputs contiguous, so you need no `.contiguous()`.
-# * Backward prologue: load the flag of step $t-1$ at `offs - 1`, only where `t >= 1`. Mask the
-#   load before $t = 0$, with an `other` that makes step 0 reset (the table's last row).
+# * Backward prologue: step $t$ resets where step $t-1$ terminated, and at step 0, with nothing
+#   before it.
 # * Run it with `reverse=False`. Return `g, None, None`: one gradient per input of `forward`.
 #
 # </details>
@@ -414,6 +373,22 @@ def returns_autograd(rewards, terminated, gamma):
 
 # %%
 exercises.attempt("returns_autograd", returns_autograd)
+
+# %% [markdown]
+# ## Appendix: details of the exercises
+#
+# **`transposed_scan`: where $a_{t-1} = 0$, and the checker.** Where step $t-1$ reset in the
+# reverse scan of $y$ ($a_{t-1} = 0$ in `rl.linear_scan`'s pairs), the multiplier 0 stops
+# $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does: as section 2 says, that 0 already cuts
+# the carry into step $t$. So you need not set a reset there, though one would pass too.
+#
+# The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`. In its case marked
+# "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not keep
+# that out, since $0 \cdot \infty = \text{NaN}$: only the reset does.
+#
+# **`returns_autograd`: what the checker compares.** It differentiates a weighted sum of your
+# returns, and compares both the returns and the gradient. In its cases marked "past the window"
+# both scans start from 100, not 0.
 
 # %% [markdown]
 # ## What you now know

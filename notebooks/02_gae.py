@@ -157,9 +157,8 @@ print("prologue + scan + epilogue == the loop")
 # **It returns:** the pairs `(a, b)`, each shaped like `rewards`, whose scan `rl.linear_scan(a, b)`
 # gives the advantages $\hat A_t$.
 #
-# > * **Inputs:** entry $t$ is step $t$'s own, but `next_values[t]` $= V(s_{t+1})$. All (B, T); `gamma`, `lam` numbers.
+# > * **Inputs:** all (B, T), with `next_values[t]` $= V(s_{t+1})$; `gamma`, `lam` numbers.
 # > * **Reset:** $a_t = 0$, since `rl.linear_scan` has no flag.
-# > * **Scan start:** none of yours: you return the pairs, and `rl.linear_scan(a, b)` scans them.
 # > * **Select away:** `next_values` behind a termination, which may be NaN (`torch.where`).
 #
 # * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
@@ -210,8 +209,7 @@ print("prologue + scan + epilogue == the loop")
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# Every episode end has $a_t = 0$, and $b_t = \delta_t$ at every step. At a termination
-# $\delta_t = r_t - V_t$, with no bootstrap.
+# At a termination $\delta_t = r_t - V_t$, with no bootstrap.
 #
 # ```python
 # delta = rewards + torch.where(terminated, ___, ___) - values  # ___: what does a terminated step bootstrap from?
@@ -331,9 +329,7 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. How fast is it (H200, measured)
 #
-# At 16×128 the host, not the kernel, sets the wall time: in the committed H200 run a naive GAE
-# kernel and our call are both [host-bound](GLOSSARY.md#host-bound)
-# ([notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours)).
+# At 16×128 a naive GAE kernel and our call are both [host-bound](GLOSSARY.md#host-bound): [notebook 09, section 2.2](09_benchmarks.ipynb#2.2-GAE:-a-naive-kernel-against-ours).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claim above, and notebook 09, section 2.2's figures, on the committed H200 run (CI runs them; skip when reading)
@@ -357,7 +353,8 @@ assert "prepare(" in inspect.getsource(returns._call) and "validate(" in inspect
 # ## Exercises
 #
 # The checked exercise `gae_pairs` is at the end of section 2, and the optional `gae_prologue` in
-# the appendix. Solutions are in `notebooks/solutions/`.
+# the appendix. Solutions are in `notebooks/solutions/`. What `gae_prologue`'s checker runs: the
+# [last appendix](#Appendix:-details-of-the-exercises).
 #
 # Without a checker:
 #
@@ -384,14 +381,14 @@ assert "prepare(" in inspect.getsource(returns._call) and "validate(" in inspect
 #
 #    <details><summary>Check yourself</summary>
 #
-#    Only each episode's first advantage changes: it becomes $\delta_{t_0}$. Its bias comes from the
-#    critic's errors at the states after $s_{t_0}$ ($V(s_{t_0})$ is a baseline: it adds no bias to the
-#    policy gradient). $\delta_{t_0}$ puts weight γ = 0.99 on the error at $s_{t_0+1}$ alone.
+#    Only each episode's first advantage changes: it becomes $\delta_{t_0}$. An error in $V(s_{t_0})$
+#    enters both advantages with weight −1, so the bias changes only through the critic's errors at
+#    the states after $s_{t_0}$. $\delta_{t_0}$ puts weight γ = 0.99 on the error at $s_{t_0+1}$ alone.
 #    GAE(0.95) spreads a total weight of about 0.83 over the later states in a long episode: more just
 #    before a bootstrap (0.98, 0.96 and 0.88 when the bootstrap is $V(s_{t_0+N})$ with N = 2, 5 and
 #    20), less before a termination. So where the critic's errors share a sign, the weight on them
-#    rises from about 0.83 to 0.99 and the bias grows. Errors of mixed sign partly cancel in GAE's
-#    sum, and then the bias may grow or shrink.
+#    rises from about 0.83 to 0.99 and the advantage's bias grows. Errors of mixed sign partly cancel
+#    in GAE's sum, and then the bias may grow or shrink.
 #
 #    </details>
 
@@ -413,6 +410,10 @@ assert round(_endless, 2) == 0.83  # "about 0.83 in a long episode"
 assert [round(_later_weight(N), 2) for N in (2, 5, 20)] == [0.98, 0.96, 0.88]  # "0.98, 0.96 and 0.88"
 assert all(_later_weight(N) > _endless > _later_weight(N, terminates=True) for N in (1, 2, 5, 20, 100))  # more, less
 assert all(round(_later_weight(N, lam_0=0.0), 10) == 0.99 for N in (2, 20, 3000))  # delta_(t0): gamma = 0.99 on s_(t0+1)
+for _lam_0 in (0.0, 0.95):  # "an error in V(s_t0) enters both advantages with weight -1"
+    _own = reference.gae(np.zeros(20), np.r_[1.0, np.zeros(19)], gamma=0.99, lambda_=np.r_[_lam_0, np.full(19, 0.95)],
+                         bootstrap_value=0.0)[0][0]
+    assert _own == -1.0, _own
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -457,8 +458,7 @@ assert all(round(_later_weight(N, lam_0=0.0), 10) == 0.99 for N in (2, 20, 3000)
 # are cut. The `return` line gives the step's γ and λ, then three flags: `term`, `done` (any
 # episode end, the window's last step included) and `valid`.
 # [13c, section 3.1](13c_inside_the_package.ipynb#3.1-Reading-the-hooks'-source) explains the lines cut.
-# `step` and `_returns_prologue` below end with `ahead=None`: it serves only masked calls
-# ([notebook 12's look-ahead](12_llm_tokens.ipynb#4.-The-scan-beside-the-loop)). Leave it out of your prologue.
+# `step` and `_returns_prologue` end with `ahead=None`, for masked calls only: leave it out of your prologue.
 
 # %%
 step_src = inspect.getsource(getattr(episode.step, "fn", episode.step)).splitlines()
@@ -505,20 +505,10 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # `step`'s `valid`, and `keep = (v,)`: $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
 #
 # > * **Inputs:** the helpers give step $t$'s `r`, `v` $= V_t$ and `v_next` $= V(s_{t+1})$, already shifted.
-# > * **Reset:** a flag: `done`, from `step`.
-# > * **Scan start:** 0: `rl.gae`'s kernel, which runs your prologue, starts from $y_T = 0$.
 # > * **Select away:** `v_next` behind a termination, which may be NaN (`tl.where`).
 #
 # * **Helpers:** `step` gives `gamma, lam, term, done, valid`; `values_now_and_next` gives `v`, `v_next`.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
-#
-# <details><summary>Details: what the checker runs (optional)</summary>
-#
-# The checker runs `rl.gae` with your prologue in place of the package's
-# (`exercises.package_prologue`), on rollouts with terminations, truncations, padding, time-major
-# inputs and a per-step γ. It calls your prologue with the eight arguments above.
-#
-# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -560,8 +550,6 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
-#
-# The reset ignores $a_t$. The reset flag is `done` here, so $a_t$ may stay $\gamma_t\lambda_t$.
 #
 # ```python
 # gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the template's, as given
@@ -611,3 +599,11 @@ exercises.attempt("gae_prologue", gae_prologue)
 
 # %%
 print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
+
+# %% [markdown]
+# ## Appendix: details of the exercises
+#
+# **`gae_prologue`: what the checker runs.** It runs `rl.gae` with your prologue in place of the
+# package's (`exercises.package_prologue`), on rollouts with terminations, truncations, padding,
+# time-major inputs and a per-step γ. It calls your prologue with the eight arguments of
+# `(X, SX, P, row, t, m, T, ACC)`.

@@ -377,9 +377,7 @@ assert np.all(np.diff(noise_r) > 0)  # "the rewards' term rises"
 # %% [markdown]
 # ## 6. How fast is it (H200, measured)
 #
-# As for the return and GAE, TD(λ) at 16×128 is [host-bound](GLOSSARY.md#host-bound): 1.8 µs on the
-# GPU but 41 µs of wall time in the committed H200 run
-# ([notebook 09, section 2.3](09_benchmarks.ipynb#2.3-TD-lambda:-like-the-return)).
+# TD(λ) at 16×128 is [host-bound](GLOSSARY.md#host-bound), 1.8 µs on the GPU but 41 µs of wall time: [notebook 09, section 2.3](09_benchmarks.ipynb#2.3-TD-lambda:-like-the-return).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
@@ -432,13 +430,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # Here $u$ is an action ($a_t$ stays the scan's multiplier), and $u_{t+1}$ the action taken at
 # $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's, so the
 # trace is cut and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. What is new against the
-# worked prologue: the max, and whether $u_{t+1}$ is greedy.
-#
-# <details><summary>Details: sources (optional)</summary>
-#
-# Watkins, *Learning from delayed rewards*, 1989; Sutton & Barto 2nd ed., §12.10.
-#
-# </details>
+# worked prologue: the max, and whether $u_{t+1}$ is greedy. (Sources: the
+# [appendix](#Appendix:-details-of-the-exercises).)
 #
 # **You write:** `q_lambda(X, P, offs, t, m, T)`, a Triton prologue for
 # [the harness](01b_prologues_and_backward.ipynb#1.-The-harness-for-Triton-prologues).
@@ -449,7 +442,6 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # > * **Inputs:** `next_q[t]` $= Q(s_{t+1}, \cdot)$ and `next_action[t]` $= u_{t+1}$ are step $t+1$'s, loaded at `offs`; `rewards`, `terminated` are step $t$'s own.
 # > * **Reset:** a flag wherever $\lambda^{\text{eff}}_t = 0$; a multiplier $a_t = 0$ there passes the checker too.
 # >   The one at the window's last step keeps out what lies past the window (a checker case puts 100 there).
-# > * **Scan start:** none in your code: the harness scans, from $y_T = 0$.
 # > * **Select away:** `next_q` behind a termination, which may be NaN (`tl.where`).
 #
 # * **Shapes:** `X = (rewards, next_q, next_action, terminated)`; `next_q` (B, T, n_actions) float32, contiguous;
@@ -468,16 +460,14 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # <details><summary>Hint 2: the plan</summary>
 #
 # * The kinds of step are those of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table), plus one: $u_{t+1}$ not greedy,
-#   which cuts the trace too. $M_t = \max_u Q(s_{t+1}, u)$, and $a_t = \gamma\lambda$ at every step:
-#   a reset ignores it.
-# * The Q of action `k` at step `offs` is at `X[1] + offs * n_actions + k`. That is one strided
-#   load per action.
-# * In the loop, keep a running `max_q` with `tl.maximum`.
-# * Keep `q_taken` too: the Q of the action where `next_action == k`.
-# * After the loop, $u_{t+1}$ is greedy where `q_taken == max_q`. A tie then counts as greedy.
-# * Every step but a termination has one formula, $b_t = r_t + \gamma(1-\lambda^{\text{eff}}_t)M_t$,
-#   with $\lambda^{\text{eff}}_t = \lambda$ where greedy and `t < T - 1`, else 0.
-# * The step resets wherever $\lambda^{\text{eff}}_t = 0$, and at a termination.
+#   which cuts the trace too.
+# * One loop over the actions, one load each, keeps two running values: the max $M_t$, and the Q
+#   of the action taken next. After it, $u_{t+1}$ is greedy where the two are equal, so a tie
+#   counts as greedy.
+# * $\lambda^{\text{eff}}_t$ is λ where greedy and not at the window's last step, else 0. Every step
+#   but a termination then has one formula, $b_t = r_t + \gamma(1-\lambda^{\text{eff}}_t)M_t$.
+# * The step resets wherever $\lambda^{\text{eff}}_t = 0$, and at a termination. $a_t = \gamma\lambda$ at
+#   every step: a reset ignores it.
 #
 # </details>
 #
@@ -502,9 +492,6 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # </details>
 #
 # <details><summary>Hint 4: the key lines</summary>
-#
-# The new row: where $u_{t+1}$ is not greedy, the step resets and $b_t = r_t + \gamma M_t$.
-# The reset ignores $a_t$, so $\gamma\lambda$ may stay there.
 #
 # ```python
 # for k in range(1, n_actions):  # k: an action; action 0 is the template's max_q, q_taken's start
@@ -563,23 +550,8 @@ for _name in ("q_lambda", "retrace"):  # each card's Reset line: "a checker case
 #
 # $$G_t = Q(s_t, u_t) + \delta^Q_t + \gamma\,c_{t+1}\,\delta^Q_{t+1} + \dots$$
 #
-# So a ratio sits where the target averages over its action.
-#
-# <details><summary>Details: sources, and why the ratio of $u_{t+1}$, worked (optional)</summary>
-#
-# Munos, Stepleton, Harutyunyan, Bellemare, *Safe and efficient off-policy reinforcement
-# learning*, NeurIPS 2016.
-#
-# A ratio turns an average over μ's actions into one over π's,
-#
-# $$\mathbb E_{u\sim\mu}\Big[\tfrac{\pi(u)}{\mu(u)}\,f(u)\Big] = \sum_u \mu(u)\,\tfrac{\pi(u)}{\mu(u)}\,f(u)
-#   = \mathbb E_{u\sim\pi}[f(u)].$$
-#
-# That is why the ratio of an action appears where the target averages over it under π.
-# In the unrolled target above, step $t$'s own TD error has weight 1: $u_t$ is given, so its ratio
-# never appears.
-#
-# </details>
+# So a ratio sits where the target averages over its action (why, worked: the
+# [appendix](#Appendix:-details-of-the-exercises)).
 
 # %% jupyter={"source_hidden": true}
 # Checks: Retrace with a greedy π is Q(λ); the unrolled step (CI runs them; skip when reading)
@@ -618,7 +590,6 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 # > * **Inputs:** every `next_*` entry $t$ is step $t+1$'s, loaded at `offs`; `rewards`, `terminated` are step $t$'s own.
 # > * **Reset:** a flag, at a termination and at the window's last step. The last keeps out what lies past the
 # >   window (a checker case puts 100 there).
-# > * **Scan start:** none in your code: the harness scans, from $y_T = 0$.
 # > * **Select away:** every `next_*` input behind a termination, which may be NaN (`tl.where`).
 #
 # * **`X = (rewards, next_expected_q, next_q, next_log_ratio, terminated)`**, (B, T) each:
@@ -667,9 +638,7 @@ np.testing.assert_allclose(G0_u, q_u[0] + dq_u[0] + gam_u * c1_u * dq_u[1], rtol
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# The ordinary step's $b_t$ is $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$. At the window's
-# last step $c = 0$ leaves $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$. The reset ignores $a_t$, so
-# $\gamma c_{t+1}$ may stay there.
+# The ordinary step's $b_t$ is $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$.
 #
 # ```python
 # log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift
@@ -735,6 +704,25 @@ exercises.attempt("retrace", retrace)
 #    $d\mathrm{Var}/d\lambda = -2\gamma^2\sigma_c^2 = -0.08$ there. So the best λ is just above 0, about 0.015.
 #
 #    </details>
+#
+#    <details><summary>Check yourself: σ_r = 0</summary>
+#
+#    Only the critic's term $\sigma_c^2\sum_t\beta_t^2$ is left. It falls from $\gamma^2\sigma_c^2 = 0.04$ at
+#    λ = 0 to $\gamma^{2T}\sigma_c^2 = 8.3\cdot10^{-6}$ at λ = 1, so λ ≈ 1 for practical purposes. Exactly, the
+#    minimum is just below 1, at λ ≈ 0.9986. At λ = 1 the whole weight $\gamma^T$ sits on one value.
+#    Just below 1, a sliver of it moves to earlier values: that sliver, $\propto 1-\lambda$, enters the
+#    sum squared, while the last value's weight falls in proportion to $1-\lambda$.
+#
+#    </details>
+#
+#    <details><summary>Check yourself: γ = 0.99</summary>
+#
+#    The best λ is about 0.90, with MSE 0.059, against 0.98 at λ = 0 and 0.67 at λ = 1. Now
+#    $\gamma^T \approx 0.82$ is large: λ = 1 leaves that weight on one noisy value, and λ = 0 puts
+#    weight $\gamma$ on $V'_0$ alone. A λ in between spreads the weight over many independent values.
+#    Deterministic rewards favour λ ≈ 1 only when $\gamma^T$ is small.
+#
+#    </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: question 3's expected result, with eta = 0 (the bias term drops out) (CI runs them; skip when reading)
@@ -745,6 +733,18 @@ np.testing.assert_allclose((_var[1] - _var[0]) / _h, -2 * gamma_**2 * sigma_c**2
 assert round(-2 * gamma_**2 * sigma_c**2, 2) == -0.08 and (sigma_r, sigma_c) == (2.0, 0.25)
 _alpha, _beta = weights(fine)
 assert round(fine[(sigma_r**2 * (_alpha**2).sum(1) + sigma_c**2 * (_beta**2).sum(1)).argmin()], 3) == 0.015  # "about 0.015"
+_finer = np.linspace(0.0, 1.0, 100_001)  # a grid fine enough for 0.9986
+_alpha, _beta = weights(_finer)
+_vc = sigma_c**2 * (_beta**2).sum(1)  # sigma_r = 0: the critic's term alone
+assert round(_vc[0], 4) == round(gamma_**2 * sigma_c**2, 4) == 0.04  # "0.04 at λ = 0"
+assert round(_vc[-1] * 1e6, 1) == round(gamma_ ** (2 * T_mc) * sigma_c**2 * 1e6, 1) == 8.3  # "8.3·10^-6 at λ = 1"
+assert round(_finer[_vc.argmin()], 4) == 0.9986 and _vc.min() < _vc[-1]  # "just below 1, at λ ≈ 0.9986"
+_a99 = (0.99 * _finer[:, None]) ** np.arange(T_mc)  # gamma = 0.99, sigma_c = 1, eta = sigma_r = 0
+_b99 = 0.99 * (1 - _finer[:, None]) * _a99
+_b99[:, -1] = 0.99 * _a99[:, -1]  # the window's last step bootstraps fully
+_v99 = 1.0**2 * (_b99**2).sum(1)
+assert round(_finer[_v99.argmin()], 2) == 0.90 and round(_v99.min(), 3) == 0.059  # "about 0.90, with MSE 0.059"
+assert round(_v99[0], 2) == 0.98 and round(_v99[-1], 2) == 0.67 and round(0.99**T_mc, 2) == 0.82  # the two ends
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -767,3 +767,20 @@ assert round(fine[(sigma_r**2 * (_alpha**2).sum(1) + sigma_c**2 * (_beta**2).sum
 # * Retrace is Q(λ) with a soft cut: its trace weight is $c_{t+1} = \lambda\min(1, \pi/\mu)$ of the
 #   next action, loaded at step $t$. With a greedy π and no ties for the max, it is Q(λ).
 # * Every estimator's $a_t$, $b_t$ and reset, side by side: 04's [One table for every estimator](04_vtrace.ipynb#One-table-for-every-estimator).
+
+# %% [markdown]
+# ## Appendix: details of the exercises
+#
+# **`q_lambda`'s sources.** Watkins, *Learning from delayed rewards*, 1989; Sutton & Barto 2nd ed., §12.10.
+#
+# **`retrace`: its sources, and why the ratio of $u_{t+1}$, worked.** Munos, Stepleton, Harutyunyan, Bellemare, *Safe and
+# efficient off-policy reinforcement learning*, NeurIPS 2016.
+#
+# A ratio turns an average over μ's actions into one over π's,
+#
+# $$\mathbb E_{u\sim\mu}\Big[\tfrac{\pi(u)}{\mu(u)}\,f(u)\Big] = \sum_u \mu(u)\,\tfrac{\pi(u)}{\mu(u)}\,f(u)
+#   = \mathbb E_{u\sim\pi}[f(u)].$$
+#
+# That is why the ratio of an action appears where the target averages over it under π.
+# In the unrolled target of the `retrace` text, step $t$'s own TD error has weight 1: $u_t$ is given, so its ratio
+# never appears.

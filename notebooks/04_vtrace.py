@@ -382,10 +382,7 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. How fast is it (H200, measured)
 #
-# In the committed H200 run every implementation agrees with ours. One [peer](GLOSSARY.md#peer),
-# rl_triton, has the lower wall time at two shapes, 16×128 and 64×16384, but within the noise: one
-# call's wall time drifts by up to 2.3× within a session, and neither gap is wider than that
-# ([notebook 09, section 2.4](09_benchmarks.ipynb#2.4-V-trace:-a-peer-within-the-noise)).
+# Every implementation agrees with ours; one [peer](GLOSSARY.md#peer)'s lower wall time at two shapes is within the noise: [notebook 09, section 2.4](09_benchmarks.ipynb#2.4-V-trace:-a-peer-within-the-noise).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed H200 run (CI runs them; skip when reading)
@@ -396,7 +393,7 @@ _faster = [(r["impl"], r["B"], r["T"], r["pass"]) for r in h200 if r["vs_ours"] 
 assert not h200 or _faster == [("rl_triton", 16, 128, "fwd"), ("rl_triton", 64, 16384, "fwd")]  # "one peer, two shapes"
 if h200:
     _probe_us = profile.wall_probe_us()
-    for _impl, _B, _T, _pass in _faster:  # "neither gap is wider than that": notebook 14's noise rule, 2.3×
+    for _impl, _B, _T, _pass in _faster:  # "within the noise": notebook 14's noise rule, 2.3×
         _ours_wall = profile.wall_range(RES, _probe_us, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "vtrace", (_B, _T), _pass)
         _peer_wall = profile.wall_range(RES, _probe_us, {}, _impl, "vtrace", (_B, _T), _pass)
         assert profile.noise_verdict(_ours_wall, _peer_wall, 2.3) == "within the noise", (_B, _T, _ours_wall, _peer_wall)
@@ -422,12 +419,11 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 #
 # > * **Inputs:** entry $t$ is step $t$'s own, `log_rhos[t]` included, but `next_values[t]` $= V(s_{t+1})$. `y` is $v_t$, `y_in` is $v_{t+1}$.
 # > * **Reset:** a flag, set by the given prologue; you write none.
-# > * **Scan start:** none in your code: the harness scans, from $y_T = 0$, so `y_in` is 0 at the window's last step.
 # > * **Select away:** `y_in` at a termination (the next episode's value), and `next_values` behind one, which may be NaN.
 #
 # * **`X = (log_rhos, rewards, values, next_values, terminated)`**, (B, T) each: $\log\pi_t/\mu_t$, $r_t$, $V_t$,
 #   $V(s_{t+1})$, the bool flag. `P = (γ, ρ̄, c̄)`, `P[2]` only for the prologue. $\pi_t/\mu_t$ = `exp(log_rhos)`.
-# * **At the window's last step** $v_{t+1}$ is `next_values`, not `y_in`. No truncation input.
+# * **At the window's last step** `y_in` is 0 (the harness scans from $y_T = 0$): $v_{t+1}$ is `next_values` there. No truncation input.
 # * **One clip:** here $\bar\rho$ (`P[1]`) clips both $\rho_t$ and $\rho^{pg}_t$. Section 2 has a separate clip
 #   for the advantage, $\bar\rho_{pg}$ (`pg_rho_bar`). One clip for both is what the IMPALA paper does, and
 #   the package's defaults agree: $\bar\rho_{pg} = \bar\rho = 1$.
@@ -438,13 +434,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the committed H200 run"
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
 
 # %% [markdown]
-# <details><summary>Details: how the harness finds y_in (optional)</summary>
-#
-# Where an epilogue is passed, the harness reruns the scan shifted one step (from `offs + 1`), so
-# each step also gets $y_{t+1}$. The package's own kernel takes `y_in` from the first scan instead;
-# the harness keeps it simple.
-#
-# </details>
+# (How the harness finds `y_in`: the [appendix](#Appendix:-details-of-the-exercises).)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -465,10 +455,9 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Take each kind of step of [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table):
-#   which $v_{t+1}$ does it read, and what does the epilogue return? Hint 4 answers.
-# * $\rho^{pg}_t$ is the ratio $\pi_t/\mu_t$ = `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
-# * The table's $v_{t+1}$ column is one `tl.where` on `t == T - 1`.
-# * Its termination row is one more, on `term`, around $\gamma v_{t+1}$.
+#   which $v_{t+1}$ does it read?
+# * $\rho^{pg}_t$ is the ratio $\pi_t/\mu_t$, clipped at ρ̄ (`P[1]`).
+# * Two selects: one picks $v_{t+1}$ at the window's last step, one drops $\gamma v_{t+1}$ at a termination.
 # * `y` ($v_t$) is not needed.
 #
 # </details>
@@ -498,9 +487,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 # <details><summary>Hint 4: the key lines</summary>
 #
-# $v_{t+1}$ is `next_values` at the window's last step and `y_in` elsewhere. A termination returns
-# $\rho^{pg}_t(r_t - V_t)$, also when it falls on the window's last step: `tl.where(term, 0.0, ...)`
-# reads neither.
+# A termination returns $\rho^{pg}_t(r_t - V_t)$, also on the window's last step: `tl.where(term, 0.0, ...)`
+# reads neither $v_{t+1}$.
 #
 # ```python
 # next_values = tl.load(X[3] + offs, mask=m, other=0.0)
@@ -837,3 +825,11 @@ ax.legend(ncol=3, fontsize=8)
 plt.show()
 torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio above 1 is clipped
 torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
+
+
+# %% [markdown]
+# ## Appendix: details of the exercises
+#
+# **How the harness finds `y_in`** (`vtrace_pg`). Where an epilogue is passed, the harness reruns
+# the scan shifted one step (from `offs + 1`), so each step also gets $y_{t+1}$. The package's own
+# kernel takes `y_in` from the first scan instead; the harness keeps it simple.

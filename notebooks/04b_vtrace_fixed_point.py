@@ -335,21 +335,13 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 #
 # > * **Inputs:** tables, float64, with no time axis: `P_trans[s, u, s2]`, (S, A, S), the probability of `s2` after action
 # >   `u` in state `s`; `R`, (S, A), the mean reward; `pi`, `mu`, (S, A), rows summing to 1, `mu > 0`, `pi` may be 0;
-# >   `gamma < 1`; `rho_bar > 0` (`float("inf")` for no clip).
-# > * **Reset:** none: there are no steps.
-# > * **Scan start:** none: nothing is scanned.
-# > * **Select away:** nothing: every input is finite, and `mu > 0` keeps $\pi/\mu$ finite.
+# >   `gamma < 1`; `rho_bar > 0` (`float("inf")` for no clip). Every input is finite, and `mu > 0` keeps $\pi/\mu$
+# >   finite: nothing needs a select.
 #
 # Then, for self-study (not graded): as $\bar\rho$ grows, where does `V` go? And as
 # $\bar\rho \to 0$? Mind the actions where $\pi = 0$.
 #
-# <details><summary>Details: how it is checked (optional)</summary>
-#
-# The checker holds no answer. It computes the mean correction at your `V`: only one $V$ makes it
-# vanish everywhere. Where it does not, the message gives its sign, the way a one-step update would
-# move `V`.
-#
-# </details>
+# (How it is checked: the [appendix](#Appendix:-details-of-the-exercises).)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -366,7 +358,7 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # * The condition is a weighted sum of TD errors. Dividing by the weights' sum in each state does
 #   not change where it is 0, and it makes the weights a policy $\nu$.
 # * The condition is then the Bellman equation of $\nu$: $V(s) = \sum_u \nu(u|s)\big(R(s,u) + \gamma\sum_{s'} P(s,u,s')V(s')\big)$.
-# * That is linear in $V$: $(I - \gamma P_\nu)V = r_\nu$, solved with `np.linalg.solve`.
+# * That is a linear system in $V$: one call to `np.linalg.solve`.
 #
 # </details>
 #
@@ -523,9 +515,6 @@ print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
 # | 2, the last | 0 | yes | no | no |
 # | positions it reaches | | 3 | 2 | 1 |
 #
-# The argument and its proof use three views: a position $j$ is a row of the table, a term $k$ is a
-# column, and a state $s$ is a row of the matrices $C$ and $M$ or an entry of $d$.
-#
 # Training stops where each state's correction, summed over all its visits, is 0. From the
 # rollout to the weights, in four steps:
 #
@@ -592,6 +581,13 @@ vs_3 = rl.vtrace(*(torch.tensor(x[None]) for x in (np.log(ratio_3), r_3, v_3)), 
                  gamma=g_3, rho_bar=1.0, c_bar=1.0, backend="torch").vs[0].numpy()
 expected_3 = [sum(term_3(t, k) for k in range(3) if receives[t][k]) for t in range(3)]
 np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the table, row by row
+
+# %% [markdown]
+# ## Appendix: details of the exercises
+#
+# **How `vtrace_fixed_point` is checked.** The checker holds no answer. It computes the mean
+# correction at your `V`: only one $V$ makes it vanish everywhere. Where it does not, the message
+# gives its sign, the way a one-step update would move `V`.
 
 # %% [markdown]
 # ## What you now know

@@ -22,8 +22,9 @@
 # > * The second kernel computes the policy-gradient advantage, which reads the next step's `vs`.
 # > * A short demo shows why the unused slots past a row's end must hold a step that changes nothing.
 # > * There is one checked exercise, `vtrace_kernel`; its hints hold the key lines, part by part.
+# >   One open question asks whether `pg` could join the first kernel.
 #
-# * **Time:** 1–2 h, one checked exercise (no open questions).
+# * **Time:** 1–2 h, one checked exercise and one short open question.
 # * **Needs:** [notebook 00c](00c_episodes_and_hooks.ipynb) (your `reset_scan`) and
 #   [notebook 04](04_vtrace.ipynb) (its sections 1 and 2, and your `vtrace_pg`). No GPU.
 #
@@ -86,7 +87,6 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # > * **Inputs:** entry $t$ is step $t$'s own, `log_rhos[t]` $= \log\pi_t/\mu_t$ included, but `next_values[t]` $= V'_t = V(s_{t+1})$.
 # > * **Reset:** a flag $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`; padding lanes get the identity $(1, 0, \text{false})$.
-# > * **Scan start:** 0: your carry starts at 0 after the row.
 # > * **Select away:** `next_values` behind a termination, which may be NaN, in $b_t$ and in `pg`.
 #
 # * **Types:** (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
@@ -109,17 +109,8 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # </details>
 #
-# <details><summary>Details: the checker, and the padding lanes' identity (optional)</summary>
-#
-# The checker compares `(vs, pg)` with `reference.vtrace` on rows shorter and longer than a chunk,
-# with terminations.
-#
-# The padding lanes' identity is a safeguard that never shows here. Padding lanes lie after step
-# $T-1$, which always resets, so nothing from them reaches `vs`. The identity matters in a row with
-# no reset at its end, such as one process's piece of a row split across processes (notebook 11):
-# there the padding lanes' pair enters the chunk's map.
-#
-# </details>
+# (The checker's cases, and when the padding lanes' identity matters: the
+# [appendix](#Appendix:-details-of-the-exercises).)
 
 # %% [markdown]
 # **What your kernel does**, part by part. The hints below hold the key lines.
@@ -167,8 +158,9 @@ assert (k_s3[:3] != 0).tolist() == [True, True, False] and vs3[:3].tolist() == [
 # The rule behind the table: the scan passes the later step's triple first, as `(a1, b1, k1)`
 # ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
 # So `reset_combine(later, earlier)` gives $b_e + a_e\,(b_l + a_l x)$: the later map is applied
-# first, to the value $x$ carried in. This rule has two reset cases. If the earlier step resets,
-# the result is $b_e$ alone. If only the later run resets, it is $b_e + a_e b_l$ with the flag
+# first, to the value $x$ carried in. The later run is the first operand, `(a1, b1, k1)` in
+# `reset_combine`, so it is applied first to $x$ coming from the right. This rule has two reset
+# cases. If the earlier step resets, the result is $b_e$ alone. If only the later run resets, it is $b_e + a_e b_l$ with the flag
 # set, so the carry $x$ never enters.
 #
 # Triton combines lanes in a tree, not one by one
@@ -227,39 +219,14 @@ for resets in (True, False):
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# Give each lane its triple: one for each kind of step of
-# [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table), and the identity for a
-# padding lane past the row's end. Hint 4 has them filled in.
-#
-# The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
-# checklist. `ci` is the chunk's index, so that `c` stays free for $c_t$.
-#
-# ```python
-# @triton.jit
-# def vs_kernel(LR, R, V, NV, TERM, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr):
-#     row = tl.program_id(0)                      # one program per row
-#     carry = 0.0                                 # nothing comes after the row
-#     n_chunks = tl.cdiv(T, CHUNK)
-#     for i in range(0, n_chunks):
-#         ci = n_chunks - 1 - i                   # the chunks, last first
-#         t = ci * CHUNK + tl.arange(0, CHUNK)
-#         m = t < T                               # lanes past the row's end: padding
-#         ...                                     # the triple, the scan, the store, the next carry
-# ```
-#
-# The second kernel takes one block of the (B, T) elements per program, as flat indices
-# `e = row * T + t`. Its first three lines:
-#
-# ```python
-# @triton.jit
-# def pg_kernel(LR, R, V, NV, TERM, VS, PG, gamma, rho_bar, T, n, BLOCK: tl.constexpr):
-#     e = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # flat indices of the (B, T) elements
-#     m, t = e < n, e % T                                  # n = B * T; t: the step within its row
-#     vs_next = tl.load(VS + e + 1, mask=m & (t < T - 1), other=0.0)  # v_{t+1}: the next element, same row
-#     ...                                                  # next_values at t == T - 1, the select at term, the store
-# ```
-#
-# The launcher runs `vs_kernel[(B,)]`, then `pg_kernel[(triton.cdiv(B * T, BLOCK),)]`.
+# * Give each lane its triple: one for each kind of step of
+#   [01's episode-end table](01_discounted_return.ipynb#The-episode-end-table), and the identity for
+#   a padding lane past the row's end.
+# * The first kernel, one program per row, walks the row's chunks last first, as your `reset_scan`.
+#   The template below has that loop; `ci` is the chunk's index, so that `c` stays free for $c_t$.
+# * The second kernel takes one block of the (B, T) elements per program, as flat indices
+#   `e = row * T + t`. It reads $v_{t+1}$ one element on, except at the row's last step.
+# * The launcher runs `vs_kernel[(B,)]`, then `pg_kernel[(triton.cdiv(B * T, BLOCK),)]`.
 #
 # </details>
 #
@@ -316,8 +283,11 @@ for resets in (True, False):
 #
 # * **The next carry** is `vs` on one lane, picked out by a masked sum. Which step's `vs` enters
 #   the chunk before?
-# * **The second kernel** reads $v_{s,t+1}$ at the flat offset `e + 1`, with `e = row * T + t`.
-#   Mask that load so it never reads past the tensor.
+# * **The second kernel's** $v_{t+1}$, masked so that it never reads past the row:
+#
+# ```python
+# vs_next = tl.load(VS + e + 1, mask=m & (t < T - 1), other=0.0)  # next_values at t == T - 1 instead
+# ```
 #
 # </details>
 
@@ -385,6 +355,52 @@ else:
           f"vs {(got_vs - want_vs).abs().max().item():.2e}, pg {(got_pg - want_pg).abs().max().item():.2e}")
 
 # %% [markdown]
+# Without a checker:
+#
+# *(Answer it in its cell below, for your teacher's grader.)*
+#
+# 1. Fuse the two kernels: compute `pg` inside `vs_kernel`, right after each chunk's `vs`. `pg` at
+#    step $t$ needs $v_{t+1}$, which another lane of the same chunk computed (the carry, at the
+#    chunk's last lane). Is a store of `vs` and a load of `vs[t+1]` safe there, without a second
+#    kernel? If not, name two ways to make it safe.
+#
+#    <details><summary>Check yourself</summary>
+#
+#    Not as it stands: lane $t$ may load `vs[t+1]` before the thread that holds lane $t+1$ has stored
+#    it. A `tl.debug_barrier()` between the store and the load makes it safe: one program owns the
+#    whole row, so waiting for that program's threads is enough, and no other program writes the row.
+#    A second way needs no barrier: scan the triples once more, loaded one step on, so that lane $t$
+#    gets $v_{t+1}$ in a register, as 04's harness does for `y_in`; that doubles the scan's work.
+#    Either way `pg` is the same formula on $v_{t+1}$, `vs` one step on (or `next_values` at the row's
+#    last step). The interpreter runs a block as one NumPy array, so it cannot show the race.
+#
+#    </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: question 1's expected result (CI runs them; skip when reading)
+assert callable(tl.debug_barrier)  # "a tl.debug_barrier()"
+g_q = torch.Generator().manual_seed(1)
+lr_q = 0.5 * torch.randn(3, 70, generator=g_q, dtype=torch.float64)
+r_q, v_q, nv_q = (torch.randn(3, 70, generator=g_q, dtype=torch.float64) for _ in range(3))
+term_q = torch.rand(3, 70, generator=g_q) < 0.05
+nv_q = torch.where(term_q, float("nan"), nv_q)  # never to be read
+vs_q, pg_q = rl.vtrace(lr_q, r_q, v_q, gamma=0.9, rho_bar=1.0, c_bar=0.9, pg_rho_bar=1.0, next_values=nv_q,
+                       terminated=term_q)
+vs_next_q = torch.cat([vs_q[:, 1:], nv_q[:, -1:]], 1)  # v_{t+1}: vs one step on, next_values at the row's last step
+torch.testing.assert_close(pg_q, lr_q.exp().clamp(max=1.0) * (r_q + torch.where(term_q, 0.0, 0.9 * vs_next_q) - v_q))
+done_q = term_q.clone()
+done_q[:, -1] = True  # the window's last step
+delta_q = r_q + torch.where(term_q, 0.0, 0.9 * nv_q) - v_q
+a_q = torch.where(done_q, 0.0, 0.9 * lr_q.exp().clamp(max=0.9))  # gamma c_t, and a = 0 at a reset (tensor code)
+b_q = v_q + lr_q.exp().clamp(max=1.0) * delta_q - torch.where(done_q, 0.0, a_q * nv_q)
+torch.testing.assert_close(rl.linear_scan(a_q, b_q), vs_q)  # the triple of "What your kernel does"
+torch.testing.assert_close(rl.linear_scan(a_q[:, 1:], b_q[:, 1:]), vs_q[:, 1:])  # "scan the triples ... one step on"
+assert term_q.any()
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
 # ## What you now know
 #
 # * V-trace's `vs` is 00c's reset scan with another triple: $a_t = \gamma c_t$,
@@ -395,3 +411,14 @@ else:
 # * An output that reads a neighbour's scanned value, here $v_{t+1}$, is simplest in a second
 #   kernel: it starts only once all of `vs` is in memory.
 # * Selects, not products with 0, keep a NaN behind a termination out of both outputs.
+
+# %% [markdown]
+# ## Appendix: details of the exercises
+#
+# **How `vtrace_kernel` is checked, and the padding lanes' identity.** The checker compares
+# `(vs, pg)` with `reference.vtrace` on rows shorter and longer than a chunk, with terminations.
+#
+# The padding lanes' identity is a safeguard that never shows here. Padding lanes lie after step
+# $T-1$, which always resets, so nothing from them reaches `vs`. The identity matters in a row with
+# no reset at its end, such as one process's piece of a row split across processes (notebook 11):
+# there the padding lanes' pair enters the chunk's map.

@@ -222,29 +222,34 @@ np.testing.assert_allclose(_G, G[0.5])  # the loop of section 1
 #
 # The table starts from the plain form ($\lambda_t$ everywhere, no guard) and adds one guard per row:
 #
-# | guards on | $a_t$ | $b_t$ at a truncation | $b_t$ at a termination | $y_t$ |
+# | guards on | $a_t$ at the done steps | $b_t$ at a truncation | $b_t$ at a termination | $y_t$ |
 # | --- | --- | --- | --- | --- |
 # | none (the plain form) | $\gamma_t\lambda_t$ | $r_t + \gamma_t\big[(1-\lambda_t)V'_t - \lambda_t\alpha\log\pi_{t+1}\big]$ | the same | $b_t + a_t\,y_{t+1}$ |
 # | 1 | 0 | $r_t + \gamma_t V'_t$ | $r_t + \gamma_t V'_t$ | $b_t + a_t\,y_{t+1}$ |
 # | 1 and 2 | 0 | $r_t + \gamma_t V'_t$ | $r_t$ | $b_t + a_t\,y_{t+1}$ |
 # | 1, 2 and 3 | 0 (not read) | $r_t + \gamma_t V'_t$ | $r_t$ | $b_t$ |
 #
-# The last row is the first table's. Each guard is needed:
+# The last row is the first table's. What each guard does:
 #
 # * **Without guard 1,** $V'_t$ keeps the weight $1-\lambda_t$, and a truncation reads the next
 #   episode's $\log\pi_{t+1}$. The target is wrong, and nothing warns.
-# * **Without guard 2,** a termination bootstraps from $V'_t$, which may be NaN there.
-# * **Without guard 3,** $y_t = b_t + 0 \cdot y_{t+1}$, and $0 \cdot \text{NaN}$ is NaN.
+# * **Without guard 2,** a termination bootstraps from $V'_t$, the value of a terminal state. The
+#   buffer need not hold a real one there: it may be NaN.
+# * **Without guard 3,** $y_t = b_t + 0 \cdot y_{t+1}$. That is $b_t$ while $y_{t+1}$ is finite,
+#   and NaN when $y_{t+1}$ is not: $0 \cdot \text{NaN}$ is NaN.
 #
-# $a_t$ needs no guard of its own: a reset never reads it.
+# So on finite data, guards 1 and 2 already give the right target. Guard 3 protects against a
+# non-finite $y_{t+1}$, carried in from after a done step or from past the window. $a_t$ needs no
+# guard of its own: a reset never reads it.
 #
 # The next cell builds the table's rows on four steps, with $\gamma = \lambda = \alpha = 0.5$.
 # Step 0 is ordinary, step 1 is truncated (step 2 starts a new episode), step 2 terminates, and
-# step 3 is the window's last. The buffer holds NaN behind the termination.
+# step 3, the first step of the next episode, is the window's last. Every reward and $\log\pi$ is
+# finite, as in a real buffer. Only $V'_2$, behind the termination, is NaN.
 
 # %%
-r4, v4 = np.array([1.0, 1.0, 1.0, np.nan]), np.array([3.0, 4.0, np.nan, np.nan])  # V'_t: NaN behind the termination
-lp4 = np.array([-1.0, -2.0, -4.0, np.nan])  # log π_t; step 2's is the next episode's
+r4, v4 = np.array([1.0, 1.0, 1.0, 1.0]), np.array([3.0, 4.0, np.nan, 2.0])  # V'_t: NaN behind the termination only
+lp4 = np.array([-1.0, -2.0, -4.0, -3.0])  # log π_t; step 2's is the next episode's
 term4, trunc4 = np.array([False, False, True, False]), np.array([False, True, False, False])
 done4 = term4 | trunc4 | (np.arange(4) == 3)  # step 3: the window's last
 lp_next4 = np.append(lp4[1:], 0.0)  # log π_{t+1}; 0 past the window
@@ -272,16 +277,24 @@ a4, b4, reset4 = rows4["1 and 2"]
 assert b4[1] == 3 and b4[2] == r4[2] == 1 and not reset4.any()  # the termination: r_t
 a4, b4, reset4 = rows4["1, 2 and 3"]
 assert b4[1] == 3 and b4[2] == 1 and list(reset4) == [False, True, True, True]  # the first table's row
+assert np.isfinite(r4).all() and np.isfinite(lp4).all() and list(np.isnan(v4)) == [False, False, True, False]  # "Only V'_2"
+assert (rows4["1 and 2"][0][done4] == 0).all()  # guards 1 and 2: a_t = 0 at every done step
 
 # %% [markdown]
-# Now drop each guard in turn. With all three, the scan gives section 1's loop on steps 0–2.
-# Without guard 1 the targets are finite but wrong. Without guard 2 the termination's target is
-# NaN. Without guard 3 every target up to the termination is NaN. The last line keeps the three
-# guards but uses the plain $a_t = \gamma\lambda$: nothing changes, because a reset never reads $a_t$.
+# Now drop each guard in turn. The scan starts from $y_4$, the value past the window. Here it is NaN,
+# a stand-in for whatever follows the window (the exercise's checker uses 100).
+#
+# * **All three guards:** the scan gives section 1's loop on all four steps.
+# * **Without guard 1:** the targets are finite but wrong.
+# * **Without guard 2:** the termination's target is NaN.
+# * **Without guard 3:** every target is NaN. Step 3 computes $b_3 + 0 \cdot \text{NaN}$. The NaN is
+#   then the $y_{t+1}$ after done steps 2 and 1, and it reaches step 0.
+# * **Without guard 3, from $y_4 = 0$:** the right targets. On finite data, guards 1 and 2 suffice.
+# * **All three, with the plain $a_t = \gamma\lambda$:** nothing changes, because a reset never reads $a_t$.
 
 # %%
-def scan4(a, b, reset):  # y_t = b_t at a reset, b_t + a_t y_{t+1} elsewhere
-    y, G4 = 0.0, np.zeros(4)
+def scan4(a, b, reset, y_past=np.nan):  # y_t = b_t at a reset, b_t + a_t y_{t+1} elsewhere
+    y, G4 = y_past, np.zeros(4)  # y_4: past the window
     for t in (3, 2, 1, 0):
         y = G4[t] = b[t] if reset[t] else b[t] + a[t] * y
     return G4
@@ -290,17 +303,19 @@ def scan4(a, b, reset):  # y_t = b_t at a reset, b_t + a_t y_{t+1} elsewhere
 _, b4, reset4 = prologue4()
 runs4 = {"all three guards": scan4(*prologue4()), "no guard 1 (λ^eff)": scan4(*prologue4(guard1=False)),
          "no guard 2 ([¬term])": scan4(*prologue4(guard2=False)), "no guard 3 (reset)": scan4(*prologue4(guard3=False)),
+         "no guard 3, y_4 = 0": scan4(*prologue4(guard3=False), y_past=0.0),
          "all three, a_t = γλ": scan4(np.full(4, 0.5 * 0.5), b4, reset4)}
 for name, G4 in runs4.items():
-    print(f"{name:22s} G_0, G_1, G_2 = {G4[0]}, {G4[1]}, {G4[2]}")
+    print(f"{name:22s} G_0, G_1, G_2, G_3 = {G4[0]}, {G4[1]}, {G4[2]}, {G4[3]}")
 loop4 = reference.sac_targets(r4, [v4], np.zeros(4), gamma=0.5, alpha=0.5, lambda_=0.5, log_probs=lp4,
                               terminated=term4, truncated=trunc4)  # section 1's loop; V' = v4 (one critic, next_lp 0)
-np.testing.assert_allclose(runs4["all three guards"][:3], loop4[:3])
-np.testing.assert_allclose(loop4[:3], [2.75, 3.0, 1.0])  # 2 + 0.25 · 3; r_1 + γV'_1; r_2
-np.testing.assert_allclose(runs4["no guard 1 (λ^eff)"][:3], [2.625, 2.5, 1.0])  # finite but wrong
-assert np.isnan(runs4["no guard 2 ([¬term])"][2]) and list(runs4["no guard 2 ([¬term])"][:2]) == [2.75, 3.0]
-assert np.isnan(runs4["no guard 3 (reset)"][:3]).all()  # 0 · NaN is NaN, back to step 0
-assert (runs4["all three, a_t = γλ"][:3] == runs4["all three guards"][:3]).all()  # a reset never reads a_t
+np.testing.assert_allclose(runs4["all three guards"], loop4)  # "on all four steps"
+np.testing.assert_allclose(loop4, [2.75, 3.0, 1.0, 2.0])  # 2 + 0.25 · 3; r_1 + γV'_1; r_2; r_3 + γV'_3
+np.testing.assert_allclose(runs4["no guard 1 (λ^eff)"], [2.625, 2.5, 1.0, 1.5])  # finite but wrong
+assert np.isnan(runs4["no guard 2 ([¬term])"][2]) and list(runs4["no guard 2 ([¬term])"][[0, 1, 3]]) == [2.75, 3.0, 2.0]
+assert np.isnan(runs4["no guard 3 (reset)"]).all()  # 0 · NaN is NaN, from y_4 back to step 0
+assert (runs4["no guard 3, y_4 = 0"] == runs4["all three guards"]).all()  # on finite data guards 1 and 2 suffice
+assert (runs4["all three, a_t = γλ"] == runs4["all three guards"]).all()  # a reset never reads a_t
 
 # %% [markdown]
 # The same prologue and scan in NumPy, against the loop, on random rows with terminations and
@@ -483,7 +498,7 @@ print("actor and temperature losses == the loop, gradients as derived")
 # depend on λ. So the bias $D$ is 0 at λ = 0 and grows more negative as λ grows. The next cell
 # measures it over 4,000 replayed windows of 60 steps. So use `lambda_ > 0` on replayed data only
 # when the data is recent, or with a correction such as Retrace
-# ([notebook 07's second open question](07_crr.ipynb#Exercises)).
+# ([notebook 03's `retrace` exercise](03_td_lambda.ipynb#Exercises)).
 #
 # <details><summary>Details (optional): why the bias arises, the setup in full, and the recursion derived</summary>
 #

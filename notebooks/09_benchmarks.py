@@ -28,8 +28,8 @@
 # * **Minimum path:** sections 1–4 and the checked exercises `launch_model` and `host_bound`.
 #
 # > **What to remember**
-# > * **The floor:** a kernel nears it only on large batches: over 75 % of it at 16384×1024 (section 1).
-# > * **Host-bound calls:** wall ≈ max(host, GPU); the return at 16×128 takes over 10× its GPU time (section 2.1).
+# > * **The floor:** a kernel nears it only on large batches, at 16384×1024 (section 1).
+# > * **Host-bound calls:** wall ≈ max(host, GPU); the return at 16×128 takes 13× its GPU time (section 2.1).
 # > * **A backward adds host time:** eager, GAE at 4096×128 with its backward takes 58× its GPU time (section 3).
 # > * **A CUDA graph** of many calls leaves about the GPU time per call (notebook 08, section 4).
 # > * Sections 2 and 4 apply these three to the peers and to the fused losses.
@@ -40,16 +40,21 @@
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 #
-# **Numbers you need.** The prose uses only these figures; the Checks cell after the imports reads
-# each one from its file. All but the last come from one H200 session (2026-12-06): the run's GPU
-# times and the wall probe's medians of 15 rounds.
+# **Numbers you need.** The prose of sections 1–4 quotes only the ten figures below; the Checks
+# cell after the imports reads each one from its file. Every other measured figure is in a printed
+# table or reveal, and the prose points to it. Not counted: shapes, dates, counts of rounds and
+# launches, thresholds (1×, notebook 08's 2×, 100 %), notebook 08's model (2 µs per launch, GAE's
+# 2.1 µs floor at 4096×128, 10 launches per step of the loop), and the made-up examples. All but the last row come from one H200 session
+# (2026-12-06): the run's GPU times and single timings, and the wall probe's medians of 15 rounds.
 #
 # | quantity | figure | file |
 # | --- | --- | --- |
 # | GAE's forward at 4096×128: % of its floor, by GPU time | 63 % | H200 run |
 # | the return's forward at 16×128: wall ÷ GPU time | 13× | H200 wall probe ÷ run |
 # | GAE's forward at 16×128: wall time, ours and the naive kernel | 30.6 and 20.6 µs | H200 wall probe |
+# | the Python loops over time, forward at T = 128: their wall time ÷ ours | over 80× | H200 run, single timings |
 # | GAE at 4096×128: wall ÷ GPU time, forward and with its backward | 8.5× and 58× | H200 wall probe ÷ run |
+# | every call of ours at the three RL shapes: the wall time a backward adds ÷ the GPU time it adds | at least 5× | H200 wall probe ÷ run |
 # | the noise rule's bound (notebook 08, section 3) | 2.3× | H200 run and wall probe |
 # | PPO's loss with its backward at 4096×128: eager formula ÷ ours, median paired round | 1.6× | section 4's H100 loss probe |
 #
@@ -63,8 +68,8 @@
 #
 # | tag | card | what it times | sections |
 # | --- | --- | --- | --- |
-# | `[H200 run]` | H200 | every call, ours and the peers', forward and with the backward: wall and GPU time, each call timed once | 1–3: every GPU time, the peers' wall times, the charts |
-# | `[H200 wall probe]` | H200 | our calls again, same session: wall time, median of 15 rounds | 2–3: every wall time of ours that the prose quotes |
+# | `[H200 run]` | H200 | every call, ours and the peers', forward and with the backward: wall and GPU time, each call timed once | 1–3: every GPU time, the peers' wall times (single timings), the charts |
+# | `[H200 wall probe]` | H200 | our calls again, with the naive kernel and rl_triton, same session: wall time, median of 15 rounds | 2–3: every wall time of ours that the prose and section 2's tables quote |
 # | `[H100 loss probe]` | H100 | the three losses and their rivals: wall and GPU time, 15 paired rounds | 4 |
 # | `[H100 backward profile]` | H100 | PPO's loss at 16×128: where its backward's host time goes | 4 |
 #
@@ -159,14 +164,21 @@ CARD = {"GAE 4096×128 % floor [H200 run]": round(100 * _card_f["floor_ms"] / _c
         "return 16×128 wall ÷ GPU [H200 wall probe ÷ run]":
             round(probe[16, 128]["fwd", "discounted_return"] / (1e3 * row("discounted_return", 16, 128)["kernel_ms"])),
         "GAE 16×128 ours, naive µs [H200 wall probe]": (probe[16, 128]["fwd", "gae"], probe[16, 128]["fwd", "bare_launch"]),
+        "loops over time, fwd at T = 128, wall ÷ ours, the lowest [H200 run, single timings]":  # "over 80×"
+            down(min(s["x"] for s in profile.peer_speedups(res, DTYPE) if s["pass_"] == "fwd" and s["shape"][1] == 128
+                     and s["peer"] in ("pytorch_loop", "torchrl_gae", "torchrl_vtrace")), 0),
         "GAE 4096×128 wall ÷ GPU, fwd and fwd+bwd [H200 wall probe ÷ run]":
             (round(probe[4096, 128]["fwd", "gae"] / (1e3 * _card_f["kernel_ms"]), 1),
              round(probe[4096, 128]["fwd+bwd", "gae"] / (1e3 * _card_b["kernel_ms"]))),
+        "backward's wall added ÷ GPU added, the lowest over ours at the RL shapes [H200 wall probe ÷ run]":  # "at least 5×"
+            down(min((probe[s]["fwd+bwd", a] - probe[s]["fwd", a])
+                     / (1e3 * (row(a, *s, pass_="fwd+bwd")["kernel_ms"] - row(a, *s)["kernel_ms"]))
+                     for a in ALGS for s in profile.WALL_PROBE_SHAPES), 0),
         "noise rule's bound [H200 run + wall probe]": NOISE_X,
         "PPO fwd+bwd eager ÷ ours, median [H100 loss probe]":
             round(profile.read_loss_wall()["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"][1], 1)}
 print(CARD)
-assert list(CARD.values()) == [63, 13, (30.6, 20.6), (8.5, 58), 2.3, 1.6]
+assert list(CARD.values()) == [63, 13, (30.6, 20.6), 83, (8.5, 58), 5, 2.3, 1.6]  # 83: "over 80×"; 5: "at least 5×"
 assert (f"{profile.COMMITTED_RUN}.json", profile.COMMITTED_WALL, profile.COMMITTED_LOSS_WALL) == (
     "H200-2026-12-06.json", "H200-2026-12-06-wall.txt", "checks/H100-2026-12-07-loss-wall.txt")  # the card's files
 
@@ -178,8 +190,7 @@ assert (f"{profile.COMMITTED_RUN}.json", profile.COMMITTED_WALL, profile.COMMITT
 # figures as ranges over the algorithms. Its last column is not measured: it is notebook 08's model
 # for GAE, floor ÷ (2 µs per launch + floor), with one launch forwards and two with the backward.
 # That column is the same in both passes: for GAE, the backward doubles both $t_0$ (two launches)
-# and the bytes. Not every kernel's bytes double: PPO's go from 12 to 28 B per step, and V-trace's
-# do not double either.
+# and the bytes. Not every kernel's bytes double with the backward: PPO's and V-trace's do not.
 #
 # **Predict first** with notebook 08's model: at 4096×128, GAE's floor is 2.1 µs. What % floor does
 # the model give?
@@ -215,22 +226,17 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 
 # %% [markdown]
 # **Finding:** a kernel reaches its floor only where its bytes outweigh its fixed cost: at 4096×128,
-# GAE's forward reaches 63 % of its floor; the model gave 51 %, so the kernel beats the model.
+# GAE's forward reaches 63 % of its floor, more than the model gives (the reveal prints both): the
+# kernel beats the model.
 #
 # <details><summary>Details: the L2 cache, why the run beats the model, few long rows, SAC above 100 %</summary>
 #
-# * At the three smaller shapes, % floor also measures the L2 cache: the graph replays that time
-#   the GPU time can read much of a call's bytes from it, faster than the floor's DRAM copy. So
-#   % floor can pass 100 % (SAC at 64×16384).
-#
-# <details><summary>Spoiler for 08's <code>vtrace_floor_bytes</code></summary>
-#
-# A forward call at the three smaller shapes moves at most 25 MiB, and at most 50 MiB with its backward.
-#
-# </details>
-#
-# * GAE's GPU times, 1.8 and 3.3 µs, beat the model: its fixed cost is a little under 2 µs, and
-#   at 4096×128 some of its 8.9 MB may be read from the L2 cache.
+# * At the three smaller shapes, % floor also measures the L2 cache. The graph replays that time a
+#   call run it back to back, so the call finds many of its bytes still in the cache, which is
+#   faster than the DRAM copy that sets the floor. So % floor can pass 100 % (SAC at 64×16384).
+# * GAE beats the model because its fixed cost is a little under the model's 2 µs per launch (its
+#   GPU time at 16×128 is in section 2.2's lines), and at 4096×128 some of its bytes may be read
+#   from the L2 cache.
 # * The model misses the scans on few long rows (64×16384): 64 rows give the GPU too little
 #   parallel work ([notebook 13, section 3](13_appendix_performance.ipynb#3.-Enough-programs:-why-a-few-long-rows-leave-the-GPU-idle)).
 #
@@ -241,15 +247,14 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 smallest, largest = SHAPES[0], SHAPES[-1]
 _gae = {s: row("gae", *s) for s in [(16, 128), (4096, 128)]}  # the debrief: GAE's GPU times against the model
 assert round(pct["gae", (4096, 128), "fwd"]) == 63  # "63 %"
-assert round(model_pct["4096×128"]) == 51 < 63  # "the model gave 51 %, so the kernel beats the model" (the fold: why)
-assert [round(1e3 * _gae[s]["kernel_ms"], 1) for s in _gae] == [1.8, 3.3]  # "1.8 and 3.3 µs"
-assert all(1e3 * r["kernel_ms"] < 2.0 + 1e3 * r["floor_ms"] for r in _gae.values())  # "below the model's 2 µs + floor"
-assert round(_gae[4096, 128]["bytes"] / 1e6, 1) == 8.9  # "its 8.9 MB"
+assert model_pct["4096×128"] < pct["gae", (4096, 128), "fwd"]  # "more than the model gives": the kernel beats the model
+assert all(1e3 * r["kernel_ms"] < 2.0 + 1e3 * r["floor_ms"] for r in _gae.values())  # GAE's GPU times: below the model's
+assert 1e3 * _gae[16, 128]["kernel_ms"] < 2.0  # "its fixed cost is a little under the model's 2 µs per launch"
 assert round(1e6 * 17 * 4096 * 128 / res["copy_bandwidth_Bps"], 1) == 2.1  # "2.1 µs"
 assert all(v < 1 for (a, s, p), v in pct.items() if s == smallest)  # "far below it at the smallest"
 assert min(1e3 * r["kernel_ms"] for r in rows if r["impl"] == "rltriton_lite" and r["dtype"] == DTYPE
            and (r["B"], r["T"]) == smallest) > 1  # its fixed cost: a µs or more, against a floor under 0.01 µs
-assert all(v > 75 for (a, s, p), v in pct.items() if s == largest)  # "near it at the largest shape"; the card's "over 75 %"
+assert all(v > 75 for (a, s, p), v in pct.items() if s == largest)  # "nears it ... at 16384×1024": over 75 %
 _both = {t["B × T"]: t["model's % floor, GAE"] for t in floor_table if t["pass"] == "fwd+bwd"}  # 2 × t0: two launches
 # "GAE's call launches one kernel forwards and one backwards": each pass is one scan launch (returns.py), and no row of
 # the run is long enough for plan._plan's time split (two or three launches): a row of few programs walks wide chunks
@@ -262,8 +267,8 @@ assert all(math.isclose(row("gae", *s, pass_="fwd+bwd")["floor_ms"], 2 * row("ga
 _step_bytes = {(a, p): {row(a, *s, pass_=p)["bytes"] / (s[0] * s[1]) for s in SHAPES}
                for a in ("gae", "ppo", "vtrace") for p in PASSES}  # bytes per step, one value over the shapes
 assert _step_bytes["gae", "fwd+bwd"] == {2 * b for b in _step_bytes["gae", "fwd"]}  # "for GAE ... doubles the bytes"
-assert _step_bytes["ppo", "fwd"] == {12} and _step_bytes["ppo", "fwd+bwd"] == {28}  # "PPO's go from 12 to 28 B per step"
-assert _step_bytes["vtrace", "fwd+bwd"] != {2 * b for b in _step_bytes["vtrace", "fwd"]}  # "V-trace's do not double"
+for _a in ("ppo", "vtrace"):  # "PPO's and V-trace's do not" double their bytes with the backward
+    assert _step_bytes[_a, "fwd+bwd"] != {2 * b for b in _step_bytes[_a, "fwd"]}
 _model = {t["B × T"]: t["model's % floor, GAE"] for t in floor_table if t["pass"] == "fwd"}  # "as the model predicts":
 assert _model["16×128"] < 1 and _model["16384×1024"] > 95  # far below at the smallest, near at the largest
 long_pct = [pct[a, (64, 16384), p] for a in SCANS for p in PASSES]  # few long rows: little parallel work
@@ -271,11 +276,7 @@ assert max(long_pct) < 20 and _model["64×16384"] > 50  # "the model misses one 
 assert {(a, s) for (a, s, p), v in pct.items() if v > 100} == {("sac", (64, 16384))}  # "the one kernel above 100 %"
 # "At the three smaller shapes": the GPU time is a graph's replays (no flush between them),
 # the floor the run's copy speed
-_small_bytes = {p: [r["bytes"] for r in rows if r["impl"] == "rltriton_lite" and r["dtype"] == DTYPE
-                    and (r["B"], r["T"]) != largest and r["pass"] == p] for p in PASSES}
-assert len(SHAPES) == 4 and max(_small_bytes["fwd"]) == 25 * 2**20  # "at most 25 MiB"
-assert max(_small_bytes["fwd+bwd"]) == 50 * 2**20  # "at most 50 MiB with its backward"
-assert "do_bench_cudagraph(" in inspect.getsource(bench.kernel_ms)  # "the graph replays that time the GPU time"
+assert len(SHAPES) == 4 and "do_bench_cudagraph(" in inspect.getsource(bench.kernel_ms)  # "the graph replays that time a call"
 assert all(math.isclose(r["floor_ms"], 1e3 * r["bytes"] / res["copy_bandwidth_Bps"], rel_tol=1e-3)
            for r in rows if r["impl"] == "rltriton_lite" and r["dtype"] == DTYPE)  # "the floor's DRAM copy"
 
@@ -302,10 +303,10 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 # *Your turn, not graded:* do the same against `"torchrl_vec_gae"`, which has no loop over time.
 #
 # **Predict first: how does the loop's cost grow with T?** It launches 10 kernels per step
-# (notebook 08, section 5). At T = 128 the loop's host time divided by its 10 × 128 launching ops
-# gives about 9.5 µs per launching op. That share also includes the ops that launch nothing, the
-# indexing ops (`select`). On the long rows, 64×16384, how long will the loop's 10 × 16384
-# launching ops take per call, in seconds?
+# (notebook 08, section 5). Divide the loop's wall time at T = 128, printed above, by its 10 × 128
+# launching ops: that is its cost per launching op, a share that also includes the ops that launch
+# nothing, the indexing ops (`select`). On the long rows, 64×16384, how long will the loop's
+# 10 × 16384 launching ops take per call, in seconds?
 
 # %%
 my_long_loop_s = None  # your prediction: GAE 64×16384 forward, the loop's wall time per call, in seconds
@@ -353,22 +354,19 @@ print(profile.table(peer_table))
 #
 # 1. **The Python loops the package replaces** take over 80× our wall time per forward call at
 #    T = 128. Their cost grows with T, and ours barely does.
-# 2. **Compiled scans, and the losses' formulas run eager or compiled,** take about 0.7–10× our
-#    wall time forward.
+# 2. **Compiled scans, and the losses' formulas run eager or compiled,** come within a small factor
+#    of our wall time forward, on either side of 1× (the table's rows of those two kinds).
 # 3. **Removing the loop helps with few rows, not with 4096 of them:** torchrl's GAE without its
 #    loop (`torchrl_vec_gae`) ran far faster than its loop (`torchrl_gae`) on the 64 long rows, and
 #    no faster at 4096×128.
 #
-# <details><summary>Details: the noise rule, and the peers' leads</summary>
+# <details><summary>Details: are the peers' small leads real?</summary>
 #
-# Takeaway 2's range, read from the table, is 0.69–9.8×; single timings drift up to 2.3×, so read
-# it as about 0.7–10×.
-#
-# **Are the peers' small leads real?** A peer led in 8 of the 119 cases, counting both passes, each
-# peer timed once. By notebook 08's noise rule (section 3), none of the 8 counts: our faster timing,
-# of the run's and the wall probe's, is never more than 2.3× the peer's. Paired rounds can still
-# find a lead real: the widest lead, CRR's eager formula with its backward at 64×16384, is faster
-# than ours in every paired round of section 4.
+# A peer led in a few cases (the table's last column counts them, over both passes), each peer
+# timed once. By notebook 08's noise rule (section 3), none of them counts: our faster timing, of
+# the run's and the wall probe's, is never more than 2.3× the peer's. Paired rounds can still find a
+# lead real: the widest lead, CRR's eager formula with its backward at 64×16384, is faster than ours
+# in every paired round of section 4.
 #
 # </details>
 
@@ -390,7 +388,7 @@ assert {p for p, k in KIND.items() if k == "a loss's formula"} == {q.impl for q 
 assert {p for p, k in KIND.items() if k != "a loss's formula"} == {s["peer"] for s in speedups
                                                                   if s["algorithm"] not in ("ppo", "sac", "crr")}
 # the prediction: the loop's model on the long rows against the run
-assert 9 < op_us < 10 and round(op_us, 1) == 9.5  # "about 9.5 µs per launching op": host time ÷ launching ops
+assert 9 < op_us < 10 and round(op_us, 1) == 9.5  # the reveal's µs per launching op: the loop's wall time ÷ its launching ops
 assert [round(model_long_us / 1e6, 1), round(long_loop_us / 1e6, 1)] == [1.6, 2.1]  # the reveal: model and run
 # takeaway 1: the loop it replaces, over 100× at T = 128 forward and over 10,000× on the long rows
 loops = [s for s in speedups if s["peer"] == "pytorch_loop"]
@@ -419,16 +417,16 @@ assert two_figure_range(_compiled_x) == "0.38–9.8"  # both passes
 _compiled_fwd = [s["x"] for s in compiled if s["pass_"] == "fwd"]  # every forward case is in the table's two columns
 assert {(s["shape"][1] == 128 or s["shape"] == (64, 16384)) for s in compiled if s["pass_"] == "fwd"} == {True}
 assert two_figure_range(_compiled_fwd) == "0.69–9.8"  # "0.69–9.8×"
-assert [round(min(_compiled_fwd), 1), round(max(_compiled_fwd))] == [0.7, 10]  # "about 0.7–10×"
+assert min(_compiled_fwd) < 1 < max(_compiled_fwd) < 10  # "within a small factor ..., on either side of 1×"
 _lowest = min(compiled, key=lambda s: s["x"])  # "0.38× with the backward: CRR's eager formula at 64×16384"
 assert (_lowest["peer"], _lowest["algorithm"], _lowest["shape"], _lowest["pass_"], two_figures(_lowest["x"], down)) \
     == ("pytorch_eager", "crr", (64, 16384), "fwd+bwd", "0.38")
 assert {s["peer"] for s in compiled} >= {"pytorch_eager", "torch_compile"}  # the one-liner's "formulas, eager or compiled"
 assert round(max(s["x"] for s in compiled), 1) == 9.8
-assert len(speedups) == 119 and sum(s["x"] < 1 for s in speedups) == 8  # "8 of the 119 cases"
+assert len(speedups) == 119 and sum(s["x"] < 1 for s in speedups) == 8  # "a few cases": 8 of the 119
 assert {s["pass_"] for s in speedups} == {"fwd", "fwd+bwd"} == {s["pass_"] for s in speedups if s["x"] < 1}  # "both passes"
 assert all(s in compiled for s in speedups if s["x"] < 1)  # "where one leads": only these kinds
-assert sum(t["cases the peer led"] for t in peer_table) == 8  # the table's last column
+assert sum(t["cases the peer led"] for t in peer_table) == 8  # the table's last column: every lead, "over both passes"
 # takeaway 3 and the fold: torchrl's loop against its own vectorised GAE
 _trl = {(i, s): row("gae", *s, impl=i)["full_call_us"] for i in ("torchrl_gae", "torchrl_vec_gae")
         for s in ((4096, 128), (64, 16384))}  # torchrl's loop against its own vectorised GAE
@@ -454,35 +452,70 @@ w_case = widest["algorithm"], widest["shape"], widest["pass_"]
 assert (widest["peer"], *w_case) == ("pytorch_eager", "crr", (64, 16384), "fwd+bwd")  # "CRR's eager formula ... 64×16384"
 _w_paired = profile.read_loss_wall()[(*w_case, "pytorch_eager")]  # the widest lead in section 4's paired rounds
 assert _w_paired[1] < 1 and _w_paired[3] < 1  # "faster than ours in every paired round" (its highest ratio under 1)
-assert round(_w_paired[1], 2) == 0.74 and two_figures(widest["x"], down) == "0.38"  # section 4's "0.74× ... (0.38× ...
-assert _verdicts[_ahead.index(widest)] == "within the noise"  # in the run's single timing, within the noise)"
+assert _verdicts[_ahead.index(widest)] == "within the noise"  # its single timing alone: within the noise
 
 # %% [markdown]
 # ### 2.1 Discounted return: host-bound
 #
-# Sections 2.1–2.4 print one scan's rows each with `profile.committed(name)`: a line per
-# implementation, shape and pass, with notebook 08's columns, then a chart. 2.1's is the worked
-# case; 2.2–2.4's have the same shape and are folded (click the bar under the cell to open one).
+# Section 2.1 prints the return's rows: a line per implementation, shape and pass, with notebook
+# 08's columns, then a chart. Sections 2.2–2.4 print only the lines that show their finding.
+#
+# Each wall time is on the clock the prose quotes: where the wall probe timed a call (ours, the
+# naive kernel and rl_triton but its TD(λ), at the three RL shapes), its median of 15 rounds;
+# elsewhere, the other peers and 16384×1024, the run's single timing. Each table's title says so.
 #
 # **Question: at RL shapes, what sets the wall time of a call of the return
 # ([notebook 01](01_discounted_return.ipynb)): the kernel or the host?**
 
 # %%
-returns_rows = profile.committed("discounted_return", missing_ok=True)  # the H200's table and chart, read by name
+PROBED = {profile.OURS_IMPL: "{}", "bare_triton_launch": "bare_launch", "rl_triton": "rl_triton {}"}  # names in the probe
+
+
+def probe_name(r):
+    """The wall probe's name for the run's row `r`, where the probe timed that call at that shape; else None."""
+    name = PROBED[r["impl"]].format(r["algorithm"]) if r["impl"] in PROBED else None
+    return name if (r["pass"], name) in probe.get((r["B"], r["T"]), {}) else None
+
+
+# the run with the wall probe's median as the wall time of each call the probe timed, the same session
+RES_WALL = {**res, "rows": [{**r, "full_call_us": probe[r["B"], r["T"]][r["pass"], probe_name(r)]} if probe_name(r) else r
+                            for r in rows]}
+WALL_TITLE = ("wall µs: the wall probe's median of 15 rounds where it timed the call (ours, the naive kernel,\n"
+              "rl_triton but its TD(λ), at 16×128, 4096×128 and 64×16384); elsewhere (the other peers,\n"
+              "16384×1024), the run's single timing")
+
+
+def probe_rows(name):
+    """`profile.committed_rows` of algorithm `name`, each wall time on the clock the prose quotes (RES_WALL)."""
+    return profile.committed_rows(RES_WALL, name, DTYPE)
+
+
+def show_lines(name, rows_, shape=None, impls=None, pass_="fwd"):
+    """Print `rows_` (`probe_rows(name)`) as a table under its sources and clocks; only `impls`' lines at `shape` if given."""
+    keep = [r for r in rows_ if shape is None or ((r["B"], r["T"]) == shape and r["pass"] == pass_ and r["impl"] in impls)]
+    print(f"[{SOURCE['run']}, {SOURCE['wall']}] {name}, {DTYPE}.\n{WALL_TITLE}")
+    print(profile.committed_table(keep))
+
+
+returns_rows = probe_rows("discounted_return")  # every line of the return, as the chart below
+show_lines("discounted_return", returns_rows)
+print(profile.committed_legend(returns_rows))
+fig = profile.committed_chart(RES_WALL, "discounted_return", DTYPE, f"{RUN}.json and its wall probe")
+plt.show()
 
 # %% [markdown]
 # **Finding: the host; the call is [host-bound](GLOSSARY.md#host-bound).** At 16×128 the forward's
-# wall time is over 10× its GPU time: 23.9 against 1.8 µs. The 23.9 µs is the wall probe's median
-# of 15 rounds; the table holds the run's single timings. In all four scans' tables, what the
-# backward adds is mostly host time too (section 3).
+# wall time is 13× its GPU time (the table's first line). In all four scans, what the backward adds
+# is mostly host time too (section 3).
 #
 # <details><summary>Details: the n/a and ! marks</summary>
 #
 # * `GPU µs` reads `n/a` where the harness had no graph to replay: the loops, torchrl and JAX,
 #   which it does not capture, and accelerated-scan's TD(λ), whose capture failed.
-# * The `!` after `torchrl_reward2go` marks outputs more than the check's 1e-4 relative from ours at
-#   the two small shapes: torchrl sums with a `conv1d` whose weights $\gamma^k$
-#   are cut off below 1e-7 ([benchmarks/README.md](../benchmarks/README.md#peers)).
+# * The `!` after `torchrl_reward2go` marks outputs further from ours than the check allows, at the
+#   two small shapes: torchrl sums with a `conv1d` whose tiny weights $\gamma^k$ are cut off
+#   ([benchmarks/README.md](../benchmarks/README.md#peers)). The same cut-off marks torchrl's
+#   vectorised GAE and TD(λ).
 #
 # </details>
 
@@ -494,64 +527,67 @@ _no_gpu = {(r["impl"], r["algorithm"]) for r in rows if r["kernel_ms"] is None}
 assert {i for i, _ in _no_gpu} - _not_tried == {"accelerated_scan"}  # every other n/a: a peer never captured
 assert {a for i, a in _no_gpu if i == "accelerated_scan"} == {"td_lambda"}  # "accelerated-scan's TD(λ), whose capture failed"
 assert all(r["kernel_ms"] is not None for r in rows if r["impl"] == "accelerated_scan" and r["algorithm"] != "td_lambda")
-# the claims above, on the committed rows
+# the tables' clocks: the wall probe's median wherever it timed the call ("ours, the naive kernel and rl_triton at
+# 16×128, 4096×128 and 64×16384"); every other row keeps the run's single timing, its GPU time always the run's
+_swapped = {(r["impl"], r["algorithm"], (r["B"], r["T"]), r["pass"]) for r in rows if probe_name(r)}
+assert {i for i, *_ in _swapped} == set(PROBED) and {s for _, _, s, _ in _swapped} == set(profile.WALL_PROBE_SHAPES)
+assert all((w["full_call_us"] == probe[r["B"], r["T"]][r["pass"], probe_name(r)]) if probe_name(r) else w == r
+           for r, w in zip(rows, RES_WALL["rows"])) and all(w["kernel_ms"] == r["kernel_ms"] for r, w in zip(rows, RES_WALL["rows"]))
+assert all(((r["impl"], r["algorithm"], (r["B"], r["T"]), r["pass"]) in _swapped) == (r["impl"] in PROBED and (r["B"], r["T"])
+           in profile.WALL_PROBE_SHAPES and (r["impl"], r["algorithm"]) != ("rl_triton", "td_lambda")) for r in rows)
+assert {r["pass"] for r in rows if r["impl"] == "rl_triton"} == {"fwd"}  # rl_triton: forward only
+assert {r["algorithm"] for r in rows if r["impl"] == "rl_triton"} == {"discounted_return", "gae", "td_lambda", "vtrace"}
+# the claims above, on the rows as printed
 _ours = {(r["B"], r["T"], r["pass"]): r for r in returns_rows if r["impl"] == profile.OURS_IMPL}
-assert not returns_rows or len(_ours) == 8
-for _wall, _gpu, _wall_x, _gpu_x in profile.backward_added(returns_rows).values():
-    assert _wall > 2 * _gpu  # "mostly host time"
-if returns_rows:
-    _fw16 = _ours[16, 128, "fwd"]
-    _probe16 = probe[16, 128]["fwd", "discounted_return"]  # the wall probe's median; the table: the run's single timing
-    assert (_probe16, round(_fw16["gpu_us"], 1)) == (23.9, 1.8) and _probe16 != round(_fw16["wall_us"], 1)  # "23.9 against 1.8 µs"
-    assert _probe16 > 10 * _fw16["gpu_us"] and round(_probe16 / _fw16["gpu_us"]) == 13  # "over 10×" (the card's 13×)
-    _r2go = {(r["B"], r["T"]): r for r in rows  # the raw rows: each peer's error against ours
-             if (r["algorithm"], r["impl"], r["dtype"]) == ("discounted_return", "torchrl_reward2go", "float32")}
-    _marked = sorted(k for k, r in _r2go.items() if profile.flagged(r))
-    assert _marked == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in returns_rows if r["flagged"])  # "the two small shapes"
-    assert all(_r2go[k]["max_rel_err"] > 1e-4 for k in _marked)  # "more than the check's 1e-4"
-    assert all(_r2go[k]["tol"] == 1e-4 and _r2go[k]["checked_against"] == "rltriton_lite" for k in _marked)  # "the check's 1e-4"
+assert len(_ours) == 8
+for _sc in ("discounted_return", "gae", "td_lambda", "vtrace"):  # "in all four scans, ... mostly host time"
+    for _wall, _gpu, _wall_x, _gpu_x in profile.backward_added(probe_rows(_sc)).values():
+        assert _wall > 2 * _gpu
+_fw16 = _ours[16, 128, "fwd"]
+_probe16 = probe[16, 128]["fwd", "discounted_return"]  # the wall probe's median, as the table prints it
+assert _fw16["wall_us"] == _probe16 == returns_rows[0]["wall_us"] and returns_rows[0]["impl"] == profile.OURS_IMPL  # "first line"
+assert round(_probe16 / _fw16["gpu_us"]) == 13  # "13× its GPU time" (the card's 13×)
+_r2go = {(r["B"], r["T"]): r for r in rows  # the raw rows: each peer's error against ours
+         if (r["algorithm"], r["impl"], r["dtype"]) == ("discounted_return", "torchrl_reward2go", "float32")}
+_marked = sorted(k for k, r in _r2go.items() if profile.flagged(r))
+assert _marked == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in returns_rows if r["flagged"])  # "the two small shapes"
+assert all(_r2go[k]["max_rel_err"] > _r2go[k]["tol"] for k in _marked)  # "further from ours than the check allows"
+assert all(_r2go[k]["tol"] == 1e-4 and _r2go[k]["checked_against"] == "rltriton_lite" for k in _marked)
+for _a, _i in (("gae", "torchrl_vec_gae"), ("td_lambda", "torchrl_vec_td_lambda")):  # "the same cut-off marks ..."
+    _vec = {(r["B"], r["T"]): r for r in rows if (r["algorithm"], r["impl"], r["dtype"]) == (_a, _i, "float32")}
+    assert sorted(k for k, r in _vec.items() if profile.flagged(r)) == _marked
+    assert all(r["max_rel_err"] > r["tol"] == 1e-4 for r in _vec.values() if profile.flagged(r))
 
 # %% [markdown]
 # ### 2.2 GAE: a naive kernel against ours
 #
-# **Question: at 16×128, does the faster kernel make the faster call?** GAE's table
+# **Question: at 16×128, does the faster kernel make the faster call?** GAE's benchmark
 # ([notebook 02](02_gae.ipynb)) times a naive GAE kernel beside ours: one program per row, which
 # walks its row step by step, launched bare, with no checks and no autograd. Section 3 calls it the
 # naive-kernel [anchor](GLOSSARY.md#anchor). **Predict first:** which call has the lower wall time
 # at 16×128?
 
-# %% jupyter={"outputs_hidden": true}
-gae_rows = profile.committed("gae", missing_ok=True)  # the H200's table and chart, read by name
+# %%
+gae_rows = probe_rows("gae")  # GAE's lines, each wall time on the prose's clock
+show_lines("gae", gae_rows, (16, 128), [profile.OURS_IMPL, "bare_triton_launch"])  # the two calls, forward at 16×128
 
 # %% [markdown]
-# **Finding: the host, not the kernel, sets the wall time.** Forward at 16×128, ours takes about a
-# quarter of the naive kernel's GPU time, 1.8 against 8.0 µs. Yet it is slower on the wall clock:
-# 30.6 against 20.6 µs, the wall probe's medians of 15 interleaved rounds (the table holds the run's
-# single timings). Both calls are host-bound. Our call runs checks and planning in Python before its
+# **Finding: the host, not the kernel, sets the wall time.** Forward at 16×128, ours takes far less
+# GPU time than the naive kernel. Yet it is slower on the wall clock: 30.6 against 20.6 µs, the wall
+# probe's medians. Both calls are host-bound. Our call runs checks and planning in Python before its
 # launch; the naive kernel is launched bare.
-#
-# The `!` after `torchrl_vec_gae` is 2.1's cut-off again.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed rows (CI runs them; skip when reading)
 assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(gae_rows).values())  # "mostly host time" (2.1)
-_under_1 = [(r["impl"], r["B"], r["T"], round(r["vs_ours"], 3)) for r in gae_rows
-            if r["vs_ours"] is not None and r["vs_ours"] < 1]
-assert not gae_rows or _under_1 == [("bare_triton_launch", 16, 128, 0.597)], _under_1  # "the one line under 1"
-assert "bare_triton_launch" in profile.ANCHORS  # "the table's anchor"
-if gae_rows:
-    _bare16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == ("bare_triton_launch", 16, 128, "fwd"))
-    _ours16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
-    assert (round(_ours16["gpu_us"], 1), round(_bare16["gpu_us"], 1)) == (1.8, 8.0)  # "ours 1.8 µs, ... 8.0 µs"
-    assert 0.2 < _ours16["gpu_us"] / _bare16["gpu_us"] < 0.25  # "about a quarter"
-    assert (round(_ours16["wall_us"], 1), round(_bare16["wall_us"], 1)) != (30.6, 20.6)  # "the table holds the run's single timings"
-    _vec = {(r["B"], r["T"]): r for r in rows  # the raw rows: each peer's error against ours
-            if (r["algorithm"], r["impl"], r["dtype"]) == ("gae", "torchrl_vec_gae", "float32") and profile.flagged(r)}
-    assert sorted(_vec) == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in gae_rows if r["flagged"])
-    assert all(r["max_rel_err"] > r["tol"] == 1e-4 for r in _vec.values())  # "2.1's cut-off again"
-# the finding: the run's GPU times at 16×128, "about a quarter ... 1.8 against 8.0 µs"
+assert "bare_triton_launch" in profile.ANCHORS  # "the naive-kernel anchor"
+_bare16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == ("bare_triton_launch", 16, 128, "fwd"))
+_ours16 = next(r for r in gae_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
+assert _ours16["gpu_us"] < _bare16["gpu_us"] / 4  # "far less GPU time than the naive kernel" (under a quarter)
+assert (_ours16["wall_us"], _bare16["wall_us"]) == (30.6, 20.6)  # the lines print the wall probe's medians, as the prose
+# the finding: the run's GPU times at 16×128, "far less"
 _gpu16 = [1e3 * row("gae", 16, 128, impl=i)["kernel_ms"] for i in (profile.OURS_IMPL, "bare_triton_launch")]
-assert [round(x, 1) for x in _gpu16] == [1.8, 8.0] and 0.2 < _gpu16[0] / _gpu16[1] < 0.25
+assert _gpu16 == [_ours16["gpu_us"], _bare16["gpu_us"]] and _gpu16[0] / _gpu16[1] < 0.25
 # the finding: the wall probe's medians at 16×128 (the run's session), ours against its bare_launch, the naive kernel
 assert (probe[16, 128]["fwd", "gae"], probe[16, 128]["fwd", "bare_launch"]) == (30.6, 20.6)  # "30.6 µs against 20.6 µs"
 assert probe[16, 128]["fwd", "gae"] > probe[16, 128]["fwd", "bare_launch"]  # "slower on the wall clock"
@@ -576,24 +612,19 @@ assert "_bare_gae_kernel[(rewards.shape[0],)]" in inspect.getsource(bench.bare_g
 #
 # **Question: does TD(λ) ([notebook 03](03_td_lambda.ipynb)) tell the return's story?**
 
-# %% jupyter={"outputs_hidden": true}
-td_rows = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name
+# %%
+td_rows = probe_rows("td_lambda")  # TD(λ)'s lines, each wall time on the prose's clock
+show_lines("td_lambda", td_rows, (16, 128), [profile.OURS_IMPL])  # our forward at 16×128
 
 # %% [markdown]
-# **Finding: yes.** At 16×128 the forward's wall time, by the wall probe's median, is over 10× its
-# GPU time: host-bound, as the return is. The `!` after `torchrl_vec_td_lambda` is 2.1's cut-off
-# again.
+# **Finding: yes.** At 16×128 the forward's wall time is many times its GPU time, as the return's
+# is: host-bound.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed rows (CI runs them; skip when reading)
 assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(td_rows).values())  # "mostly host time" (2.1)
-if td_rows:
-    _fw16 = next(r for r in td_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
-    assert probe[16, 128]["fwd", "td_lambda"] > 10 * _fw16["gpu_us"]  # "over 10×" (the probe's median): host-bound, as the return
-    _vec = {(r["B"], r["T"]): r for r in rows if profile.flagged(r)  # the raw rows: each peer's error against ours
-            and (r["algorithm"], r["impl"], r["dtype"]) == ("td_lambda", "torchrl_vec_td_lambda", "float32")}
-    assert sorted(_vec) == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in td_rows if r["flagged"])
-    assert all(r["max_rel_err"] > r["tol"] == 1e-4 for r in _vec.values())  # "2.1's cut-off again"
+_fw16 = next(r for r in td_rows if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
+assert _fw16["wall_us"] == probe[16, 128]["fwd", "td_lambda"] > 10 * _fw16["gpu_us"]  # "many times": host-bound, as the return
 
 # %% [markdown]
 # ### 2.4 V-trace: a peer within the noise
@@ -601,35 +632,38 @@ if td_rows:
 # **Question: V-trace ([notebook 04](04_vtrace.ipynb)) has a [peer](GLOSSARY.md#peer) written in
 # Triton too, rl_triton. Is it faster than ours?**
 
-# %% jupyter={"outputs_hidden": true}
-vtrace_rows = profile.committed("vtrace", missing_ok=True)  # the H200's table and chart, read by name
+# %%
+vtrace_rows = probe_rows("vtrace")  # V-trace's lines, each wall time on the prose's clock
+show_lines("vtrace", vtrace_rows, (16, 128), [profile.OURS_IMPL, "rl_triton"])  # the two calls, forward at 16×128
 assert not any(r["flagged"] for r in vtrace_rows)  # no line carries a `!`: every implementation agreed with ours
 
 # %% [markdown]
-# **Finding: not by more than the noise.** Every implementation agrees with ours. rl_triton reads
-# faster at two shapes, but both wall gaps are within the noise, and its lead in GPU time at
-# 16×128 is too small to trust.
+# **Finding: not by more than the noise.** Every implementation agrees with ours. The wall probe
+# timed rl_triton beside ours: by its medians, rl_triton's call is a little faster at each of the
+# three RL shapes. The lines above show 16×128, where its GPU time is lower too. Each wall gap is
+# within the noise rule's 2.3×, and a GPU lead this small is too small to trust.
 #
 # <details><summary>Details: why its GPU lead is too small to trust</summary>
 #
-# Both GPU times at 16×128 are about 2 µs, and a GPU time that small holds only to a few µs
-# ([notebook 14, section 3](14_appendix_data.ipynb#3.-How-far-to-trust-a-figure)).
+# Both GPU times at 16×128 are near the model's 2 µs per launch, and a GPU time that small holds
+# only to a few µs ([notebook 14, section 3](14_appendix_data.ipynb#3.-How-far-to-trust-a-figure)).
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed rows (CI runs them; skip when reading)
 assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(vtrace_rows).values())  # "mostly host time" (2.1)
-_under_1 = [(r["impl"], r["B"], r["T"], r["pass"], round(r["vs_ours"], 3)) for r in vtrace_rows
-            if r["vs_ours"] is not None and r["vs_ours"] < 1]
-assert not vtrace_rows or _under_1 == [("rl_triton", 16, 128, "fwd", 0.696), ("rl_triton", 64, 16384, "fwd", 0.855)], _under_1
-if vtrace_rows:
-    _gpu16 = {r["impl"]: r["gpu_us"] for r in vtrace_rows if (r["B"], r["T"], r["pass"]) == (16, 128, "fwd") and r["gpu_us"]}
-    assert _gpu16["rl_triton"] < _gpu16[profile.OURS_IMPL] and all(1.5 < _gpu16[i] < 2.5 for i in ("rl_triton", profile.OURS_IMPL))  # "about 2 µs"
-    for _shape in ((16, 128), (64, 16384)):  # "both wall gaps are within the noise": the noise rule, 2.3×
-        _ours_wall = profile.wall_range(res, probe, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "vtrace", _shape, "fwd")
-        _peer_wall = profile.wall_range(res, probe, {}, "rl_triton", "vtrace", _shape, "fwd")
-        assert profile.noise_verdict(_ours_wall, _peer_wall, NOISE_X) == "within the noise", (_shape, _ours_wall, _peer_wall)
+_under_1 = [(r["impl"], r["B"], r["T"], r["pass"]) for r in vtrace_rows if r["vs_ours"] is not None and r["vs_ours"] < 1]
+assert _under_1 == [("rl_triton", *s, "fwd") for s in profile.WALL_PROBE_SHAPES], _under_1  # "a little faster at each of the three"
+assert all(probe[s]["fwd", "rl_triton vtrace"] < probe[s]["fwd", "vtrace"] for s in profile.WALL_PROBE_SHAPES)  # by its medians
+_gpu16 = {r["impl"]: r["gpu_us"] for r in vtrace_rows if (r["B"], r["T"], r["pass"]) == (16, 128, "fwd") and r["gpu_us"]}
+assert _gpu16["rl_triton"] < _gpu16[profile.OURS_IMPL] and all(1.5 < _gpu16[i] < 2.5 for i in ("rl_triton", profile.OURS_IMPL))  # "near 2 µs"
+assert all(row("vtrace", *s, impl="rl_triton")["kernel_ms"] > row("vtrace", *s)["kernel_ms"]
+           for s in profile.RL_SHAPES)  # "16×128, where its GPU time is lower too": only there
+for _shape in profile.WALL_PROBE_SHAPES:  # "each wall gap is within the noise rule's 2.3×", over both timings of each call
+    _ours_wall = profile.wall_range(res, probe, {profile.OURS_IMPL: "{}"}, profile.OURS_IMPL, "vtrace", _shape, "fwd")
+    _peer_wall = profile.wall_range(res, probe, {"rl_triton": "rl_triton {}"}, "rl_triton", "vtrace", _shape, "fwd")
+    assert profile.noise_verdict(_ours_wall, _peer_wall, NOISE_X) == "within the noise", (_shape, _ours_wall, _peer_wall)
 
 # %% [markdown]
 # ## 3. Wall versus GPU time
@@ -679,8 +713,8 @@ ratio = {(a, s, p): probe[s][p, a] / (1e3 * row(a, *s, pass_=p)["kernel_ms"])
 
 # %% [markdown]
 # **Finding:** mostly host time. At all three RL shapes, the wall time the backward adds (the wall
-# probe's medians) is at least 5× the GPU time it adds, for every call, and over 60× at T = 128. So
-# take out host work first, for example with a CUDA graph of the whole update step.
+# probe's medians) is at least 5× the GPU time it adds, for every call. So take out host work first,
+# for example with a CUDA graph of the whole update step.
 #
 # <details><summary>Details: your prediction, the chart's exceptions, the naive-kernel anchor</summary>
 #
@@ -690,27 +724,31 @@ ratio = {(a, s, p): probe[s][p, a] / (1e3 * row(a, *s, pass_=p)["kernel_ms"])
 # * The chart's bars are the run's single timings. By the wall probe's medians, every call at the
 #   chart's two shapes is host-bound except the scans' forwards at 64×16384, whose chain of chunks
 #   makes their GPU time long.
-# * The naive-kernel anchor at 64×16384 takes 22× our wall time: its 64 programs each walk 16384
+# * The naive-kernel anchor at 64×16384 is far slower than ours: its 64 programs each walk 16384
 #   dependent steps, so GPU time is nearly all of its wall time.
 #
 # </details>
 
 # %% [markdown]
 # **How much host time does a backward add?** The wall probe timed each of our calls and the
-# autograd anchor at 4096×128, forward alone and with the backward:
+# autograd anchor at 4096×128, forward alone and with the backward; the run gives the GPU time the
+# backward adds:
 
 # %%
 PROBE_NAMES = {"the autograd anchor": ("minimal_fn fwd", "minimal_fn")} | {f"ours, {a}": (a, a) for a in ALGS}
 adds = {call: [probe[4096, 128][p, n] for p, n in zip(PASSES, names)] for call, names in PROBE_NAMES.items()}
-print(f"[{SOURCE['wall']}] 4096×128, µs per call (the median of 15 rounds)")
+GPU_OF = {"the autograd anchor": ("ppo", "minimal_autograd_fn")} | {f"ours, {a}": (a, profile.OURS_IMPL) for a in ALGS}
+gpu_adds = {c: 1e3 * (row(a, 4096, 128, impl=i, pass_="fwd+bwd")["kernel_ms"] - row(a, 4096, 128, impl=i)["kernel_ms"])
+            for c, (a, i) in GPU_OF.items()}  # the run's GPU µs, with the backward minus without
+print(f"[{SOURCE['wall']}] 4096×128, wall µs per call (the median of 15 rounds); last column: [{SOURCE['run']}], GPU µs")
 print(profile.table([{"call": c, "forward": f, "with the backward": b, "the backward adds": b - f,
-                      "with ÷ without": b / f} for c, (f, b) in adds.items()], digits=3))
+                      "with ÷ without": b / f, "GPU µs it adds": gpu_adds[c]} for c, (f, b) in adds.items()], digits=3))
 
 # %% [markdown]
-# **Finding:** the backward's cost is host work. It adds 280–430 µs of wall time to each of our
-# calls, and at most 6 µs of GPU time. The autograd anchor, whose backward is one plain launch, adds
-# as much as our calls do: the cost is the trip through autograd, not the kernels. Section 4 looks
-# at where that time goes.
+# **Finding:** the backward's cost is host work. It adds hundreds of µs of wall time to each of our
+# calls and only a few µs of GPU time (the columns "the backward adds" and "GPU µs it adds"). The
+# autograd anchor, whose backward is one plain launch, adds as much as our calls do: the cost is the
+# trip through autograd, not the kernels. Section 4 looks at where that time goes.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run and its wall probe (CI runs them; skip when reading)
@@ -725,10 +763,9 @@ _added = {(a, s): (probe[s]["fwd+bwd", a] - probe[s]["fwd", a])
           / (1e3 * (row(a, *s, pass_="fwd+bwd")["kernel_ms"] - row(a, *s)["kernel_ms"]))
           for a in ALGS for s in profile.WALL_PROBE_SHAPES}  # the wall time the backward adds ÷ the GPU time it adds
 assert len(ALGS) == 8 and min(_added.values()) > 5  # "at least 5× ... for every call"
-assert min(x for (a, s), x in _added.items() if s[1] == 128) > 60  # "over 60× at T = 128"
 # the naive-kernel anchor at 64×16384: one program per row, walking the row step by step (bench.bare_gae)
 _bare = anchors[(profile.HEAD_ANCHOR["fwd"], 64, 16384, "fwd")]
-assert _bare["algorithm"] == "gae" and round(probe[64, 16384]["fwd", "bare_launch"] / probe[64, 16384]["fwd", "gae"]) == 22
+assert _bare["algorithm"] == "gae" and probe[64, 16384]["fwd", "bare_launch"] > 10 * probe[64, 16384]["fwd", "gae"]  # "far slower"
 assert 1e3 * _bare["kernel_ms"] > 0.95 * probe[64, 16384]["fwd", "bare_launch"]  # "GPU time is nearly all of its wall time"
 assert '"bare_launch": lambda: bare_gae(' in _wall_probe_src  # the probe's bare_launch: the same naive kernel
 assert "_bare_gae_kernel[(rewards.shape[0],)]" in inspect.getsource(bench.bare_gae)  # "one program per row"
@@ -761,9 +798,9 @@ def to_10us(values):
 
 
 _ours_adds = [b - f for c, (f, b) in adds.items() if c != "the autograd anchor"]
-assert len(_ours_adds) == 8 and to_10us(_ours_adds) == [280, 430]  # "280–430 µs of wall time to each of our calls"
-_gpu_adds = [1e3 * (row(a, 4096, 128, pass_="fwd+bwd")["kernel_ms"] - row(a, 4096, 128)["kernel_ms"]) for a in ALGS]
-assert 0 < max(_gpu_adds) <= 6  # "at most 6 µs of GPU time"
+assert len(_ours_adds) == 8 and to_10us(_ours_adds) == [280, 430]  # "hundreds of µs of wall time to each of our calls"
+_gpu_adds = [gpu_adds[c] for c in adds if c != "the autograd anchor"]  # the table's last column, ours
+assert 0 < max(_gpu_adds) <= 6 and max(gpu_adds.values()) <= 6  # "only a few µs of GPU time"
 _anchor_add = adds["the autograd anchor"][1] - adds["the autograd anchor"][0]
 assert min(_ours_adds) < _anchor_add < max(_ours_adds)  # "adds as much as our calls do": within their range
 assert profile.ANCHORS["minimal_autograd_fn"] == "minimal autograd.Function"
@@ -819,28 +856,28 @@ print(profile.table(gpu_table, digits=3))
 # **Wall time** comes from the paired loss probe's rounds: the median ratio, with the lowest and the
 # highest in brackets. A lowest above 1 means ours won every round.
 #
-# **Predict first.** For two host-bound calls, wall ≈ host. For PPO with its backward at 4096×128,
-# the eager formula took 923 µs per call and ours 591 µs, each the median of its rounds. What will
-# the paired ratio, the median of the rounds' ratios, be?
+# **Predict first.** For two host-bound calls, wall ≈ host. The cell below prints, for PPO with its
+# backward at 4096×128, the eager formula's µs per call and ours, each the median of its rounds. From
+# them, what will the paired ratio, the median of the rounds' ratios, be?
+
+# %%
+PPO_CASE = "ppo", (4096, 128), "fwd+bwd"
+ours_h100_us = paired[(*PPO_CASE, "rltriton_lite")][0]  # our call's µs per call, the median of its rounds
+eager_h100_us, eager_median_x = paired[(*PPO_CASE, "pytorch_eager")][:2]  # the eager formula's, and the paired ratio
+print(f"[{SOURCE['loss']}] PPO 4096×128 with its backward, µs per call (the median of each call's rounds): "
+      f"the eager formula {eager_h100_us:.0f}, ours {ours_h100_us:.0f}")
 
 # %%
 my_eager_over_ours = None  # your prediction: PPO with its backward at 4096×128, the eager formula's wall ÷ ours
 
 # %%
 # the reveal: run it once your prediction is set above
-PPO_CASE = "ppo", (4096, 128), "fwd+bwd"
-ours_h100_us = paired[(*PPO_CASE, "rltriton_lite")][0]  # our call's µs per call, the median of its rounds
-eager_h100_us, eager_median_x = paired[(*PPO_CASE, "pytorch_eager")][:2]  # the eager formula's, and the paired ratio
-
-
 def host_model_x(eager_host_us, ours_host_us):
     """Notebook 08's model for two host-bound calls: wall ≈ host, so their wall ratio is their host costs' ratio."""
     return eager_host_us / ours_host_us
 
 
 model_x = host_model_x(eager_h100_us, ours_h100_us)  # each call's own host cost
-print(f"[{SOURCE['loss']}] PPO 4096×128 with its backward, µs per call (the median of each call's rounds): "
-      f"the eager formula {eager_h100_us:.0f}, ours {ours_h100_us:.0f}")
 against(my_eager_over_ours, eager_median_x, "PPO 4096×128 with its backward, the eager formula's wall ÷ ours "
         "(the median of the paired rounds)", model=model_x)
 
@@ -890,23 +927,17 @@ print(profile.table(why_crr))
 # formula's few ops use PyTorch's built-in backwards, with no such trip. The `[H100 backward profile]`
 # measures this trip on PPO's call at 16×128 (CRR's was not profiled): the `autograd.Function`'s
 # backward node, where the package's Python plans, checks and launches the backward's kernel, takes
-# about half of the profiled host time.
+# the largest share of the profiled host time.
 #
-# <details><summary>Details: the wall clock loss by loss, the backward profile, your prediction, torch.compile</summary>
+# <details><summary>Details: the wall clock loss by loss, your prediction, torch.compile</summary>
 #
-# * **CRR at 64×16384,** with the backward, takes 0.74× our wall time in the median round (section
-#   2's 0.38× is one single timing on the H200).
 # * **PPO:** ours wins every round, at every shape, in both passes.
 # * **SAC** (the λ = 0 target): ours wins every round forward; with the backward, the median at
 #   every shape but every round only at 16×128.
 # * **CRR:** forward, ours wins the median, but not every round at 4096×128. With the backward, the
 #   eager formula wins the median, and at the two larger shapes every round.
-# * **The backward profile,** PPO at 16×128 with its backward: the eager formula takes 449.3 µs,
-#   ours 173.9 µs, so PPO's long chain of small ops costs more than our round trip there too. One
-#   built-in op, `torch.mul`, takes 86.6 µs with its backward. Its other figures are in
-#   [notebook 14, section 9](14_appendix_data.ipynb#9.-Where-notebooks-08-and-09-get-their-figures).
-# * **Your prediction.** Dividing the two medians gives 1.56×, 2 % below the paired 1.59×. Three
-#   made-up rounds show why they differ:
+# * **Your prediction.** The model, the ratio of the two medians, comes out a little below the
+#   paired ratio (the reveal prints both). Three made-up rounds show why they differ:
 #
 #   | round | ours µs | eager µs | eager ÷ ours |
 #   | --- | --- | --- | --- |
@@ -917,8 +948,7 @@ print(profile.table(why_crr))
 #   The paired ratio, the median of the last column, is 2.0. The ratio of the medians, 200 / 120 =
 #   1.67, sets the eager formula's round 1 against our round 3, two moments of the host. The busy
 #   round slowed both calls 3× and kept its ratio. So trust the paired ratio.
-# * **`torch.compile`** of the formula is slower than ours in the median of every case, by 1.1–7.5×,
-#   including the 3 cases where section 2's single H200 timings had it ahead within the noise.
+# * **`torch.compile`** of the formula is slower than ours in the median round of every case.
 #
 # </details>
 
@@ -931,7 +961,7 @@ assert card(_first[profile.COMMITTED_LOSS_WALL]) == "H100"  # the banner: "an H1
 assert all(f.startswith("checks/H100-2026-12-07-") for f in (profile.COMMITTED_LOSS_WALL, profile.COMMITTED_BACKWARD))
 bwd_us, prof, host_us = _bwd["calls"], _bwd["ops"], _bwd["host_us"]  # host_us: the profiler's own start left out
 assert prof["_FunctionBackward"][3] == prof["_Function"][3] == 50  # the backward node, once per call
-assert round(prof["_FunctionBackward"][0] / host_us, 1) == 0.5  # "about half of the profiled host time"
+assert max(prof, key=lambda k: prof[k][0]) == "_FunctionBackward"  # "the largest share of the profiled host time"
 # the question's launches: PPO's and CRR's forward is one reduction (its partials, then a finishing launch unless one
 # program takes every tile), their backward one map; the benchmark's SAC is the λ = 0 target, one map each way
 from rltriton_lite import _reduce, crr, ppo, sac  # noqa: E402
@@ -961,10 +991,10 @@ for a in LOSSES:
             assert gpu[a, s, "fwd+bwd", impl] < paired[a, s, "fwd+bwd", impl][0] / 7, (a, s, impl)
 assert all(t["both host-bound?"] == "yes" for t in gpu_table)  # the table's last column: "yes" in every row
 # the wall clock: each call's own host cost gives 1.56×; the paired rounds measured 1.59×
-assert [round(eager_h100_us), round(ours_h100_us)] == [923, 591]  # the prediction's two host costs
-assert [round(model_x, 2), round(eager_median_x, 2)] == [1.56, 1.59]  # the model's and the measured figure (the fold)
+assert [round(eager_h100_us), round(ours_h100_us)] == [923, 591]  # the prediction's two host costs, as printed
+assert [round(model_x, 2), round(eager_median_x, 2)] == [1.56, 1.59]  # the model's and the measured figure, as printed
 assert round(eager_median_x, 1) == 1.6  # the finding's "about 1.6× our wall time in the median round"
-assert round(100 * (1 - model_x / eager_median_x)) == 2  # "2 % below the paired 1.59×"
+assert 0 < 1 - model_x / eager_median_x < 0.05  # the fold: the model "comes out a little below the paired ratio"
 # the fold's three made-up rounds (µs per call): round 2's host busy, both calls slowed alike
 _toy = {"ours": [100, 300, 120], "eager": [200, 600, 180]}
 _toy_x = [e / o for o, e in zip(_toy["ours"], _toy["eager"])]
@@ -994,7 +1024,6 @@ assert all(m < 1 for m in _medians("crr", "fwd+bwd"))  # "CRR's short eager form
 # 8 leads, all within the noise); paired rounds "show this one", CRR's eager formula with its backward at 64×16384
 # (in every round there, the next assert), and in the median round at every shape
 assert _verdicts == ["within the noise"] * 8 and max(_medians("crr", "fwd+bwd")) < 1
-assert round(paired["crr", (64, 16384), "fwd+bwd", "pytorch_eager"][1], 2) == 0.74  # the finding's "0.74× ... median round"
 assert two_figures(widest["x"], down) == "0.38" and _verdicts[_ahead.index(widest)] == "within the noise"  # notebook 14, section 10
 assert min(_loops128) > 80  # "What you now know": "over 80× faster per forward call at T = 128"
 assert [h < 1 for h in _medians("crr", "fwd+bwd", k=3)] == [False, True, True]  # "at the two larger shapes ... every round"
@@ -1010,12 +1039,12 @@ from rltriton_lite import _ops  # noqa: E402  "the mechanism": ours and the anch
 assert issubclass(_ops._Function, torch.autograd.Function) and issubclass(bench.MinimalPPOLoss, torch.autograd.Function)
 assert "_Function.apply(" in inspect.getsource(_ops.Kernels.__call__)  # "with a gradient, each of our calls runs as a custom autograd.Function"
 _compiled = [m for a in LOSSES for p in ("fwd", "fwd+bwd") for m in _medians(a, p, impl="torch_compile")]
-assert min(_compiled) > 1 and [down(min(_compiled)), up(max(_compiled))] == [1.1, 7.5]  # "slower ... by 1.1–7.5×"
+assert min(_compiled) > 1  # "slower than ours in the median round of every case"
 assert min(m for a in LOSSES for m in _medians(a, "fwd+bwd", impl="torch_compile", k=2)) < 1  # "not in every round"
-# chart 2's single H200 timings against these paired rounds: torch.compile ahead in 3 cases there, ours ahead here
-# (notebook 14, section 8 reads the largest of the 3, CRR's with its backward at 4096×128)
+# for notebook 14, section 8 (not this notebook's prose): torch.compile ahead in 3 of chart 2's single H200 timings,
+# within the noise, and behind ours in these paired rounds; 14 reads the largest of the 3, CRR's with its backward
 _tc_ahead = [(i, s) for i, s in enumerate(_ahead) if s["peer"] == "torch_compile"]
-assert len(_tc_ahead) == 3 and all(_verdicts[i] == "within the noise" for i, _ in _tc_ahead)  # "3 cases", "within the noise"
+assert len(_tc_ahead) == 3 and all(_verdicts[i] == "within the noise" for i, _ in _tc_ahead)  # notebook 14, section 8: "3 cases", "within the noise"
 _tc_top = min((s for _, s in _tc_ahead), key=lambda s: s["x"])
 assert (_tc_top["algorithm"], _tc_top["shape"], _tc_top["pass_"]) == ("crr", (4096, 128), "fwd+bwd")
 assert all(paired[s["algorithm"], s["shape"], s["pass_"], "torch_compile"][1] > 1
@@ -1024,10 +1053,8 @@ assert all(paired[s["algorithm"], s["shape"], s["pass_"], "torch_compile"][1] > 
 _first = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()
 assert "15 interleaved rounds" in _first and "the order reversed every other round" in _first
 # the backward profile (read at the top of this cell): PPO's eager formula costs more than ours there, as in the probe
-assert [bwd_us["eager ppo fwd+bwd"], bwd_us["ppo fwd+bwd"], bwd_us["torch.mul fwd+bwd"]] == [449.3, 173.9, 86.6]
-assert bwd_us["eager ppo fwd+bwd"] > bwd_us["ppo fwd+bwd"] and min(_medians("ppo", "fwd+bwd")) > 1  # never PPO's eager cheaper
 assert "crr" not in " ".join(bwd_us)  # "CRR's was not profiled"
-assert round(prof["_FunctionBackward"][0] / host_us, 1) == 0.5  # "about half of the profiled host time"
+assert max(prof, key=lambda k: prof[k][0]) == "_FunctionBackward"  # "the largest share of the profiled host time"
 
 # %% [markdown]
 # ## Live, when a GPU is here

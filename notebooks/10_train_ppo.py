@@ -438,11 +438,12 @@ torch.testing.assert_close(loss_step(rltriton_policy_loss), loss_step(cleanrl_po
 # %% jupyter={"source_hidden": true}
 # Checks: the claims of "Reading the timings", on this CPU (CI runs them; skip when reading). CPU
 # times are noisy, and a pause only ever adds time, so every figure is a fastest one: the pieces'
-# over 100 calls in alternating rounds, the yardstick over 24 updates. Minima against a minimum:
-# a busy machine inflates them alike, so the ratios hold on a loaded 2-core runner as on a laptop.
+# over 100 calls in alternating rounds, the yardstick over 24 updates. Load inflates the update
+# more than the pieces, so the share is largest on a quiet machine: the bound below holds in both
+# (seen: about 13 % on an idle 2-core machine, about 1 % with three other notebooks running).
 assert torch_calls["rltriton_lite calls"] > 3 * torch_calls["CleanRL loops"]  # "several times the torch calls"
 assert gae_time["rltriton_lite calls"] < gae_time["CleanRL loops"]  # "the package's GAE wins"
-assert max(per_update.values()) < 0.2 * fastest_update_ms  # "a few percent ... under a fifth even on a busy machine"
+assert max(per_update.values()) < 0.3 * fastest_update_ms  # "under 0.3 of the fastest update, busy machine or not"
 assert abs(balance) < 0.1 * fastest_update_ms  # "under a tenth of an update, busy machine or not"
 assert ROUNDS * CALLS == 100 and len(t_a) + len(t_b) == 24  # Sources: "the fastest of 100 calls", "of the 24 updates"
 # "On a GPU the fused Triton kernel is faster" (notebook 09, section 4): PPO with its backward, wherever the
@@ -469,8 +470,11 @@ assert all(_gpu["ppo", s, "fwd+bwd", "pytorch_eager"] > _gpu["ppo", s, "fwd+bwd"
 #   GPU the fused Triton kernel is faster (notebook 09, section 4).
 #
 # **The takeaway:** the swap barely changes an update's time. The swapped pieces take a small share
-# of an update: the timing cell prints it, a few percent on a quiet machine and under a fifth even on
-# a busy one. The swap changes only their balance, the package's pieces minus CleanRL's, which stays
+# of an update, which the timing cell prints: under 0.3 of the fastest update, busy machine or not
+# (about 13 % on an idle 2-core machine). The share is largest on a quiet machine. Under load it
+# shrinks, because the update slows more than the pieces: each piece is the fastest of 100 short
+# calls, which can slip between busy spells, and an update lasts tens of milliseconds and cannot.
+# The swap changes only their balance, the package's pieces minus CleanRL's, which stays
 # under a tenth of an update, busy machine or not. With a 64-unit network, an update is mostly the
 # network's and the optimiser's work. On a GPU, where CleanRL's loop launches a few kernels per time
 # step, the swap saves more (notebook 09, section 2).

@@ -30,13 +30,9 @@
 #   [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire),
 #   for maintainers.
 #
-# **The conclusion first.** The split this notebook teaches is usually not the one to use:
-# [section 7](#7.-What-it-costs) measures it and says when it is. Its main case is a loss
-# backpropagated through the advantages of very long rows, when each rank holds a stretch of every row.
-# Meta-gradient RL does this: it tunes $\gamma$ or $\lambda$ by gradient (Xu, van Hasselt and Silver,
-# 2018, "Meta-Gradient Reinforcement Learning"). So does a value loss on $\lambda$-return targets left
-# without a stop-gradient. PPO-style training computes its advantages without gradients, so it
-# should gather the rows and make one call.
+# **What it shows:** a scan whose steps are split across processes can be computed in pieces, one
+# per process, that together equal the one-process call, gradients included;
+# [section 7](#7.-What-it-costs) measures what that costs and says when to gather the rows instead.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
@@ -168,6 +164,15 @@ print("three segments scanned from their composed carries = the one-process scan
 # the step resets. A segment's triple composes its steps one at a time, from its last step back to
 # its first. The rule is that of notebook 00c's `reset_scan`: a step that resets ignores the steps
 # after it.
+#
+# Written out: let $(A, B, K)$ be the triple of the steps after a step (the later run),
+# $(a, b, \kappa)$ the step's own, and $c$ the carry that enters after the later run. Then
+#
+# $$y_{\text{first}} = b + a\,(B + A\,c) = (b + aB) + (aA)\,c, \qquad \text{or } y_{\text{first}} = b
+# \text{ where the step resets } (\kappa).$$
+#
+# So the composed triple is $(aA,\ b + aB,\ K)$, or $(a, b, \text{True})$ at a reset, its $a$ never read.
+# In `compose` below, `after` is $(A, B, K)$ and `step` is $(a, b, \kappa)$.
 
 # %%
 gamma = 0.9
@@ -179,7 +184,7 @@ done[5] = True  # rank 0's last step: the episode ends exactly at the boundary
 
 def compose(after, step):
     """The triple of (one step, then the steps after it): a reset selects the step alone."""
-    (A, B, K), (a, b, k) = after, step  # `after`, the later run, is applied first: reset_combine's first operand
+    (A, B, K), (a, b, k) = after, step  # after: the later run's (A, B, K); step: the step before it, (a, b, κ)
     # y_first = b + a * (B + A * c), c the carry after the later run: so (a * A, b + a * B), or b alone at a reset
     return (a, b, True) if k else (a * A, b + a * B, K)
 
@@ -428,12 +433,12 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # 1. **One process** gives $g = 1,\ 1.5,\ 1.75,\ 1.875$.
 # 2. **Rank 1 alone** gets $1,\ 1.5$: too small. It misses what comes from rank 0's steps.
 # 3. **Why:** rank 1's first output, $y_2$, is rank 0's carry $c_0$. Rank 0 reads it,
-#    through $y_1 = b_1 + a_1\,y_2$.
+#    through $y_1 = b_1 + a_1\,y_2$. Call rank 1's first output $f_1$: $f_1 = c_0 = y_2$.
 # 4. **Rank 0 computes the missing part alone.** Call it $\sigma_0$: the gradient that rank 0's own
 #    steps send into its carry $c_0$. It is $a_1\,g_1 = 0.5 \cdot 1.5 = 0.75$. Rank 0 sends this
 #    one number to rank 1.
 # 5. **Rank 1 adds it to $dy_2$.** Call what arrives $x_1$, the gradient that enters rank 1 from the
-#    rank before it: $x_1 = \sigma_0 = 0.75$. So $g_2 = 1 + 0.75 = 1.75$, then
+#    rank before it, through $f_1$: $x_1 = \sigma_0 = 0.75$. So $g_2 = 1 + 0.75 = 1.75$, then
 #    $g_3 = 1 + 0.5 \cdot 1.75 = 1.875$. These are the one-process gradients.
 
 # %%
@@ -460,36 +465,39 @@ print("rank 0, rank 1 with x_1 added:", g_rank0[0].tolist(), g_rank1[0].tolist()
 assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b4.grad)
 
 # %% [markdown]
-# **The three names, for any rank $r$.** They generalise the example's $c_0$, $\sigma_0$ and $x_1$.
+# **The names, for any rank $r$.** They generalise the example's $f_1$, $c_0$, $\sigma_0$ and $x_1$.
+# The boundary before rank $r$ carries two numbers per row: rank $r$'s first output back in time, and
+# its gradient forwards. Both take the index $r$:
 #
-# * $c_r$ is the carry that enters rank $r$, as in section 2. Rank $r$'s first output is the carry
-#   of the rank before, $c_{r-1}$ (for $r \ge 1$).
-# * $\sigma_r$ is the gradient that rank $r$'s own steps send into its carry $c_r$. Rank $r$
-#   computes it alone.
-# * $x_r$ is the gradient that enters rank $r$ from the ranks before it. Those ranks see rank $r$
-#   only through its first output, which they read as their carry $c_{r-1}$. So, with $L_{<r}$ the
-#   loss on the steps of ranks $0$ to $r-1$, $x_r = \partial L_{<r}/\partial c_{r-1}$. Nothing enters rank 0, so
-#   $x_0 = 0$.
+# | symbol | meaning | lives on rank |
+# | --- | --- | --- |
+# | $f_r$ | rank $r$'s first output; rank $r - 1$ reads it as its carry, so $f_r = c_{r-1}$ | made on $r$, read on $r - 1$ |
+# | $c_r$ | the carry that enters rank $r$ (section 2): $c_r = f_{r+1}$, or `initial` on the last rank | read on $r$ |
+# | $\sigma_r$ | the gradient that rank $r$'s own steps send into its carry $c_r$ | computed on $r$, alone |
+# | $x_r$ | the gradient that enters rank $r$ from the ranks before it: $x_r = \partial L_{<r}/\partial f_r$, and $x_0 = 0$ | composed on $r$ |
 #
-# **The picture, with a third rank** (steps 4 and 5). Each carry crosses a boundary backwards in
-# time; its gradient crosses it forwards. The arrow $x_r$ lands on rank $r$'s first step, whose
-# output is $c_{r-1}$:
+# Here $L_{<r}$ is the loss on the steps of ranks $0$ to $r - 1$. Those ranks see rank $r$ only
+# through $f_r$, so $x_r$ is all that rank $r$ needs from them. Nothing enters rank 0: $x_0 = 0$.
+#
+# **The picture, with a third rank** (steps 4 and 5). At each boundary, $f_r$ crosses backwards in
+# time and $x_r$ forwards. The arrow $x_r$ lands on rank $r$'s first step, whose output is $f_r$:
 #
 # ```text
 #              rank 0: steps 0 1          rank 1: steps 2 3          rank 2: steps 4 5
-# forward:               ◀── c_0 = y_2 ───          ◀── c_1 = y_4 ───
+# forward:               ◀── f_1 = y_2 ───          ◀── f_2 = y_4 ───
 # backward:    g_0 → g_1 ───── x_1 ─────▶ g_2 → g_3 ───── x_2 ─────▶ g_4 → g_5
 #
-# x_r = ∂L_<r/∂c_{r−1}, with L_<r the loss on ranks 0..r−1:
-#              x_1 = ∂L_<1/∂c_0 (rank 0's loss),    x_2 = ∂L_<2/∂c_1 (ranks 0 and 1's loss)
+# the boundary before rank r: f_r goes back (rank r−1's carry c_{r−1}), x_r = ∂L_<r/∂f_r comes forward:
+#              x_1 = ∂L_<1/∂f_1 (rank 0's loss),    x_2 = ∂L_<2/∂f_2 (ranks 0 and 1's loss)
 # ```
 #
-# **The rule, for any number of ranks.** What rank $r$ passes on,
-# $x_{r+1} = \partial L_{<r+1}/\partial c_r$, has two parts:
+# **The rule, for any number of ranks.** What rank $r$ passes on is
+# $x_{r+1} = \partial L_{<r+1}/\partial f_{r+1}$, and $f_{r+1} = c_r$ is rank $r$'s own carry. It has
+# two parts:
 #
 # * $\sigma_r$, from rank $r$'s own $dy_t$, as rank 0 computed above ($\sigma_0 = 0.75$).
 # * $A_r\,x_r$, from the ranks before it: $x_r$ lands on rank $r$'s first output,
-#   $c_{r-1} = B_r + A_r\,c_r$ (section 2), so it reaches $c_r$ times $A_r$.
+#   $f_r = B_r + A_r\,c_r$ (section 1's map), so it reaches $c_r$ times $A_r$.
 #
 # So $x_{r+1} = \sigma_r + A_r\,x_r$. With two ranks, $x_1 = \sigma_0 = 0.75$, since $x_0 = 0$.
 #
@@ -547,18 +555,20 @@ assert A_fwd[1].item() == 0.5 * 0.5 == 0.25 and (x[1].item(), x[2].item()) == (0
 assert [g[0].tolist() for g in grads] == [[1.0, 1.5], [1.75, 1.875], [1.9375, 1.96875]]  # pass 2
 assert rank_backward(4, 6, sent[1])[0][0, 0].item() == 1.75 != b6.grad[0, 4].item()  # "without A_1 x_1 ... 1.75"
 _b6 = torch.arange(1.0, 7.0, dtype=torch.float64)[None]
-_y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: rank 0's carry c_0 is y_2, rank 1's c_1 is y_4
+_y6 = rl.linear_scan(a6, _b6)  # the drawing's forward: f_1 = c_0 is y_2, f_2 = c_1 is y_4
 assert torch.allclose(rl.linear_scan(a6[:, :2], _b6[:, :2], initial=_y6[:, 2]), _y6[:, :2])
 assert torch.allclose(rl.linear_scan(a6[:, 2:4], _b6[:, 2:4], initial=_y6[:, 4]), _y6[:, 2:4])
-# "x_r = ∂L_<r/∂c_{r−1}, with L_<r the loss on ranks 0..r−1" (the drawing's "x_2 = ∂L_<2/∂c_1 (ranks 0 and 1's loss)"):
-# L_<2 = the sum of y_0..y_3 (dy_t = 1); d L_<2 / d c_1 = x_2, rank 2's own dy_4 left out
-_c1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
-_y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_c1)
+# "x_r = ∂L_<r/∂f_r", L_<r the loss on ranks 0..r−1 (the drawing's "x_2 = ∂L_<2/∂f_2 (ranks 0 and 1's loss)"):
+# L_<2 = the sum of y_0..y_3 (dy_t = 1); f_2 = c_1 enters rank 1; d L_<2 / d f_2 = x_2, rank 2's own dy_4 left out
+_f2 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+_y_r1 = rl.linear_scan(a6[:, 2:4], torch.zeros(1, 2, dtype=torch.float64), initial=_f2)
 _y_r0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_y_r1[:, 0])
-assert torch.autograd.grad(_y_r0.sum() + _y_r1.sum(), [_c1])[0].item() == x[2].item() == 0.9375
-_c0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L_<1/∂c_0 (rank 0's loss)"
-_y_c0 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_c0)
-assert torch.autograd.grad(_y_c0.sum(), [_c0])[0].item() == x[1].item() == 0.75
+assert torch.autograd.grad(_y_r0.sum() + _y_r1.sum(), [_f2])[0].item() == x[2].item() == 0.9375
+_f1 = torch.zeros(1, dtype=torch.float64, requires_grad=True)  # the drawing's "x_1 = ∂L_<1/∂f_1 (rank 0's loss)"
+_y_f1 = rl.linear_scan(a6[:, :2], torch.zeros(1, 2, dtype=torch.float64), initial=_f1)
+assert torch.autograd.grad(_y_f1.sum(), [_f1])[0].item() == x[1].item() == 0.75
+# the table: "f_r = B_r + A_r c_r" (section 1's map), rank 1's first output on the drawing's forward
+assert torch.allclose(_y6[:, 2], rl.linear_scan(a6[:, 2:4], _b6[:, 2:4])[:, 0] + a6[:, 2:4].prod(-1) * _y6[:, 4])
 bwd_src = inspect.getsource(distributed._TimeSharded.backward)
 assert bwd_src.count(" = gather(") == 2  # two exchanges (13c, section 7, checks what each one carries)
 assert "(g,) = torch.autograd.grad(outs, [carry], d_outs" in bwd_src  # pass 1: one number per row, the carry's
@@ -571,17 +581,35 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 # %% [markdown]
 # ## 7. What it costs
 #
-# Gather + one call is the default. Use `time_group=` only in the last two cases:
+# **The verdict:** the split this notebook teaches is usually not the one to use. Gather + one call
+# is the default, with or without gradients:
 #
 # | case | use |
 # | --- | --- |
-# | PPO-style training: the advantages computed without gradients | gather + one call (section 5's last lines) |
-# | a loss backpropagated through the advantages (section 6) | `time_group=` |
-# | a batch too big to gather, or many ranks on a link slower than about 50–80 GB/s | `time_group=` |
+# | the advantages computed without gradients (PPO-style training) | gather + one call (section 5's last lines) |
+# | a loss backpropagated through the advantages (section 6) | gather + one call, through an autograd-aware gather: `torch.distributed.nn.functional.all_gather`, whose backward returns each rank its gradient slice |
+# | a batch too big to gather, or many ranks on a slow link (below about 50–80 GB/s for the forward call) | `time_group=` |
+#
+# So `time_group=` is for rows so long that the batch cannot be gathered onto each rank, or for a
+# slow link. Gradients flow through the advantages in meta-gradient RL, which tunes $\gamma$ or
+# $\lambda$ by gradient (Xu, van Hasselt and Silver, 2018, "Meta-Gradient Reinforcement Learning"),
+# and in a value loss on $\lambda$-return targets left without a stop-gradient. There the gather's
+# backward crosses the link too, so on a slow link the split's cost is weighed against both.
 #
 # **The evidence:** on one H100, for GAE on a row of 1,048,576 steps per rank, the split took 17
-# times the plain call's wall time and gather + one call 1.5 times; the two ranks ran in one
-# process, the other rank's numbers a local copy of its own, so no link was crossed.
+# times the plain call's wall time and gather + one call 1.5 times. With the backward too, the
+# split took 3.30 ms and gather + one call 0.74 ms, about 4.5 times less (`linear_scan`: 2.68
+# against 0.63 ms). The two ranks ran in one process, the other rank's numbers a local copy of its
+# own, so no link was crossed. The gathered call's backward went through a concatenation, the
+# local equivalent of the autograd-aware gather.
+#
+# **With gradients, the link.** The 50–80 GB/s is the forward call's break-even: the link speed at
+# which the gather's time on the wire uses up its lead. With gradients, the gather's backward also
+# sends each rank its gradient slice: 4 bytes per token (the values' gradient, float32), on top of
+# the 9 gathered. Worked the same way, at 2 ranks, where nothing is scaled, the break-even is about
+# 5.3 GB/s, against 7.9 for the forward alone. At 8 ranks it depends on how the gathered call's time
+# grows with 4 times the steps: about 40 GB/s if only its GPU time does, about 270 if all of its
+# wall time does. These are estimates, not measurements.
 #
 # The cell below reads the file. How the 50–80 GB/s is estimated, and the file's other lines, are in
 # [notebook 13c, section 7.2](13c_inside_the_package.ipynb#7.2-The-cost-of-the-split,-case-by-case).
@@ -615,6 +643,27 @@ _B8 = lambda t_s, t_8: 7 * 9 * 2**20 / ((t_s - t_8) * 1e-6) / 1e9  # noqa: E731 
 _w8 = [_B8(local_wall, 4 * joined_wall), _B8(local_wall, joined_wall + 3 * joined_gpu), _B8(1.4 * local_wall, 4 * joined_wall)]
 assert [round(x_) for x_ in _w8] == [78, 60, 48]  # "about 50–80"
 assert 128 * 1024 * 2 * 4 == 2**20  # the introduction's "1 MiB for a row of 128K tokens": 2 float32 per token
+# "With the backward too, the split took 3.30 ms and gather + one call 0.74 ms, about 4.5 times less"
+(_, _), (fb_split, _), _, (fb_joined, fb_joined_gpu) = cost["1 x 1048576", "gae forwards + backwards"]
+assert (round(fb_split / 1e3, 2), round(fb_joined / 1e3, 2), round(fb_split / fb_joined, 1)) == (3.30, 0.74, 4.5)
+_ls = cost["1 x 1048576", "linear_scan forwards + backwards"]  # "linear_scan: 2.68 against 0.63 ms"
+assert (round(_ls[1][0] / 1e3, 2), round(_ls[3][0] / 1e3, 2)) == (2.68, 0.63)
+assert all(r_[3][0] < r_[1][0] / 4 for k_, r_ in cost.items() if "backwards" in k_[1])  # the gather wins with gradients
+# "the gathered call's backward went through a concatenation": the tool's gradient is the values' alone, float32
+_tool = open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools", "time_group_cost.py"),
+             encoding="utf-8").read()
+assert "torch.cat([x] * ranks, dim=1)" in _tool and "rl.gae(row(r), row(vg)" in _tool
+assert "return torch.autograd.grad(ret[:, :T], vg, dy)" in _tool and "float32" in cost_lines[0]
+# the table's autograd-aware gather: its backward gives each rank its slice of the summed gradients
+import torch.distributed.nn.functional as dist_nn  # noqa: E402
+assert callable(dist_nn.all_gather) and "_Reduce_Scatter.apply" in inspect.getsource(dist_nn._AllGather.backward)
+# "with gradients ... 4 bytes per token on top of the 9": 2 ranks "about 5.3 GB/s, against 7.9 for the forward alone"
+_fb_bytes = (9 + 4) * 2**20
+assert round(_fb_bytes / ((fb_split - fb_joined) * 1e-6) / 1e9, 1) == 5.3
+assert round(9 * 2**20 / ((local_wall - joined_wall) * 1e-6) / 1e9, 1) == 7.9
+# 8 ranks, 7 ranks' 13 MiB: "about 40 GB/s if only its GPU time does, about 270 if all of its wall time does"
+assert round(7 * _fb_bytes / ((fb_split - fb_joined - 3 * fb_joined_gpu) * 1e-6) / 1e9) == 40
+assert round(7 * _fb_bytes / ((fb_split - 4 * fb_joined) * 1e-6) / 1e9, -1) == 270
 # the introduction's "the done flags add one byte per token": section 5's gather also sends the flags, as booleans
 assert '("rewards", "values", "terminated")' in worker and rollout["terminated"].element_size() == 1
 

@@ -575,7 +575,7 @@ assert torch.isnan(_adv_nan[0, :3]).all() and _adv_nan[0, 3] == 3.0  # every ear
 #
 # | file | what it measured | card | read in |
 # |---|---|---|---|
-# | `benchmarks/results/tokens/H200-2026-12-03.json` | the four implementations above at five shapes, float32, γ = 0.99, λ = 0.95: wall time per call, and GPU time by CUDA-graph replay (none for the loop, nor for the drop-in, whose host sync cannot be captured) | one H200, 2026-12-03, torch 2.11, Triton 3.6 | section 7: its printout and its table |
+# | `benchmarks/results/tokens/H200-2026-12-03.json` | the four implementations above at five shapes, float32, γ = 0.99, λ = 0.95 (the cumsum computes γ = λ = 1): wall time per call, and GPU time by CUDA-graph replay (none for the loop, nor for the drop-in, whose host sync cannot be captured) | one H200, 2026-12-03, torch 2.11, Triton 3.6 | section 7: its printout and its table |
 #
 # [Notebook 14, section 1](14_appendix_data.ipynb) says how the file was timed.
 #
@@ -633,9 +633,11 @@ assert all(r["gpu_us"] is None for r in rows if r["impl"] in (LOOP, DROP_IN))
 assert all(r["gpu_us"] is not None for r in rows if r["impl"] in (CUMSUM, OURS))  # "GPU time where ... capture"
 assert bench.token_inputs(2, 8, "cpu")[0].dtype == torch.float32  # the harness's inputs
 assert (res["gamma"], res["lam"]) == (0.99, 0.95)  # the Sources table's "γ = 0.99, λ = 0.95"
+assert list(inspect.signature(bench.token_cumsum).parameters) == ["rewards", "values", "mask"]  # "(the cumsum computes γ = λ = 1)": it takes no γ, λ
 assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
 assert max(per_token) < 2 * min(per_token)  # the loop's time per step of T, whatever the batch
+assert [round(min(per_token)), round(max(per_token))] == [131, 177]  # question 3: "131 to 177 µs per step"
 for s in shapes:
     assert wall[(*s, LOOP)] > 4000 * wall[(*s, OURS)], s  # "over 4,000 times faster than the loop" at every shape
     assert wall[(*s, OURS)] < wall[(*s, CUMSUM)], s  # and faster than the shortcut, in this run
@@ -838,8 +840,9 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # 3. Count the kernels that section 3's loop, `verl_gae_loop`, launches per position of the
 #    response: the tensor operations of one iteration. (Section 7 times `bench.token_gae_loop`, the
 #    same loop with the same operations per position.) For $T = 4096$, how many launches is one
-#    call? Divide the loop's wall time per step of T, in notebook 14, section 11's table, by your count: what is
-#    each operation's host overhead (dispatch and launch)?
+#    call? Take the loop's wall time per step of T from section 7's table (its loop µs ÷ T: 131 to
+#    177 µs per step across the five shapes) and divide it by your count: what is each operation's
+#    host overhead (dispatch and launch)?
 
 # %% jupyter={"source_hidden": true}
 # Checks: question 2's "Check yourself", its code as printed, on both backends (CI runs them; skip when reading)

@@ -25,7 +25,7 @@
 # * **Needs:** notebooks 00c, 00d (its `strided_scan`, in section 1) and 08. No GPU.
 #
 # * **Minimum path:** sections 1 to 3 and the exercise `warp_sectors`. The GPU lab, 13b, needs
-#   all of section 0.
+#   all of sections 1–4.
 #
 # **The question of this appendix:** your kernels from notebooks 00b and 00c compute the same
 # numbers as the package's kernel, so why is the package's faster? **The answer:** it keeps enough
@@ -48,7 +48,7 @@
 # | `benchmarks/results/H200-2026-12-06.json`, the committed run (`profile.COMMITTED_RUN`) | the copy bandwidth; GPU time, time per call and % of the floor of the scans at 16384×1024, of the naive-kernel anchor, and of GAE at 64×16384 (the package and the peer `rl_triton`) | an H200, 2026-12-06, torch 2.11, Triton 3.6 | the introduction, sections 2 and 4 |
 # | `docs/DESIGN.md` | the time split's gain (GAE at 8×131072); split against walked (GAE at 64×32768 and 64×16384); the sweep of the segment size; two tiles at 16384×1024 | an H200, on older code (2026-11-29 to 12-01): compare the two figures of a pair only | section 4; notebook 13c, section 5 |
 #
-# Two numbers are assumed, not measured: the load latency, 600 ns, and 2 chunks in flight per
+# Section 2 assumes two numbers: the load latency, 600 ns, and 2 chunks in flight per
 # program. The H200's 132 SMs and the 32 resident programs an SM can hold are the hardware's
 # specification. The rest is derived from these. The table at the end of section 4 gives each
 # number's kind.
@@ -106,7 +106,7 @@ assert max("2026-11-29", "2026-11-30", "2026-12-01") < RES["date"]
 # | rule | the number that matters | the knob |
 # |---|---|---|
 # | 1: every load uses the bytes it fetches | sectors per warp load: 4 for 32 adjacent float32, 32 read along time | `vector`: one aligned 16-byte load per lane |
-# | 2: enough bytes are on their way at every moment | about 10 KB of loads in flight per SM, for GAE on an H200 (derived from an assumed latency) | `stages` = 2: the next chunk loaded ahead |
+# | 2: enough bytes are on their way at every moment | about 10 KB of loads in flight per SM, for GAE on an H200 (section 2) | `stages` = 2: the next chunk loaded ahead |
 # | 3: enough programs keep every processor busy | programs per launch, against 2 × SMs: 264 on an H200 | the time split of long rows |
 #
 # The words of the box:
@@ -153,8 +153,8 @@ assert [t["sectors"] for t in sector_table] == [4, 32, 4]
 assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 times the traffic
 assert Config().time_major_tile[0] == 64  # "the package's tile for a time-major buffer covers up to 64 environments"
 assert 64 * 4 == 8 * SECTOR and SECTOR // 4 == 8  # "8 neighbouring ones fill a sector ... 64, eight whole sectors"
-assert "bounded by their registers" in plan._tile.__doc__  # "as many as its registers allow"
-# the fold: at most 2,048 steps of 4 bytes; 64 environments with chunks of 32 steps, 8 with chunks of 256
+assert "bounded by their registers" in plan._tile.__doc__  # "its registers hold at most 2,048 steps"
+# "at most 2,048 steps"; 64 environments "only with chunks of 32 steps", "with chunks of 256 it covers 8"
 assert Config().time_major_tile[1] == 2048 and plan._tile(B_ENVS, 32, False, 4, Config())[:2] == (64, 32)
 assert plan._tile(B_ENVS, 1000, False, 4, Config())[:2] == (8, 256)
 # the fold: the 8 neighbouring environments' programs, one load each, touch the same 32 sectors and use every byte
@@ -165,8 +165,9 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 # %% [markdown]
 # Read along time, each load instruction of the warp fetches 8 times the bytes it uses. So the
 # package's tile for a time-major buffer reads environments side by side instead: 8 neighbouring
-# ones fill a sector at each step, and the tile covers up to 64, eight whole sectors, as many as its
-# registers allow. (In a `(T, B)` buffer each row of memory is one step, so these 64 environments
+# ones fill a sector at each step. The tile covers up to 64 environments, eight whole sectors, but
+# only with chunks of 32 steps: its registers hold at most 2,048 steps (`Config.time_major_tile`),
+# so with chunks of 256 it covers 8. (In a `(T, B)` buffer each row of memory is one step, so these 64 environments
 # are 64 neighbouring columns.) At each step its lanes read neighbouring environments, as in the
 # table's last row.
 #
@@ -176,9 +177,6 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 # programs load the same 32 sectors, and may find them still in the L1 or L2 cache, so the bytes
 # read from DRAM can be fewer than 8 times those used. Nothing keeps a sector in the cache until
 # its neighbours read it, though.
-#
-# The tile's registers hold at most 2,048 steps in all (`Config.time_major_tile`), so it covers 64
-# environments only with chunks of 32 steps; with chunks of 256 it covers 8.
 #
 # </details>
 #
@@ -191,8 +189,10 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 #
 # **The question:** how many bytes must be on their way to keep the memory busy? **The answer:**
 # the bandwidth × the latency: for GAE on an H200, about 10 KB of loads per SM, if a load takes
-# 600 ns. That latency is assumed, not measured. The package's knob is `stages` = 2: each program
-# loads its next chunk ahead.
+# 600 ns. The package's knob is `stages` = 2: each program loads its next chunk ahead.
+#
+# > **The 600 ns latency is assumed, not measured.** Every figure this appendix derives from it is
+# > an illustration of the rule, not a measurement.
 #
 # A load takes a long time to come back: its **latency**. Bytes asked for and not yet delivered are
 # **in flight**, and the memory delivers its full bandwidth only if enough are in flight at every
@@ -255,13 +255,13 @@ assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewe
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
 H200_SMS = 132  # the H200's; docs/DESIGN.md: min_programs is "two per SM on CUDA, 264 on the H200"
-LATENCY_S = 600e-9  # ASSUMED, for illustration: not measured
+LATENCY_S = 600e-9  # a load's latency, 600 ns: assumed (the note above)
 GAE_READ = 4 + 4 + 1  # bytes read per float32 step: reward, value, flag
 load_bw = BW * GAE_READ / 17  # GAE's loads at the floor: 9 of every 17 bytes moved
 in_flight_gpu = load_bw * LATENCY_S  # Little's law: loads in flight on the whole GPU
 per_sm = in_flight_gpu / H200_SMS
 print(f"GAE's loads at the floor: 9/17 × {BW / 1e12:.2f} TB/s = {load_bw / 1e12:.2f} TB/s; "
-      f"× {LATENCY_S * 1e9:.0f} ns (assumed) = {in_flight_gpu / 1e6:.2f} MB in flight, {per_sm / 1e3:.1f} KB per SM")
+      f"× {LATENCY_S * 1e9:.0f} ns = {in_flight_gpu / 1e6:.2f} MB in flight, {per_sm / 1e3:.1f} KB per SM")
 
 # %% jupyter={"source_hidden": true}
 # Checks: GAE's bytes per step and the figures above (CI runs them; skip when reading)
@@ -359,14 +359,13 @@ assert 64 // 4 == 16 and 16 * GAE_READ == 144 and round(100 * 144 / per_sm, 1) =
 # keep in flight, it says how long a load may take before the floor is out of reach. Fill each SM
 # with as many programs as it can hold: 32 of the package's, up to 4.6 KB in flight each, or 16 of
 # the anchor's, 9 B each. Up to what load latency could each kernel still keep GAE's loads at the
-# floor's 2.26 TB/s? Compare both with the assumed 600 ns.
+# floor's 2.26 TB/s? Compare both with 600 ns.
 #
 # <details><summary>Check yourself</summary>
 #
 # The latency is the bytes in flight per SM × 132 SMs ÷ 2.26 TB/s.
 #
-# * **The package:** 32 × 4.6 KB = 147 KB per SM, so up to about 8.6 µs, 14 times the assumed
-#   600 ns.
+# * **The package:** 32 × 4.6 KB = 147 KB per SM, so up to about 8.6 µs, 14 times 600 ns.
 # * **The anchor:** 16 × 9 B = 144 B per SM, so up to about 8.4 ns, 71 times less than 600 ns.
 #
 # The two limits differ by 32 × 4,608 B ÷ 144 B = 1024 exactly. Whatever the true latency, within
@@ -544,10 +543,15 @@ assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7
 #   a second rescans each segment from the carry these give. At 64×16384 the planner does not
 #   split: a row has 16 wide chunks, under its 32 (section 3). So each of the 64 programs walks 16 chunks
 #   of 1024 steps in series, and the package stays slow: 12.9 % of the floor by GPU time, where the
-#   peer `rl_triton` reaches 19.9 %. The committed run's file holds three clocks for each call.
-#   These two figures divide the floor by its `kernel_ms` (CUDA-graph replays); its own `pct_floor`
-#   column, 9.8 and 11.5 %, divides by `ms` (Triton's `do_bench`: 42.5 µs against the peer's 36.1);
-#   and by `full_call_us`, the wall time per call, the package's 52 µs beats the peer's 68. The
+#   peer `rl_triton` reaches 19.9 %. The committed run's file times each call with three clocks:
+#
+#   | clock | what it times | package | peer |
+#   |---|---|---|---|
+#   | `kernel_ms` | GPU time, by CUDA-graph replays: the % of the floor above | 12.9 % | 19.9 % |
+#   | `ms` | Triton's `do_bench`, the file's own `pct_floor` column | 42.5 µs, 9.8 % | 36.1 µs, 11.5 % |
+#   | `full_call_us` | wall time per call, the host's work included | 52 µs | 68 µs |
+#
+#   The peer wins on the two GPU clocks, the package on the wall clock. The
 #   serial chain of chunks limits it. The programs run 4 warps, not Rule 2's one, because with so
 #   few programs the planner walks wide chunks of 1024 steps, a warp per 256: a shorter chain. Why that choice
 #   was measured faster is in
@@ -587,13 +591,15 @@ slow = committed("gae", 64, 16384)
 assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of the floor"
 peer = committed("gae", 64, 16384, impl="rl_triton")  # Rule 3's peer, by GPU time and per call
 assert [round(100 * r["floor_ms"] / r["kernel_ms"], 1) for r in (slow, peer)] == [12.9, 19.9]  # "12.9 % ... 19.9 %"
-assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # "`full_call_us` ... 52 µs beats ... 68"
-# the file's other clock: "`pct_floor` column, 9.8 and 11.5 %, divides by `ms` (Triton's `do_bench`: 42.5 µs ... 36.1)"
+assert [round(r["full_call_us"]) for r in (slow, peer)] == [52, 68]  # the clocks' table: "52 µs", "68 µs"
+# the clocks' table's `ms` row: "Triton's `do_bench`, the file's own `pct_floor` column", 42.5 µs, 9.8 % and 36.1 µs, 11.5 %
 assert all(r["timer"] == "do_bench" for r in (slow, peer))
 assert all(abs(r["pct_floor"] - 100 * r["floor_ms"] / r["ms"]) < 1e-9 for r in (slow, peer))
 assert [round(r["pct_floor"], 1) for r in (slow, peer)] == [9.8, 11.5]
 assert [round(1e3 * r["ms"], 1) for r in (slow, peer)] == [42.5, 36.1]
-# section 0's box: each rule's number and knob
+assert slow["kernel_ms"] > peer["kernel_ms"] and slow["ms"] > peer["ms"]  # "the peer wins on the two GPU clocks"
+assert slow["full_call_us"] < peer["full_call_us"]  # "the package on the wall clock"
+# the three rules' box: each rule's number and knob
 assert [t["sectors"] for t in sector_table[:2]] == [4, 32] and round(per_sm / 1e3) == 10  # "4 ... 32", "about 10 KB"
 assert ON_H200.min_programs == 2 * H200_SMS == 264 and (big_tile["vector"] * 4, big_tile["stages"]) == (16, 2)
 assert long["segments"] > 1  # "the time split of long rows"
@@ -603,15 +609,14 @@ assert long["segments"] > 1  # "the time split of long rows"
 # <details><summary>Details: where the numbers of sections 2 to 4 come from</summary>
 #
 # They are of three kinds: measured on an
-# H200, assumed, or derived from the other two. A derived number is only as good as what it comes
-# from: everything built on the 600 ns is an illustration, not a measurement.
+# H200, assumed, or derived from the other two.
 # [Notebook 13c](13c_inside_the_package.ipynb) gives section 4's figures with their sources.
 #
 # | quantity | value | kind (from what) |
 # |---|---|---|
 # | copy bandwidth, read + written | 4.27 TB/s | measured: the committed H200 run |
 # | GAE's bytes per float32 step | 17 moved, 9 loaded | derived: its inputs and outputs (`profile.op("gae")`) |
-# | load latency | 600 ns | **assumed**, not measured |
+# | load latency | 600 ns | **assumed** (section 2) |
 # | GAE's loads at the floor | 2.26 TB/s | derived: 4.27 TB/s × 9/17 |
 # | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
 # | SMs of an H200 | 132 | the H200's specification; `docs/DESIGN.md`'s 264 programs, two per SM |

@@ -41,12 +41,9 @@
 # about 300 lines, if you want to read how it times. The exercises at the end say what to hand
 # in, with a GPU or without one. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
-# The cells that time a kernel measure your GPU when you run them. **One card and one Triton:** the
-# lab's timings and counts come from its reference, the course's own answer timed on an **H100**
-# and compiled by **Triton 3.6** ([notebook 14, section 1](14_appendix_data.ipynb),
-# describes it). The course's other card, the H200 of its committed run, and Triton 3.9's counts of
-# the reference's kernels (3.9 is the version the course pins, and the one your own compiles use)
-# appear only in folds headed "On the other card" or "On the other Triton version".
+# The cells that time a kernel measure your GPU when you run them. This lab uses the **H100** and
+# **Triton 3.6**, the card and compiler of its reference file
+# ([notebook 14, section 1](14_appendix_data.ipynb) describes it); other cards and versions are in folds.
 
 # %%
 import os
@@ -70,12 +67,8 @@ RUN, RES = profile.committed_results()  # the committed run (profile.COMMITTED_R
 LAB_REFERENCE = lab.reference_path()
 
 # %% jupyter={"source_hidden": true}
-# Checks: the two files' GPUs, the reference's Triton (question 2: "which Triton 3.6 compiled") and the size of
-# rltriton_lite/lab.py (CI runs them)
+# Checks: the committed run's GPU and the size of rltriton_lite/lab.py (CI runs them)
 assert "H200" in RES["gpu"] and RUN == "H200-2026-12-06"
-with open(LAB_REFERENCE, encoding="utf-8") as f:
-    lab_header = f.readline()
-assert "H100" in lab_header and "triton 3.6" in lab_header
 with open(lab.__file__, encoding="utf-8") as f:
     assert round(len(f.read().splitlines()), -2) == 300  # the tools' code: "rltriton_lite/lab.py, about 300 lines"
 
@@ -183,6 +176,8 @@ else:
 # GPU's copy speed that each kernel reaches.
 
 # %%
+with open(LAB_REFERENCE, encoding="utf-8") as f:
+    lab_header = f.readline()  # the reference's first line: its GPU, torch and Triton
 reference = lab.read_reference(LAB_REFERENCE)  # (variant, shape) -> its row, shapes written "16384x1024"
 h100 = []
 for B_, T_ in lab.LAB_SHAPES:
@@ -206,6 +201,7 @@ big_h200 = {t["kernel"]: t for t in h200 if t["B × T"] == "16384×1024"}
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures the next paragraph and its fold read (CI runs them; skip when reading)
+assert "H100" in lab_header and "triton 3.6" in lab_header  # the introduction's "H100 and Triton 3.6"
 assert big["rl.discounted_returns"]["% floor"] == 90.3 and round(big["rl.discounted_returns"]["% floor"], -1) == 90
 assert round(big["step_by_step (13's baseline)"]["% floor"]) == 3  # "about 3 %" (3.1)
 assert h100[0]["B × T"] == "4096×128" and h100[0]["kernel"] == "rl.discounted_returns"
@@ -620,7 +616,7 @@ assert 16 * 256 == 4_096 > max(H100_ENOUGH, _per_sm / RETURNS_READ)  # the worke
 # 2. **The variants.** First, before you time any variant or read "Reading the reference", write
 #    your prediction under Answer 2: for each of the three knobs above (chunk size, `num_warps`,
 #    pipelining), which way it should move the GPU time at 16384×1024, from a chunk of 256 on
-#    Triton's default 4 warps, and why, in the terms of notebook 13's section 0: sectors,
+#    Triton's default 4 warps, and why, in the terms of notebook 13's three rules: sectors,
 #    bytes in flight, resident programs, registers, barriers between warps. This part needs no GPU.
 #
 #    **With a GPU:** a table of at least three variants, one knob changed in each, with the GPU µs
@@ -634,9 +630,10 @@ assert 16 * 256 == 4_096 > max(H100_ENOUGH, _per_sm / RETURNS_READ)  # the worke
 #      compile_for_h100(reset_scan, chunk=1024)`, then `print(profile.table(mine))`.
 #    * **Step 2.** Write your prediction: which variant keeps more programs resident and, from its
 #      steps in flight per SM, what that predicts for its GPU time.
-#    * **Step 3.** Under "Reading the reference", a table gives each reference variant's registers,
-#      shared memory and resident programs, as Triton 3.6 compiled the kernel the H100 ran. Set your
-#      kernel's counts beside them.
+#    * **Step 3.** Under "Reading the reference", a printed table gives each reference variant's
+#      registers, shared memory and resident programs, as Triton 3.6 compiled the kernel the H100
+#      ran. You may read that table now, once your prediction is written: it holds no timings. Only
+#      the folds of that part wait. Set your kernel's counts beside the table's.
 #    * **Step 4.** Open the fold "Step 4" under the reference's table. It sets the H100's % floor
 #      beside those counts, with a worked row. Write one sentence per variant: did the H100's %
 #      floor move as that count predicted, and if not, why not?
@@ -657,8 +654,9 @@ assert 16 * 256 == 4_096 > max(H100_ENOUGH, _per_sm / RETURNS_READ)  # the worke
 # %% [markdown]
 # ### Reading the reference, after your own answers
 #
-# **The question:** why did the knobs move the course's own `reset_scan` as they did? Open the folds
-# of this part only after writing your prediction and your own sentences for question 2.
+# **The question:** why did the knobs move the course's own `reset_scan` as they did? The table
+# printed below holds no timings: read it for Step 3 now. Open the folds of this part only after
+# writing your prediction and your own sentences for question 2.
 #
 # <details><summary>The short answer (open it after writing your prediction)</summary>
 #

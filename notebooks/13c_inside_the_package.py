@@ -20,8 +20,8 @@
 #   notebook 13, section 4, which says in one page what this notebook finds. No checked exercise
 #   of the course needs it.
 #
-# * **You will learn:** how the package's scan kernel follows the three rules of notebook 13,
-#   section 0: one chunk (sections 1–3), one program's tile and the planner (section 4), a model
+# * **You will learn:** how the package's scan kernel follows the three rules of notebook 13
+#   (its sections 1–3): one chunk (sections 1–3), one program's tile and the planner (section 4), a model
 #   of the speed against three measurements (section 4.1), long rows split in time (section 5),
 #   and the compiled code (section 6). Section 7 follows notebook 11's split across devices: its
 #   backward, and what its ranks send. The package has kernels other than the scan: the losses of
@@ -734,7 +734,7 @@ assert [round(m["predicted % of floor"], 1) for m in model] == [1.4, 100.0, 48.5
 # associativity of notebook 00 once more, in three steps.
 #
 # At 8×131072, one program per row leaves most of an H200's 132 SMs idle (notebook 13, section
-# 0.3). The split cuts each row into segments, one program each:
+# 3). The split cuts each row into segments, one program each:
 #
 # 1. **Pass 1.** One program per segment composes its segment's map: a summary, with no outputs.
 # 2. **Compose.** The summaries are composed from the end, to get the carry entering each segment.
@@ -802,7 +802,7 @@ print("the time split gives the same returns")
 #   of the best time at every long-row shape (`docs/DESIGN.md`, "The time split").
 # * **Just above the trigger,** a launch is not split. 264 rows of 32,768 steps run 264 one-warp
 #   programs, 2 per SM: 9.2 KB in flight per SM by notebook 13's count (4.6 KB a program, section
-#   0.2), a little under its 10.3 KB.
+#   2), a little under its 10.3 KB.
 #
 # **Why 32?** The threshold was chosen by wall time per call, what a training loop pays, since a
 # split call costs a second launch and more work on the host. On an H200 (`docs/DESIGN.md`, older
@@ -1306,27 +1306,31 @@ assert _order == sorted(_order)  # in this order: the header, the ends (first va
 # %% [markdown]
 # ### 7.2 The cost of the split, case by case
 #
-# Notebook 11, section 7, gives the rule as a table: gather the row and make one plain call, unless
-# one of three cases holds. This section, for maintainers, gives the figures behind that rule, from
-# the same file: `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`.
+# Notebook 11, section 7, gives the rule as a table: gather the row and make one plain call, with or
+# without gradients, unless one of two cases holds. This section, for maintainers, gives the
+# figures behind that rule, from the same file: `benchmarks/results/checks/H100-2026-12-07-time-group-cost.txt`.
 #
-# <details><summary>Details: the three cases, the break-even at 8 ranks worked, the other rows, NCCL, and 2 ranks</summary>
+# <details><summary>Details: the two cases, gradients, the break-even at 8 ranks worked, the other rows, NCCL, and 2 ranks</summary>
 #
-# **The three cases for `time_group=`.** Everywhere else gather + one call wins: it is faster,
+# **The two cases for `time_group=`.** Everywhere else gather + one call wins: it is faster,
 # its code is simpler, and its advantages are the same. Notebook 11, section 5's worker shows it in
 # its last lines: pad, `dist.all_gather`, trim, one call.
 #
-# * **Gradients through the advantages** (section 7 above). Each rank's piece of the gradient stays
-#   on its rank. An autograd-aware gather does not replace the split:
-#   `torch.distributed.nn.functional.all_gather` carries gradients, but its backward sends every
-#   rank's whole gradient row, where the split sends one number per row per rank in each exchange.
 # * **A batch too big to gather.** The one call reads 9 bytes and writes 8 per token of the whole
 #   batch, on every rank: 1,024 rows of 1,048,576 tokens are about 18 GB per rank, beside the model.
 # * **Many ranks on a slow link,** below the break-even. The gather's wire grows with the ranks'
 #   steps. The split's all_gather of maps grows with the ranks too, but only by a few numbers per
 #   row per rank.
 #
-# **The break-even at 8 ranks, worked.** It is notebook 11's "about 50–80 GB/s". On the long row,
+# **Gradients through the advantages** (section 7 above) are not a third case. An autograd-aware
+# gather, `torch.distributed.nn.functional.all_gather`, carries them: its backward sends each rank
+# its slice of the gradient, 4 bytes per token of the values' gradient against the 9 gathered
+# forwards. The split sends one number per row per rank in each exchange instead. So with gradients
+# it is the same trade against the link's speed. With no link crossed, the gather won on the
+# gradient lines too: 736 µs against 3.30 ms on the long row (the table below).
+#
+# **The break-even at 8 ranks, worked.** It is notebook 11's "about 50–80 GB/s", for GAE's forward
+# call alone; notebook 11, section 7, works the line with the backward the same way. On the long row,
 # each rank holds 9 MiB of values, rewards and flags: 8 MiB of float32 values and rewards, 1 MiB of
 # one-byte flags ($1\text{ MiB} = 2^{20}$ bytes). With 8 ranks, the gather brings the other 7
 # ranks' 63 MiB, about 66 million bytes, to each rank: 66/B ms on a link of B GB/s. The split took
@@ -1434,6 +1438,8 @@ assert joined_wall < local_wall and joined_gpu < local_gpu  # "the gather beat t
 assert (round(_b1), round(_b4), round(_b2 / 1e3, 2)) == (459, 736, 3.30)  # "459 µs", "736 µs", "3.30 ms"
 assert round(cost["1 x 1048576", "gae forwards + backwards"][2][0] / 1e3, 2) == 4.47  # the NCCL column: "4.47 ms"
 assert (round(_b4 / _b1, 1), round(_b2 / _b1, 1)) == (1.6, 7.2)  # "1.6 times", "7.2 times" the plain call's
+assert _b4 < _b2  # "with no link crossed, the gather won on the gradient lines too: 736 µs against 3.30 ms"
+assert all(r_[3][0] < r_[1][0] for k_, r_ in cost.items() if "backwards" in k_[1])  # on all four gradient lines
 # the table's last two rows: all eight lines
 one_walls = [row_[0][0] for row_ in cost.values()]
 assert (round(min(one_walls)), round(max(one_walls), -1)) == (25, 620)  # the plain call: "25–620 µs"
@@ -1473,6 +1479,10 @@ assert "plays rank 0 of two ranks that hold the same steps" in _doc and "Only th
 assert "A second row uses a real NCCL group of one rank." in _doc  # "NCCL, 1 rank"
 assert "gather the whole row (here, the rank's steps concatenated twice, the gather's local equivalent), make one " \
        "plain call, keep the rank's slice" in _doc  # "gather, one call": twice the steps, no wire either
+# "4 bytes per token of the values' gradient": the tool differentiates the float32 values alone
+assert "return torch.autograd.grad(ret[:, :T], vg, dy)" in _tool and "float32" in cost_lines[0]
+import torch.distributed.nn.functional as dist_nn  # noqa: E402  ("its backward sends each rank its slice")
+assert callable(dist_nn.all_gather) and "_Reduce_Scatter.apply" in inspect.getsource(dist_nn._AllGather.backward)
 assert "SHAPES = [(1, 1 << 20), (4096, 128)]" in _tool and 2 * 2**20 == 2_097_152  # "1,048,576 ... two hold 2,097,152"
 # "NCCL adds host time too": wall above on every line, GPU within 10 %
 assert all(r[2][0] > r[1][0] and abs(r[2][1] / r[1][1] - 1) < 0.1 for r in cost.values())
