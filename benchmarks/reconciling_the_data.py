@@ -226,13 +226,13 @@ assert all(row(FULL, a, *s, impl="torch_compile", pass_="fwd+bwd")["kernel_ms"]
 # %% [markdown]
 # ## 5. The seven algorithms' profile tables, read together
 #
-# **Each algorithm's table (notebook 09: sections 2.1–2.4 for the four scans of 01–04,
+# **Each algorithm's table (notebook 09: sections 2.1–2.3 for the scans of 01–04,
 # section 4 for the three losses of 05–07) shows its lines of the committed run, read from the
 # file and not measured again, and all seven say the same two things: a call is host-bound at 4096×128, and
 # near the floor on a large batch. Against the code it replaces, each algorithm wins on the clock
 # that matters, in every case timed.**
 #
-# Notebook 09, sections 2.1–2.4 call `profile.committed(name)` for each scan, which prints the table with
+# Notebook 09, sections 2.1–2.3 call `profile.committed(name)` for each scan, which prints the table with
 # its legend (the columns, the `!` mark, the anchors) and draws the chart, and defines the columns
 # at its start. The "How fast is it" sections of notebooks 01–07 keep only a takeaway, its figures
 # asserted in a folded Checks cell.
@@ -586,7 +586,7 @@ _removed = [min(100 * (1 - gpu_of[a, (4096, 128), "fwd"] / twice[a, (4096, 128),
 _loop = row(RES, "gae", 4096, 128, impl="pytorch_loop")["full_call_us"]
 quoted = [("the lightest host time of 08's model: a forward call at 16×128, µs", "08, section 1", "wall probe", *_light),
           ("GAE forward, 4096×128, µs", "08's card and section 3", "wall probe", *twice["gae", (4096, 128), "fwd"]),
-          ("GAE forward, 4096×128, µs", "09, section 2 (the bar by hand)", "benchmark run", *twice["gae", (4096, 128), "fwd"]),
+          ("GAE forward, 4096×128, µs", "09, section 2 (the bar by hand)", "wall probe", *twice["gae", (4096, 128), "fwd"]),
           ("the loop ÷ our GAE forward, 4096×128", "08, section 5", "wall probe",
            *(_loop / w for w in twice["gae", (4096, 128), "fwd"])),
           ("the least a CUDA graph removes, 4096×128, %", "08, section 4", "wall probe", *_removed),

@@ -54,7 +54,7 @@
 # | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)), never time steps. Section 8 writes step 2's multiplier as $a[2]$ |
 # | $\kappa_t$ (`k` in code) | step $t$'s reset flag. Where it is set, the step ignores the value after it (section 4) |
 # | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end, and its reset flag (section 6) |
-# | $g_t$ | the total gradient with respect to $y_t$ (section 8) |
+# | $g[t]$ | the total gradient with respect to $y_t$ (section 8, which writes time steps in brackets) |
 #
 # </details>
 #
@@ -689,21 +689,25 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 8. Gradients are a scan too
 #
-# Here a number in brackets is a time step: $a[2]$ is step 2's multiplier.
+# This section writes a time step in brackets, as in code: $a[t]$ is step $t$'s multiplier, and
+# $a[2]$ is step 2's. Subscripts would clash here: since section 2, $a_1$ and $a_2$ name a combine's
+# two operands, not steps 1 and 2.
 #
-# Take a loss $L$ of all the $y_t$. The backward pass hands you the **upstream gradient** `dy`:
-# $dy_t$ is the direct effect of $y_t$ on $L$. But $y_t$ also feeds $y_{t-1}$, and so reaches $L$
-# through it too. Write $g_t$ for the *total* gradient with respect to $y_t$. The chain rule gives:
+# Take a loss $L$ of all the $y[t]$. The backward pass hands you the **upstream gradient** `dy`:
+# $dy[t]$ is the direct effect of $y[t]$ on $L$. But $y[t]$ also feeds $y[t-1]$, and so reaches $L$
+# through it too. Write $g[t]$ for the *total* gradient with respect to $y[t]$. The chain rule
+# gives:
 #
-# * $g_t = dy_t + a_{t-1}\,g_{t-1}$: the direct path, plus the path through $y_{t-1}$. No step comes
-#   before step 0, so $g[0] = dy[0]$.
-# * $\partial L/\partial b_t = g_t$, since $b_t$ enters only $y_t$, with coefficient 1.
-# * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
+# * $g[t] = dy[t] + a[t-1]\,g[t-1]$: the direct path, plus the path through $y[t-1]$. No step
+#   comes before step 0, so $g[0] = dy[0]$.
+# * $\partial L/\partial b[t] = g[t]$, since $b[t]$ enters only $y[t]$, with coefficient 1.
+# * $\partial L/\partial a[t] = g[t]\,y[t+1]$, since $a[t]$ enters only $y[t]$, as the factor of
+#   $y[t+1]$.
 #
-# So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, the **transposed scan**. The
-# package runs it with the same kernel and `reverse=False`. The code below puts $a_{-1} = 0$, a
-# multiplier for the step before step 0, which does not exist. That is section 5's reset form, so
-# $g[0] = dy[0]$.
+# So the gradient is a forward scan of the pairs $(a[t-1], dy[t])$, the **transposed scan**. The
+# package runs it with the same kernel and `reverse=False`. At $t = 0$ the pair needs $a[-1]$: here that
+# means the multiplier of the step before step 0, which does not exist (not NumPy's last element).
+# The code below puts $a[-1] = 0$. That is section 5's reset form, so $g[0] = dy[0]$.
 #
 # The next cell checks, with autograd on the plain loop, a case of $T = 3$ steps, worked by hand
 # in the fold below.
@@ -711,7 +715,7 @@ print("linear_scan matches the loop, reverse and forward")
 # <details><summary>Details: the transposed scan by hand, T = 3 (optional)</summary>
 #
 # Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y[3] = 1$ and $L = y[0] + y[1] + y[2]$, so every
-# $dy_t = 1$:
+# $dy[t] = 1$:
 #
 # * The loop runs from the end: $y[2] = 1 + 3 = 4$, $y[1] = 1 + 2 \cdot 4 = 9$,
 #   $y[0] = 1 + 0.5 \cdot 9 = 5.5$.
@@ -727,7 +731,7 @@ print("linear_scan matches the loop, reverse and forward")
 #
 # $$y[0] = b[0] + a[0]\,b[1] + a[0]\,a[1]\,b[2] + a[0]\,a[1]\,a[2]\,y[3].$$
 #
-# With every $dy_t = 1$, $\partial L/\partial b[2] = 1 + a[1] + a[0]\,a[1] = dy[2] + a[1]\,g[1]$,
+# With every $dy[t] = 1$, $\partial L/\partial b[2] = 1 + a[1] + a[0]\,a[1] = dy[2] + a[1]\,g[1]$,
 # where $g[1] = 1 + a[0]$, as the recurrence says.
 #
 # </details>
@@ -747,24 +751,24 @@ assert dL_da.tolist() == [9.0, 6.0, 4.0]
 print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %% [markdown]
-# On a random row, with $L = \sum_t dy_t\,y_t$, the forward scan of $(a_{t-1}, dy_t)$ matches
+# On a random row, with $L = \sum_t dy[t]\,y[t]$, the forward scan of $(a[t-1], dy[t])$ matches
 # autograd too:
 
 # %%
 T = 8
 a_row = torch.rand(T, dtype=torch.float64, requires_grad=True)
 b_row = torch.randn(T, dtype=torch.float64, requires_grad=True)
-dy = torch.randn(T, dtype=torch.float64)  # the upstream gradient: L = sum_t dy_t * y_t
+dy = torch.randn(T, dtype=torch.float64)  # the upstream gradient: L = sum_t dy[t] * y[t]
 y_row = rl.linear_scan(a_row, b_row, backend="torch")
 grad_a, grad_b = torch.autograd.grad((y_row * dy).sum(), (a_row, b_row))
 
-a_prev = np.concatenate([[0.0], a_row.detach().numpy()[:-1]])  # a_{t-1}; the 0 at t = 0 is a reset: g[0] = dy[0]
-g = reference.linear_scan(a_prev, dy.numpy(), reverse=False)  # g_t = dy_t + a_{t-1} g_{t-1}
-y_after = np.concatenate([y_row.detach().numpy()[1:], [0.0]])  # y_{t+1}, and y_T = 0
+a_prev = np.concatenate([[0.0], a_row.detach().numpy()[:-1]])  # a[t-1]; a[-1] = 0 before step 0 is a reset: g[0] = dy[0]
+g = reference.linear_scan(a_prev, dy.numpy(), reverse=False)  # g[t] = dy[t] + a[t-1] g[t-1]
+y_after = np.concatenate([y_row.detach().numpy()[1:], [0.0]])  # y[t+1], and y[T] = 0
 np.testing.assert_allclose(grad_b.numpy(), g, rtol=1e-12)
 assert g[0] == dy[0].item()  # the reset at t = 0
 np.testing.assert_allclose(grad_a.numpy(), g * y_after, rtol=1e-12)
-print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}")
+print("dL/db is the forward scan of (a[t-1], dy[t]); dL/da[t] = dL/db[t] * y[t+1]")
 
 # %% [markdown]
 # ## Exercises

@@ -117,20 +117,34 @@ assert triton.cdiv(100, 64) == (100 + 64 - 1) // 64 == 2  # "2 programs"
 print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
+# <a id="python-operators"></a>
+#
 # **Python operators on blocks: the traps.** Inside a kernel, `r` is a block, not a number. Python's
-# `and`, `or`, `not`, `min`, `max` and `if` are made for single values, and the interpreter gets
-# them silently wrong on a block. Use the forms on the right:
+# `and`, `or`, `not`, `min`, `max` and `if` are made for single values. On a block, what they do
+# depends on where they run. The table gives each form, after the arrow the `tl.*` form to write
+# instead, and what the Python form does in each of three places:
 #
-# | not this | but this |
-# | --- | --- |
-# | `a and b`, `a or b`, `not a` | `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) |
-# | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
-# | `x if cond else y`, or an `if` statement on a block | `tl.where(cond, x, y)` |
-# | `term + trunc`, two loaded bool flags | `term \| trunc` |
-# | `carry = 0` before a loop that makes it a float | `carry = 0.0` |
+# | Python's form → write instead | in a kernel body, under the interpreter | in a combine, under the interpreter | compiled on a GPU |
+# | --- | --- | --- | --- |
+# | `a and b`, `a or b`, `not a` → `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) | wrong, with no warning | right numbers, but the scan runs as a loop, one step at a time, and a loop hides a combine that is not associative | works elementwise |
+# | `min(x, y)`, `max(x, y)` → `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) | wrong, with no warning: `max(x, y)` returns one of the two blocks whole | right numbers, run as a loop, as above | works elementwise |
+# | `x if cond else y`, or an `if` statement on a block → `tl.where(cond, x, y)` | wrong, with no warning: an `if` **always takes its `if` branch**, for the whole block | right numbers, run as a loop, as above | refused |
 #
-# [GPU note 1](#GPU-notes) says what the wrong forms do, and
-# [an appendix](#Arithmetic-on-loaded-bool-flags) why `term + trunc` is wrong.
+# Why ban forms that a GPU compiles elementwise? The interpreter, where you test, gets them wrong
+# in a kernel body. In a combine, the package runs the scan as a tree on whole blocks, as a GPU
+# does; a Python form makes it fall back to stock Triton's loop
+# ([GPU note 3](#GPU-notes)), where a wrong combine can look right, as
+# [section 2's mean scan](#loop-or-tree) shows. And the checker compiles your kernel for an H100
+# (sm_90), where an `if` on a block is refused. So write the `tl.*` forms everywhere, in a combine
+# too. If a kernel seems to ignore an `else`, look for an `if` on a block.
+#
+# Two more traps, not Python operators:
+#
+# * `term + trunc` on two loaded bool flags (notebook 02's two episode-end flags): write
+#   `term | trunc`. When both are set, 1 + 1 wraps to 0 in one bit, and the episode end vanishes
+#   ([appendix](#Arithmetic-on-loaded-bool-flags)).
+# * `carry = 0` before a loop that makes it a float: write `carry = 0.0`
+#   ([GPU note 2](#GPU-notes)).
 
 # %%
 @triton.jit
@@ -238,7 +252,7 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #   `combine(a1, b1, a2, b2)`, and returns one pair. The scan returns two blocks, `a_s, b_s`.
 # * With `reverse=True`, the scan runs from the block's last lane to its first, as a return needs.
 #   Under `+`, `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`.
-# * In a combine too, write `tl.maximum` and `tl.where` ([GPU note 1](#GPU-notes)).
+# * In a combine too, write `tl.maximum` and `tl.where` ([section 1's table](#python-operators)).
 #
 # `affine_combine` below is notebook 00's `combine`, which applies its first operand first
 # ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
@@ -715,9 +729,9 @@ exercises.attempt("chunked_scan", chunked_scan)
 # | --- | --- | --- |
 # | Mask every load and store that can run past a tensor's end. | §1 | §1 |
 # | `tl.arange(0, BLOCK)`: `BLOCK` is a power of two and a `tl.constexpr`. | §1 | §1 |
-# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | §1's table; [GPU note 1](#GPU-notes) |
-# | Compare a loaded flag with 0 (`!= 0`): needed for int8 or uint8 flags, harmless on bool. Join two flags with `\|`, not `+`. | §1 | §1's table; [the appendix](#Arithmetic-on-loaded-bool-flags) |
-# | Start a float carry as `0.0`, not `0`. | §3 | §1's table; [GPU note 2](#GPU-notes) |
+# | On blocks, use `&`, `\|`, `~`, `tl.minimum`, `tl.maximum`, `tl.where`, never Python's `and`, `or`, `not`, `min`, `max` or `if`. | §1 | [§1's table](#python-operators) |
+# | Compare a loaded flag with 0 (`!= 0`): needed for int8 or uint8 flags, harmless on bool. Join two flags with `\|`, not `+`. | §1 | [§1](#python-operators); [the appendix](#Arithmetic-on-loaded-bool-flags) |
+# | Start a float carry as `0.0`, not `0`. | §3 | [§1](#python-operators); [GPU note 2](#GPU-notes) |
 # | Select with `tl.where`; never multiply by 0 to drop a value (`0 * NaN` is NaN). A reset is such a select, in the combine and on the carry. | §1 | [00 §4](00_associative_scan.ipynb#4.-Episode-ends-are-resets); [00c §1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset) |
 # | `combine(first, second)` applies `first` first; in a reverse scan, `first` is the later run. | §2 | [00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan); §2 |
 # | Lanes past the row's end hold the combine's identity, the step that changes nothing: $(1, 0)$ for a pair. | §2 | [00 §5](00_associative_scan.ipynb#5.-Padding-is-the-identity,-and-rl.linear_scan); §2 |
@@ -735,7 +749,7 @@ exercises.attempt("chunked_scan", chunked_scan)
 # %% [markdown]
 # ### Arithmetic on loaded bool flags
 #
-# Two flags end an episode, as in section 1's `term + trunc` row: `term` (*terminated*) says the
+# Two flags end an episode, as in section 1's `term + trunc` trap: `term` (*terminated*) says the
 # episode ended, and `trunc` (*truncated*) says a time limit cut it off. Loaded from bool tensors,
 # they are `int1` blocks, one bit each, so arithmetic on them wraps around. Below, `d` is such a flag, and `d8` the same flag stored as
 # `int8`:
@@ -804,9 +818,8 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # matter: [00c's rules for hooks](00c_episodes_and_hooks.ipynb#Two-Triton-rules-for-hooks) and
 # [00d's `tl.maximum` and a NaN](00d_more_scans.ipynb#tl.maximum-and-a-NaN).
 #
-# 1. **Use `tl.*` forms everywhere in a kernel or a combine** (`&`, `|`, `~`, `tl.minimum`,
-#    `tl.maximum`, `tl.where`), never Python's `and`, `or`, `not`, `min`, `max` or `if` on a block.
-#    The checker also compiles your kernel for an H100 (sm_90).
+# 1. **Use `tl.*` forms everywhere in a kernel or a combine**, never Python's `and`, `or`, `not`,
+#    `min`, `max` or `if` on a block: [section 1's table](#python-operators) says what each does.
 # 2. **Start a float carry as `0.0`, not `0`.** A GPU compile refuses a loop variable whose type
 #    changes, from int32 to float32. The interpreter runs it; the checker's compile reports it.
 # 3. **Import `rltriton_lite` before you test a scan.** Stock Triton's interpreter runs
@@ -826,18 +839,6 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 #
 # **Why the notes hold: the interpreter and the compiler, side by side.**
 #
-# **Note 1.** Python's `max`, `min`, `and`, `or` and `if` on a block behave in three ways, by where
-# they run. Remember the last column, compiled on a GPU: your kernels must run there.
-#
-# | Python's forms on a block | stock interpreter | with the package | compiled on a GPU |
-# | --- | --- | --- | --- |
-# | in a kernel's body | wrong, with no warning: a block is one value, so `max(x, y)` returns one block whole, and an `if` **always takes its `if` branch** | the same as stock | `min`, `max`, `and` and `or` work elementwise; an `if` is refused |
-# | in a combine | right numbers: the scan runs one step at a time | right numbers: the combine falls back to stock Triton's loop (note 3) | the same as in a body |
-#
-# So if a kernel seems to ignore an `else`, look for an `if` on a block. A combine that falls back
-# runs stock Triton's loop, which can hide a combine that is not associative, as
-# [section 2's mean scan](#loop-or-tree) shows. Write the `tl.*` forms everywhere, in a combine too.
-#
 # * **Note 2.** The interpreter runs Python, so it accepts this form, and no cell can show the
 #   compiler's error. The checker's compile for sm_90 needs no GPU.
 # * **Note 3.** The package and a GPU both run a tree, but not the same tree: a GPU groups the
@@ -850,7 +851,7 @@ assert ends.tolist() == [0.0, 1.0, 1.0, 0.0]  # right with one flag set; both se
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 1's claims on Python's max and if, and GPU note 1's interpreter side, in a body and in a combine (CI runs them; skip when reading)
+# Checks: section 1's table, its two interpreter columns: Python's max and if in a kernel body, max in a combine (CI runs them; skip when reading)
 import contextlib
 import io
 

@@ -168,8 +168,9 @@ exercises.attempt("strided_scan", strided_scan)
 # * after the scan, where the carry is the identity's $c$, $h_t$ is the scanned map's $c$.
 #
 # <a id="tl.maximum-and-a-NaN"></a>**`tl.maximum` and a NaN (a GPU note).** Triton promises nothing
-# here. It dropped the NaN in the interpreter and on an H100 with Triton 3.6. So the checker tests
-# the worst case, a NaN that wins, and a missing guard fails.
+# here. Your own run will not show this NaN: the interpreter's maximum dropped it, and so did an
+# H100's with Triton 3.6. The checker forces it: it tests the worst case, a NaN that wins. So a
+# kernel without the guards can pass your hand check and still fail the checker.
 #
 # <details><summary>The two guards, with the identity's value (open once you have found the identity)</summary>
 #

@@ -374,8 +374,8 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # **It returns:** the $n$-step return $G^{(n)}_t$ of every step, (B, T).
 #
-# > * **Inputs:** all (B, T), with `next_values[t]` $= V(s_{t+1})$; `n` $\ge 1$ may exceed `T`.
-# > * **Select away:** `next_values` behind a termination, which may be NaN (`torch.where`).
+# **Inputs:** all (B, T); `n` $\ge 1$ may exceed `T`. NaN next values and the rest: the
+# [conventions card](GLOSSARY.md#conventions-for-every-exercise).
 #
 # * **The formula:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
 #   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$: $n_t = n$ unless a termination (no bootstrap) or the

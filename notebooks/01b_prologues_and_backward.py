@@ -126,6 +126,9 @@ torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (
 #
 # $$g_t = dy_t + a_{t-1}\, g_{t-1}, \qquad g_0 = dy_0 .$$
 #
+# $g_t$ is also the total $\partial L / \partial y_t$, by both paths, which is what you may expect:
+# $y_t = b_t + a_t y_{t+1}$ gives $\partial y_t / \partial b_t = 1$, so all that reaches $y_t$ reaches $b_t$.
+#
 # This is the [**transposed scan**](GLOSSARY.md#transposed-scan) of notebook 00, section 8: a scan
 # run *forwards* in time. Step $t$ takes the multiplier of the step before, so where step $t-1$
 # reset, nothing carries into step $t$. Step 0 resets, with nothing before it.
@@ -145,7 +148,8 @@ torch.testing.assert_close(exercises.scan_hook(_discounted_sum_scalar, (r_w,), (
 #
 # By hand: $a = (0.5, 0.5, 0)$ and $L = \sum_t y_t$, so every $dy_t = 1$. Then $g_0 = 1$,
 # $g_1 = 1 + 0.5 \cdot 1 = 1.5$ and $g_2 = 1 + 0.5 \cdot 1.5 = 1.75$. The window's reset $a_2 = 0$
-# is never read. Autograd agrees:
+# is never read. Autograd agrees, and a loop that keeps each $y_t$ as its own tensor shows
+# $\partial L / \partial y_t = g_t$:
 
 # %%
 a_bw = torch.tensor([[0.5, 0.5, 0.0]], dtype=torch.float64)
@@ -155,7 +159,14 @@ g = [1.0]  # g_0 = dy_0
 for t in (1, 2):
     g.append(1.0 + a_bw[0, t - 1].item() * g[-1])  # g_t = dy_t + a_(t-1) g_(t-1), forwards in time
 assert g == [1.0, 1.5, 1.75] and b_bw.grad.tolist() == [g]
-print("transposed scan == autograd:", g)
+y_loop = [None, None, b_bw[0, 2].detach()]  # y_2 = b_2: the window's reset
+y_loop[1] = b_bw[0, 1].detach() + a_bw[0, 1] * y_loop[2].requires_grad_()  # y_1 = b_1 + a_1 y_2
+y_loop[1].retain_grad()
+y_loop[0] = b_bw[0, 0].detach() + a_bw[0, 0] * y_loop[1]  # y_0 = b_0 + a_0 y_1
+y_loop[0].retain_grad()
+sum(y_loop).backward()  # the same L = y_0 + y_1 + y_2
+assert [y_t.grad.item() for y_t in y_loop] == g  # "g_t is also the total dL/dy_t"
+print("transposed scan == autograd == dL/dy_t:", g)
 
 # %% [markdown]
 # So the return's backward reads done$_{t-1}$, truncations included. With a truncation at step 3,
@@ -208,7 +219,7 @@ assert exercises.PAST_WINDOW == 100.0  # "or at 100 (`returns_autograd`, both sc
 # **It returns:** each step's triple $(a, b, \text{reset})$, whose forward scan is the gradient
 # $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 #
-# > * **Inputs:** `X[0][t]` $= a_t$ and `X[1][t]` $= dy_t$, step $t$'s own, (B, T) float32. Read $a_{t-1}$ at `offs - 1`.
+# **Inputs:** `X[0][t]` $= a_t$ and `X[1][t]` $= dy_t$, (B, T) float32. Read $a_{t-1}$ at `offs - 1`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -274,8 +285,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 
 # %% [markdown]
 # **`returns_autograd`** (two Triton prologues and an `autograd.Function`): both scans behind
-# PyTorch's autograd. Its triples have `transposed_scan`'s shape; what is new is the discount and
-# the flag of the step before, and the two scans wired into one `torch.autograd.Function`.
+# PyTorch's autograd, with triples of `transposed_scan`'s shape.
 #
 # **You write:** `returns_autograd(rewards, terminated, gamma)`, returning `Returns.apply(...)`: a
 # `torch.autograd.Function` whose `forward` and `backward` each run `exercises.scan_hook` with a
@@ -283,14 +293,12 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # **It returns:** the returns $G_t$, (B, T), differentiable in `rewards`.
 #
-# > * **Inputs:** `rewards[t]` $= r_t$ and `terminated[t]`, step $t$'s own, (B, T). The backward reads $\text{term}_{t-1}$ at `offs - 1`.
-# > * **Reset:** a flag in the triple. The multiplier may stay $\gamma$ at every step, since a reset never reads $a_t$.
+# **Inputs:** `rewards` and `terminated`, (B, T); `gamma` a number. No truncation, no bootstrap.
 #
-# * **No truncation, no bootstrap;** `gamma` a number.
 # * **`forward`:** the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
-# * **`backward`, shifted:** section 2's scan forwards (`reverse=False`), $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$.
-#   It returns `g, None, None`.
-# * **Note: the backward's `X` is `(grad, terminated)`:** $dy$ (here $dG$) is `X[0]`, where `transposed_scan` had it at `X[1]`.
+# * **`backward`:** section 2's scan, forwards (`reverse=False`): $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\,g_{t-1}$,
+#   returned as `g, None, None`. Its `X` is `(grad, terminated)`: $dG$ is `X[0]` (`transposed_scan` had $dy$
+#   at `X[1]`), and $\text{term}_{t-1}$ is at `offs - 1`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

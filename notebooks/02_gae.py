@@ -157,13 +157,11 @@ print("prologue + scan + epilogue == the loop")
 # **It returns:** the pairs `(a, b)`, each shaped like `rewards`, whose scan `rl.linear_scan(a, b)`
 # gives the advantages $\hat A_t$.
 #
-# > * **Inputs:** all (B, T), with `next_values[t]` $= V(s_{t+1})$; `gamma`, `lam` numbers.
-# > * **Reset:** $a_t = 0$, since `rl.linear_scan` has no flag.
-# > * **Select away:** `next_values` behind a termination, which may be NaN (`torch.where`).
+# **Inputs:** all (B, T); `gamma`, `lam` numbers. The reset ($a_t = 0$ here), NaN next values and
+# the rest: the [conventions card](GLOSSARY.md#conventions-for-every-exercise).
 #
 # * **The scan:** $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$,
-#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
-# * **[$b_t$ at a reset](GLOSSARY.md#cut-step):** $\delta_t$ itself, since it already holds the bootstrap.
+#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$. At a reset $b_t$ is $\delta_t$ itself: it already holds the bootstrap.
 # * **The checker** scans your pairs from $y_T = 100$, a stand-in for what lies past the window: only
 #   a reset at the window's last step keeps it out.
 #
@@ -376,8 +374,11 @@ assert "prepare(" in inspect.getsource(returns._call) and "validate(" in inspect
 #    The advantage is exactly $\delta_t$, and `returns` is the one-step TD target $r_t + \gamma(1-\text{term}_t)V'_t$.
 #
 #    </details>
-# 3. Pass `lambda_` as a per-step tensor that is 0 on the first step of every episode. What does
-#    that do to the bias of the advantage at that step?
+# 3. Take γ = 0.99 and λ = 0.95, and pass `lambda_` as a per-step tensor that is 0 on the first
+#    step of every episode (and 0.95 elsewhere). What does that do to the bias of the advantage at
+#    that step? Compare the total weight that step's advantage puts on the critic's values at the
+#    states after it: in a long episode, and when the window holds only the episode's first $N$ = 2,
+#    5 or 20 steps (so the bootstrap is $V(s_{t_0+N})$).
 #
 #    <details><summary>Check yourself</summary>
 #
@@ -498,16 +499,15 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # **`gae_prologue`** (optional, a Triton hook).
 #
 # **You write:** `gae_prologue(X, SX, P, row, t, m, T, ACC)`, your `gae_pairs` again in the
-# package's form. `rl.gae` runs it in place of its own. What is new: the reset flag is `done`
-# from `step`, not $a_t = 0$, and two more outputs, `valid` and `keep`, follow the triple.
+# package's form. `rl.gae` runs it in place of its own.
 #
-# **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag,
-# `step`'s `valid`, and `keep = (v,)`: $V_t$, which the epilogue adds to $y_t$ without reading `values` again.
+# **It returns:** the 5-tuple `(a, b, reset, valid, keep)`: `gae_pairs`'s pair, the reset flag
+# (`step`'s `done`, not $a_t = 0$), `step`'s `valid`, and `keep = (v,)`: $V_t$, which the epilogue
+# adds to $y_t$ without reading `values` again.
 #
-# > * **Inputs:** the helpers give step $t$'s `r`, `v` $= V_t$ and `v_next` $= V(s_{t+1})$, already shifted.
-# > * **Select away:** `v_next` behind a termination, which may be NaN (`tl.where`).
+# **Inputs:** the template's helper calls: `step` gives `gamma, lam, term, done, valid`, `load`
+# gives `r`, and `values_now_and_next` gives `v` $= V_t$ and `v_next` $= V(s_{t+1})$, already shifted.
 #
-# * **Helpers:** `step` gives `gamma, lam, term, done, valid`; `values_now_and_next` gives `v`, `v_next`.
 # * **Edge cases:** as for `gae_pairs`. The helpers handle the layouts and the padding.
 #
 # <details><summary>Hint 1: where to start</summary>

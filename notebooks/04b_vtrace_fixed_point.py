@@ -333,10 +333,10 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "ag
 # **It returns:** `V`, shape (S,), the value that V-trace's critic converges to when it learns
 # from μ's data: the $V$ at which $E_\mu[\rho_t\delta_t \mid s_t = s] = 0$ in every state.
 #
-# > * **Inputs:** tables, float64, with no time axis: `P_trans[s, u, s2]`, (S, A, S), the probability of `s2` after action
-# >   `u` in state `s`; `R`, (S, A), the mean reward; `pi`, `mu`, (S, A), rows summing to 1, `mu > 0`, `pi` may be 0;
-# >   `gamma < 1`; `rho_bar > 0` (`float("inf")` for no clip). Every input is finite, and `mu > 0` keeps $\pi/\mu$
-# >   finite: nothing needs a select.
+# **Inputs:** tables, float64, with no time axis: `P_trans[s, u, s2]`, (S, A, S), the probability of `s2`
+# after action `u` in state `s`; `R`, (S, A), the mean reward; `pi`, `mu`, (S, A), rows summing to 1,
+# `mu > 0`, `pi` may be 0; `gamma < 1`; `rho_bar > 0` (`float("inf")` for no clip). Every input is
+# finite, and `mu > 0` keeps $\pi/\mu$ finite: nothing needs a select.
 #
 # Then, for self-study (not graded): as $\bar\rho$ grows, where does `V` go? And as
 # $\bar\rho \to 0$? Mind the actions where $\pi = 0$.

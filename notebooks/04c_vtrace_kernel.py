@@ -85,14 +85,13 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 # **It returns:** `(vs, pg)`, both (B, T): V-trace's targets $v_t$, and the advantage of your
 # `vtrace_pg` (04), clipped at ρ̄.
 #
-# > * **Inputs:** entry $t$ is step $t$'s own, `log_rhos[t]` $= \log\pi_t/\mu_t$ included, but `next_values[t]` $= V'_t = V(s_{t+1})$.
-# > * **Reset:** a flag $k_t$ in each [lane](GLOSSARY.md#lane)'s triple $(a_t, b_t, k_t)$, as in your `reset_scan`; padding lanes get the identity $(1, 0, \text{false})$.
-# > * **Select away:** `next_values` behind a termination, which may be NaN, in $b_t$ and in `pg`.
+# **Inputs:** (B, T) float32, contiguous, `terminated` bool; `log_rhos[t]` $= \log\pi_t/\mu_t$,
+# `next_values[t]` $= V'_t = V(s_{t+1})$. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two
+# (`tl.arange` needs one). The rest is on the [conventions card](GLOSSARY.md#conventions-for-every-exercise).
 #
-# * **Types:** (B, T) float32, contiguous; `terminated` bool. `gamma`, `rho_bar`, `c_bar` numbers; `chunk` a power of two (`tl.arange` needs one).
-# * **Shift:** `pg` at step $t$ reads `vs` at step $t+1$, or `next_values` at the window's last step ($t = T-1$, the row's last).
 # * **The recurrence** is the one above at λ = 1, no truncation input: $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$,
 #   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$, $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$.
+# * **`pg` at step $t$** reads `vs` at step $t+1$, or `next_values` at the window's last step ($t = T-1$, the row's last).
 #
 # <details><summary>Details: why a second kernel for pg (needed for <code>vtrace_kernel</code>)</summary>
 #
@@ -122,7 +121,7 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #   reset, [$b_t$](GLOSSARY.md#cut-step) is the formula above with $[\lnot\text{done}_t] = 0$.
 #   Padding lanes get the [identity](GLOSSARY.md#identity) $(1, 0, \text{false})$.
 # * **Part 3, the scan.** Use 00c's `reset_combine` unchanged (the cell above defines it), with
-#   `reverse=True`. The cell below runs it on a chunk's last three lanes:
+#   `reverse=True`. The cell below runs it on a chunk's last three [lanes](GLOSSARY.md#lane):
 #   $a = 0.5$ on every lane, $b = (1, 2, 3)$ on lanes $(t, t+1, t+2)$, a reset at lane $t+1$, and a
 #   carry $x = 10$ (a fourth lane, the identity, pads the block to 4).
 
@@ -158,10 +157,8 @@ assert (k_s3[:3] != 0).tolist() == [True, True, False] and vs3[:3].tolist() == [
 # The rule behind the table: the scan passes the later step's triple first, as `(a1, b1, k1)`
 # ([notebook 00, section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
 # So `reset_combine(later, earlier)` gives $b_e + a_e\,(b_l + a_l x)$: the later map is applied
-# first, to the value $x$ carried in. The later run is the first operand, `(a1, b1, k1)` in
-# `reset_combine`, so it is applied first to $x$ coming from the right. This rule has two reset
-# cases. If the earlier step resets, the result is $b_e$ alone. If only the later run resets, it is $b_e + a_e b_l$ with the flag
-# set, so the carry $x$ never enters.
+# first, to the value $x$ carried in. If the earlier step resets, the result is $b_e$ alone. If
+# only the later run resets, it is $b_e + a_e b_l$ with the flag set, so the carry $x$ never enters.
 #
 # Triton combines lanes in a tree, not one by one
 # ([00b, section 2](00b_triton_from_zero.ipynb#2.-A-scan-of-one-block) replays one), but every
@@ -178,32 +175,22 @@ assert (k_s3[:3] != 0).tolist() == [True, True, False] and vs3[:3].tolist() == [
 #   real element.
 
 # %% [markdown]
-# Why padding lanes need the identity: one chunk of 3 steps and a padding lane filled with NaN (`junk`)
-# or with the identity. The junk never shows when step 2 resets, and spoils every step when it does not:
+# Why padding lanes need the identity: a padding lane of NaN (`junk`) never shows where the last real
+# step resets, as the window's last step always does here, but spoils every step where it does not:
 
 # %%
-@triton.jit
-def _padded_scan(A, B, K, OUT, N: tl.constexpr):  # one chunk: 3 real steps, then one padding lane
-    i = tl.arange(0, N)
-    a_s, b_s, k_s = tl.associative_scan((tl.load(A + i), tl.load(B + i), tl.load(K + i) != 0), 0, reset_combine,
-                                        reverse=True)
-    tl.store(OUT + i, tl.where(k_s, b_s, b_s + a_s * 0.0))  # carry 0: nothing comes after the row
-
-
-def _vs_of(pad, last_resets):
-    a = torch.tensor([0.5, 0.5, 0.5, pad[0]], device=DEVICE)
-    b = torch.tensor([1.0, 2.0, 3.0, pad[1]], device=DEVICE)
+def _vs_padded(pad, last_resets):  # the lanes above, a padding lane in place of the carry; carry 0 after the row
+    a, b = torch.tensor([0.5, 0.5, 0.5, pad[0]], device=DEVICE), torch.tensor([1.0, 2.0, 3.0, pad[1]], device=DEVICE)
     k = torch.tensor([False, False, last_resets, False], device=DEVICE)
-    out = torch.empty(4, device=DEVICE)
-    _padded_scan[(1,)](a, b, k, out, N=4)
-    return out[:3]  # the real steps
+    a_s, b_s, k_s = torch.empty(4, device=DEVICE), torch.empty(4, device=DEVICE), torch.empty(4, dtype=torch.int32, device=DEVICE)
+    _three_lanes[(1,)](a, b, k, a_s, b_s, k_s, N=4)
+    return torch.where(k_s != 0, b_s, b_s + a_s * 0.0)[:3]  # part 4, on the real steps
 
 
 identity, junk = (1.0, 0.0), (float("nan"), float("nan"))
-assert torch.equal(_vs_of(junk, True), _vs_of(identity, True))  # the last step resets: the padding never shows
-assert _vs_of(identity, False).isfinite().all() and _vs_of(junk, False).isnan().all()  # no reset: it does
-for resets in (True, False):
-    print(f"step 2 resets: {resets}. junk: {_vs_of(junk, resets).tolist()}, identity: {_vs_of(identity, resets).tolist()}")
+assert torch.equal(_vs_padded(junk, True), _vs_padded(identity, True))  # the last step resets: the junk never shows
+assert _vs_padded(identity, False).isfinite().all() and _vs_padded(junk, False).isnan().all()  # no reset: it does
+print("no reset at the last step. junk:", _vs_padded(junk, False).tolist(), " identity:", _vs_padded(identity, False).tolist())
 
 # %% [markdown]
 # <details><summary>Hint 1: where to start</summary>

@@ -220,32 +220,26 @@ np.testing.assert_allclose(_G, G[0.5])  # the loop of section 1
 # 2. $[\lnot\text{term}_t]$, a select (not a product): it drops the bracket at a termination.
 # 3. $\text{reset}_t$: the scan takes $y_t = b_t$, and never reads $y_{t+1}$.
 #
-# The table starts from the plain form ($\lambda_t$ everywhere, no guard) and adds one guard per row:
-#
-# | guards on | $a_t$ at the done steps | $b_t$ at a truncation | $b_t$ at a termination | $y_t$ |
-# | --- | --- | --- | --- | --- |
-# | none (the plain form) | $\gamma_t\lambda_t$ | $r_t + \gamma_t\big[(1-\lambda_t)V'_t - \lambda_t\alpha\log\pi_{t+1}\big]$ | the same | $b_t + a_t\,y_{t+1}$ |
-# | 1 | 0 | $r_t + \gamma_t V'_t$ | $r_t + \gamma_t V'_t$ | $b_t + a_t\,y_{t+1}$ |
-# | 1 and 2 | 0 | $r_t + \gamma_t V'_t$ | $r_t$ | $b_t + a_t\,y_{t+1}$ |
-# | 1, 2 and 3 | 0 (not read) | $r_t + \gamma_t V'_t$ | $r_t$ | $b_t$ |
-#
-# The last row is the first table's. What each guard does:
-#
-# * **Without guard 1,** $V'_t$ keeps the weight $1-\lambda_t$, and a truncation reads the next
-#   episode's $\log\pi_{t+1}$. The target is wrong, and nothing warns.
-# * **Without guard 2,** a termination bootstraps from $V'_t$, the value of a terminal state. The
-#   buffer need not hold a real one there: it may be NaN.
-# * **Without guard 3,** $y_t = b_t + 0 \cdot y_{t+1}$. That is $b_t$ while $y_{t+1}$ is finite,
-#   and NaN when $y_{t+1}$ is not: $0 \cdot \text{NaN}$ is NaN.
-#
-# So on finite data, guards 1 and 2 already give the right target. Guard 3 protects against a
-# non-finite $y_{t+1}$, carried in from after a done step or from past the window. $a_t$ needs no
-# guard of its own: a reset never reads it.
-#
-# The next cell builds the table's rows on four steps, with $\gamma = \lambda = \alpha = 0.5$.
+# The next two cells drop each guard in turn on four steps, with $\gamma = \lambda = \alpha = 0.5$.
 # Step 0 is ordinary, step 1 is truncated (step 2 starts a new episode), step 2 terminates, and
 # step 3, the first step of the next episode, is the window's last. Every reward and $\log\pi$ is
-# finite, as in a real buffer. Only $V'_2$, behind the termination, is NaN.
+# finite, as in a real buffer. Only $V'_2$, behind the termination, is NaN. The scan starts from
+# $y_4$, the value past the window. Here it is NaN, a stand-in for whatever follows the window (the
+# exercise's checker uses 100).
+#
+# * **All three guards:** the scan gives section 1's loop on all four steps.
+# * **Without guard 1:** the targets are finite but wrong, and nothing warns. $V'_t$ keeps the
+#   weight $1-\lambda_t$ at the done steps, and the truncation at step 1 reads the next episode's
+#   $\log\pi_2$.
+# * **Without guard 2:** the termination bootstraps from $V'_2$, the value of a terminal state. The
+#   buffer need not hold a real one there; here it is NaN, and so is the termination's target.
+# * **Without guard 3:** $y_t = b_t + 0 \cdot y_{t+1}$, and $0 \cdot \text{NaN}$ is NaN. Every target
+#   is NaN: step 3 computes $b_3 + 0 \cdot \text{NaN}$, and the NaN is then the $y_{t+1}$ after done
+#   steps 2 and 1, and it reaches step 0.
+# * **Without guard 3, from $y_4 = 0$:** the right targets. On finite data, guards 1 and 2 suffice;
+#   guard 3 protects against a non-finite $y_{t+1}$, carried in from after a done step or from past
+#   the window.
+# * **All three, with the plain $a_t = \gamma\lambda$:** nothing changes, because a reset never reads $a_t$.
 
 # %%
 r4, v4 = np.array([1.0, 1.0, 1.0, 1.0]), np.array([3.0, 4.0, np.nan, 2.0])  # V'_t: NaN behind the termination only
@@ -263,34 +257,12 @@ def prologue4(guard1=True, guard2=True, guard3=True):
     return 0.5 * lam, b, (done4 if guard3 else np.zeros(4, bool))
 
 
-rows4 = {"none": prologue4(False, False, False), "1": prologue4(True, False, False),
-         "1 and 2": prologue4(True, True, False), "1, 2 and 3": prologue4()}
-print("guards on    truncation (t = 1): a, b, reset    termination (t = 2): a, b, reset")
-for name, (a4, b4, reset4) in rows4.items():
-    print(f"{name:12s} {a4[1]:.2f}, {b4[1]:.2f}, {reset4[1]!s:5s}                {a4[2]:.2f}, {b4[2]:.2f}, {reset4[2]}")
-a4, b4, reset4 = rows4["none"]  # the plain form: γλ, and the whole bracket
-assert a4[1] == a4[2] == 0.5 * 0.5 and b4[1] == r4[1] + 0.5 * ((1 - 0.5) * v4[1] - 0.5 * 0.5 * lp4[2]) == 2.5
-assert np.isnan(b4[2]) and not reset4.any()  # "the same" at the termination: V'_2 is NaN
-a4, b4, reset4 = rows4["1"]
-assert a4[1] == a4[2] == 0 and b4[1] == r4[1] + 0.5 * v4[1] == 3 and np.isnan(b4[2])  # r_t + γ_t V'_t at both
-a4, b4, reset4 = rows4["1 and 2"]
-assert b4[1] == 3 and b4[2] == r4[2] == 1 and not reset4.any()  # the termination: r_t
-a4, b4, reset4 = rows4["1, 2 and 3"]
-assert b4[1] == 3 and b4[2] == 1 and list(reset4) == [False, True, True, True]  # the first table's row
+a4, b4, reset4 = prologue4()  # all three guards: the table's rows
+assert b4[1] == r4[1] + 0.5 * v4[1] == 3 and b4[2] == r4[2] == 1  # truncation: r_t + γ_t V'_t; termination: r_t
+assert b4[3] == r4[3] + 0.5 * v4[3] == 2 and list(reset4) == [False, True, True, True]  # the window's last step
+assert (prologue4(True, False, False)[0][done4] == 0).all()  # guard 1 alone "sets a_t = 0" at every done step
+assert np.isnan(prologue4(True, False, False)[1][2])  # without guard 2 the termination's b_t reads V'_2 = NaN
 assert np.isfinite(r4).all() and np.isfinite(lp4).all() and list(np.isnan(v4)) == [False, False, True, False]  # "Only V'_2"
-assert (rows4["1 and 2"][0][done4] == 0).all()  # guards 1 and 2: a_t = 0 at every done step
-
-# %% [markdown]
-# Now drop each guard in turn. The scan starts from $y_4$, the value past the window. Here it is NaN,
-# a stand-in for whatever follows the window (the exercise's checker uses 100).
-#
-# * **All three guards:** the scan gives section 1's loop on all four steps.
-# * **Without guard 1:** the targets are finite but wrong.
-# * **Without guard 2:** the termination's target is NaN.
-# * **Without guard 3:** every target is NaN. Step 3 computes $b_3 + 0 \cdot \text{NaN}$. The NaN is
-#   then the $y_{t+1}$ after done steps 2 and 1, and it reaches step 0.
-# * **Without guard 3, from $y_4 = 0$:** the right targets. On finite data, guards 1 and 2 suffice.
-# * **All three, with the plain $a_t = \gamma\lambda$:** nothing changes, because a reset never reads $a_t$.
 
 # %%
 def scan4(a, b, reset, y_past=np.nan):  # y_t = b_t at a reset, b_t + a_t y_{t+1} elsewhere
@@ -312,6 +284,7 @@ loop4 = reference.sac_targets(r4, [v4], np.zeros(4), gamma=0.5, alpha=0.5, lambd
 np.testing.assert_allclose(runs4["all three guards"], loop4)  # "on all four steps"
 np.testing.assert_allclose(loop4, [2.75, 3.0, 1.0, 2.0])  # 2 + 0.25 · 3; r_1 + γV'_1; r_2; r_3 + γV'_3
 np.testing.assert_allclose(runs4["no guard 1 (λ^eff)"], [2.625, 2.5, 1.0, 1.5])  # finite but wrong
+assert runs4["no guard 1 (λ^eff)"][1] == r4[1] + 0.5 * ((1 - 0.5) * v4[1] - 0.5 * 0.5 * lp4[2])  # reads log π_2
 assert np.isnan(runs4["no guard 2 ([¬term])"][2]) and list(runs4["no guard 2 ([¬term])"][[0, 1, 3]]) == [2.75, 3.0, 2.0]
 assert np.isnan(runs4["no guard 3 (reset)"]).all()  # 0 · NaN is NaN, from y_4 back to step 0
 assert (runs4["no guard 3, y_4 = 0"] == runs4["all three guards"]).all()  # on finite data guards 1 and 2 suffice
@@ -698,9 +671,9 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 7. How fast is it (H100, measured; the λ = 0 elementwise path only)
 #
-# At λ = 0, with the backward, the eager formula takes 4.6–9.2× the GPU time of `rl.sac_targets`
-# but only 1.08–1.26× its wall time: both calls are mostly host time. The folded cell below prints
-# the committed H100 table for the three shapes
+# At λ = 0, with the backward, **`rl.sac_targets` is faster by both clocks**: the eager formula takes
+# 4.6–9.2× its GPU time and 1.08–1.26× its wall time. The wall-clock gain is the smaller one because
+# both calls are mostly host time. The folded cell below prints the committed H100 table for the three shapes
 # ([notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas) compares the three losses).
 
 # %% jupyter={"source_hidden": true}
@@ -711,7 +684,7 @@ print("* the median of the probe's interleaved rounds, not the quotient of the t
 x_gpu, x_wall = [v["gpu_ratio"] for v in vs.values()], [v["wall_ratio"] for v in vs.values()]  # eager ÷ ours
 assert profile.outward(x_gpu, 1) == (4.6, 9.2)  # "4.6–9.2×", rounded outwards
 assert profile.outward(x_wall, 2) == (1.08, 1.26)  # "1.08–1.26×", rounded outwards
-assert min(x_wall) > 1 and max(x_wall) < 1.3 < min(x_gpu)  # faster by both clocks, "but only" a little by the wall clock
+assert min(x_wall) > 1 and max(x_wall) < 1.3 < min(x_gpu)  # "faster by both clocks"; "the wall-clock gain is the smaller one"
 assert all(v[f"{c}_gpu_us"] < 0.5 * v[f"{c}_wall_us"] for c in ("ours", "eager") for v in vs.values())  # "mostly host time"
 # "the λ = 0 elementwise path only": tools/wall_probe.py --losses calls each loss as bench.py's sweep does
 from rltriton_lite import bench  # noqa: E402
@@ -780,8 +753,7 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # select them away with `tl.where`. In some cases the checker's scan starts from $y_T = 100$, a value
 # past the window, not 0. Your triple must keep it out, as a reset at the last step does.
 #
-# Why each guard is needed, and why a reset never reads $a_t$: section 2's
-# [four-step example](#Where-the-trace-stops).
+# Why each guard is needed: section 2's [four-step example](#Where-the-trace-stops).
 #
 # <details><summary>Details (optional): the "past the window" cases, and other forms the checker accepts</summary>
 #
@@ -789,9 +761,13 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 #   stand-in for whatever follows the window. A reset at the last step keeps it out.
 # * **Other forms the checker accepts:** the copied prologue's plain $a_t = \gamma\lambda$, and a
 #   last step that stops the trace with $a_t = 0$ alone ($0 \cdot 100 = 0$). The first passes
-#   because a reset never reads $a_t$ (section 2's four-step example).
-# * **Plain λ in the $-\lambda\alpha\log\pi_{t+1}$ term also passes here:** the masked load gives
-#   $\log\pi_{t+1} = 0$ at step $T-1$, and the task has no truncations.
+#   for the reason section 2's four-step example shows in its last run.
+# * **In the $-\lambda\alpha\log\pi_{t+1}$ term, $\lambda^{\text{eff}}_t$ is right:** at a done step
+#   the next step belongs to another episode, or lies past the window, so its $\log\pi$ must not
+#   enter. Plain λ there also passes this checker, for three reasons. The task has no
+#   truncations, the select drops the whole bracket at a termination, and the masked load gives
+#   $\log\pi_{t+1} = 0$ at step $T-1$. With a truncation it would read the next episode's
+#   $\log\pi$, as section 2's run without guard 1 shows.
 #
 # </details>
 

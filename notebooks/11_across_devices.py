@@ -25,7 +25,7 @@
 #   GAE); the basics of `torch.distributed`. No GPU: the two processes run on the CPU, where each
 #   takes the package's PyTorch path, not the kernel (the same arithmetic, checked alike).
 # * **Minimum path:** sections 1–5 and the checked exercises `segment_carries` (it needs sections
-#   1–3) and `gae_segment_map` (section 5). Sections 6 (the backward), 7 (the cost) and the open questions can wait. The backward's
+#   1–3) and `gae_segment_map` (section 5). Sections 6 (the backward, and its exercise `segment_grad_carries`), 7 (the cost) and the open questions can wait. The backward's
 #   details and what crosses the wire are in
 #   [notebook 13c, section 7](13c_inside_the_package.ipynb#7.-Across-devices:-the-backward,-and-what-crosses-the-wire),
 #   for maintainers.
@@ -33,6 +33,9 @@
 # **What it shows:** a scan whose steps are split across processes can be computed in pieces, one
 # per process, that together equal the one-process call, gradients included;
 # [section 7](#7.-What-it-costs) measures what that costs and says when to gather the rows instead.
+# Gathering usually wins; the split is worth learning because a batch too big to gather needs it,
+# and because its carry trick is the one the package uses inside one GPU to split long rows
+# ([notebook 13, section 3](13_appendix_performance.ipynb#3.-Enough-programs:-why-a-few-long-rows-leave-the-GPU-idle)).
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
@@ -504,6 +507,8 @@ assert torch.equal(torch.cat([g_rank0, g_rank1], -1), b4.grad)
 # After a reset in rank $r$, its first output ignores $c_r$ (section 3), so $x_r$ does not reach
 # $c_r$: $x_{r+1} = \sigma_r$ alone. The package selects it, as in section 3, and never multiplies
 # $x_r$ by $A_r = 0$.
+# The checked exercise `segment_grad_carries`, in the [Exercises](#Exercises), writes this rule for
+# any number of ranks.
 #
 # **Three ranks:** one process gives $g_4 = 1.9375$ and $g_5 = 1.96875$. Every rank alone gets
 # $1,\ 1.5$, so every $\sigma_r = 0.75$. Then
@@ -586,9 +591,9 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 #
 # | case | use |
 # | --- | --- |
-# | the advantages computed without gradients (PPO-style training) | gather + one call (section 5's last lines) |
-# | a loss backpropagated through the advantages (section 6) | gather + one call, through an autograd-aware gather: `torch.distributed.nn.functional.all_gather`, whose backward returns each rank its gradient slice |
-# | a batch too big to gather, or many ranks on a slow link (below about 50–80 GB/s for the forward call) | `time_group=` |
+# | the advantages computed without gradients (PPO-style training) | gather + one call (section 5's last lines), unless the link is slower than about 8 GB/s at 2 ranks or 50–80 GB/s at 8 ranks |
+# | a loss backpropagated through the advantages (section 6) | gather + one call, through an autograd-aware gather (`torch.distributed.nn.functional.all_gather`, whose backward returns each rank its gradient slice), unless the link is slower than about 5 GB/s at 2 ranks; at 8 ranks the estimate spans 40–270 GB/s, so across nodes the split may win |
+# | a batch too big to gather | `time_group=` |
 #
 # So `time_group=` is for rows so long that the batch cannot be gathered onto each rank, or for a
 # slow link. Gradients flow through the advantages in meta-gradient RL, which tunes $\gamma$ or
@@ -599,12 +604,13 @@ assert "x = torch.where(ctx.maps[k, 2] != 0, sent[k], sent[k] + ctx.maps[k, 0] *
 # **The evidence:** on one H100, for GAE on a row of 1,048,576 steps per rank, the split took 17
 # times the plain call's wall time and gather + one call 1.5 times. With the backward too, the
 # split took 3.30 ms and gather + one call 0.74 ms, about 4.5 times less (`linear_scan`: 2.68
-# against 0.63 ms). The two ranks ran in one process, the other rank's numbers a local copy of its
+# against 0.63 ms). The split's time is mostly host work, not arithmetic: of its 1,307 µs of wall
+# time, 74.7 µs is GPU time. The two ranks ran in one process, the other rank's numbers a local copy of its
 # own, so no link was crossed. The gathered call's backward went through a concatenation, the
 # local equivalent of the autograd-aware gather.
 #
-# **With gradients, the link.** The 50–80 GB/s is the forward call's break-even: the link speed at
-# which the gather's time on the wire uses up its lead. With gradients, the gather's backward also
+# **With gradients, the link.** The 50–80 GB/s is the forward call's break-even at 8 ranks (7.9
+# GB/s at 2): the link speed at which the gather's time on the wire uses up its lead. With gradients, the gather's backward also
 # sends each rank its gradient slice: 4 bytes per token (the values' gradient, float32), on top of
 # the 9 gathered. Worked the same way, at 2 ranks, where nothing is scaled, the break-even is about
 # 5.3 GB/s, against 7.9 for the forward alone. At 8 ranks it depends on how the gathered call's time
@@ -632,6 +638,7 @@ assert ("1 x 1048576", "gae forwards") in cost and 1 << 20 == 1_048_576  # "GAE 
 assert round(local_wall / one_wall) == 17 and round(joined_wall / one_wall, 1) == 1.5  # "17 times", "1.5 times"
 # the table printed: the long row's three calls, wall and GPU µs, in the file's columns 1, 2 and 4
 assert [(r_["wall µs"], r_["GPU µs"]) for r_ in cost_rows] == [(77.5, 13.6), (1307.0, 74.7), (114.2, 33.5)]
+assert local_wall > 10 * local_gpu  # "mostly host work, not arithmetic: of its 1,307 µs of wall time, 74.7 µs is GPU time"
 # "the two ranks ran in one process, the other rank's numbers a local copy of its own, so no link was crossed"
 _doc = " ".join(open(os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "tools",
                                   "time_group_cost.py"), encoding="utf-8").read().split('"""')[1].split())
@@ -745,6 +752,78 @@ def segment_carries(A, B, reset, initial):
 
 # %%
 exercises.attempt("segment_carries", segment_carries)
+
+# %% [markdown]
+# **`segment_grad_carries`.** Section 6's exchange 1, for any number of ranks, with resets: the
+# backward twin of `segment_carries`.
+#
+# * **Given:** for each rank $r$, as arrays of shape (rows, R) in time order: `A`, its map's $A_r$;
+#   `sigma`, its $\sigma_r$ from pass 1; `reset`, True where an episode ends inside rank $r$.
+# * **Return:** `x`, shape (rows, R): `x[:, r]` is $x_r$, the gradient that enters rank $r$ from the
+#   ranks before it. Nothing enters rank 0, so $x_0 = 0$. Then
+#   $x_{r+1} = \sigma_r + A_r\,x_r$, or $\sigma_r$ alone where rank $r$ resets. The last rank
+#   passes nothing on: its `sigma`, `A` and `reset` are not read.
+#
+# Select, do not multiply: the checker puts a NaN and an inf in `A` at ranks that reset.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 6's last code cell does this for three ranks, in the loop
+# `x.append(sent[r] + A_fwd[r] * x[r])`. Generalise it to `R` ranks, every row at once, and add
+# the reset: after a reset in rank $r$, $x_{r+1} = \sigma_r$ alone. In which order must you visit
+# the ranks?
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Start with $x_0 = 0$: nothing enters rank 0.
+# * Visit the ranks from the first, $r = 0$, up to $r = R - 2$: the gradient flows forwards in time.
+# * At each one, compute what rank $r$ passes on, $x_{r+1} = \sigma_r + A_r\,x_r$, and store it in
+#   column $r + 1$.
+# * Where `reset[:, r]`, it is $\sigma_r$ alone. Pick it with `np.where`, never with $A_r = 0$.
+# * Index whole columns, `[:, r]`: one step handles every row.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take section 6's three ranks: $A_r = 0.25$ and $\sigma_r = 0.75$ for every rank, in two rows.
+#
+# * Row 0: no reset. $x_0 = 0$, $x_1 = \sigma_0 = 0.75$, $x_2 = 0.75 + 0.25 \cdot 0.75 = 0.9375$, as in
+#   section 6.
+# * Row 1: rank 1 resets, and its $A$ is NaN. $x_1 = 0.75$ still, and $x_2 = \sigma_1 = 0.75$ alone.
+# * A NaN in row 1: your reset was $A = 0$ ($0 \cdot \text{NaN} = \text{NaN}$), not a select.
+#
+# ```python
+# print(segment_grad_carries(np.array([[0.25, 0.25, 0.25], [0.25, np.nan, 0.25]]), np.full((2, 3), 0.75),
+#                            np.array([[False] * 3, [False, True, False]])))
+# # must print [[0.     0.75   0.9375]
+# #             [0.     0.75   0.75  ]]
+# ```
+#
+# </details>
+#
+# Hint 4 is the solution's skeleton: try Hints 1-3 first.
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# x = np.zeros_like(sigma)  # x[:, 0] = 0: nothing enters rank 0
+# for r in ___:  # ___: which ranks pass something on, in which order?
+#     x[:, r + 1] = np.where(reset[:, r], ___, ___)  # ___: what rank r passes on, with a reset and without
+# return x
+# ```
+#
+# </details>
+
+# %%
+def segment_grad_carries(A, sigma, reset):
+    # YOUR CODE: return x, a NumPy array of shape (rows, R)
+    raise NotImplementedError
+
+# %%
+exercises.attempt("segment_grad_carries", segment_grad_carries)
 
 # %% [markdown]
 # **`gae_segment_map`.** One rank's map for GAE (section 5): what the rank computes from its own

@@ -231,9 +231,9 @@ assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] ==
 # `integrations.verl`.
 #
 # Two masked lines are the whole treatment. At a masked token, `nextvalues` and `lastgaelam` pass
-# through unchanged, as long as the inputs there are finite: the loop multiplies by the mask, so a
-# NaN at a masked token would poison its row (0 · NaN = NaN). verl's loop is not NaN-safe; yours
-# must be, so select instead of multiplying. The policy token just before a span of tool output
+# through unchanged. That holds only while the inputs there are finite: the loop multiplies by the
+# mask, so a NaN at a masked token would poison its row (0 · NaN = NaN). verl's loop is not NaN-safe;
+# yours must be, so select instead of multiplying. The policy token just before a span of tool output
 # bootstraps from the value at the first policy token after it, and continues from that token's
 # advantage. The masked tokens are skipped as if deleted from the response.
 
@@ -339,6 +339,31 @@ for backend in ("auto", KERNEL):
 # They agree. (Nothing is timed here: the interpreter's times say nothing about a GPU. Section 7
 # has the GPU's numbers.)
 #
+# **Left padding and packed rows.** Left padding is masked, so it is as if deleted, like the prompt.
+# A row that packs several responses one after another needs one thing more: a reset at each
+# response's last token. Without it the scan carries the next response's value and advantage back
+# across the boundary. `rl.gae` takes the reset as `terminated=`, True at each response's last
+# token: there $\delta_t = r_t - V_t$, and the advantage starts afresh. Below, one row packs two
+# responses, each after its masked prompt, then padding (the first prompt, at the row's front, is
+# masked as left padding would be). With the flags it matches two separate calls on the responses
+# alone; without them, it does not.
+
+# %%
+packed_mask = torch.tensor([[0, 0, 1, 1, 1, 0, 0, 1, 1, 0]], dtype=torch.bool)  # prompt, response, prompt, response, pad
+ends = torch.zeros_like(packed_mask)
+ends[0, 4] = ends[0, 8] = True  # each response's last token
+gen = torch.Generator().manual_seed(1)
+r_pk, v_pk = (torch.randn(1, 10, generator=gen, dtype=torch.float64) for _ in range(2))
+alone = torch.zeros_like(r_pk)  # each response alone: its policy tokens only, no mask
+for lo, hi in [(2, 5), (7, 9)]:
+    alone[:, lo:hi] = rl.gae(r_pk[:, lo:hi], v_pk[:, lo:hi], gamma=GAMMA, lambda_=LAM).advantages
+for flags in (ends, None):
+    packed = rl.gae(r_pk, v_pk, gamma=GAMMA, lambda_=LAM, mask=packed_mask, terminated=flags).advantages
+    gap = (packed - alone)[packed_mask].abs().max().item()
+    print(f"{'with' if flags is not None else 'without'} the reset flags: max |packed − alone| = {gap:.2g}")
+    assert gap < 1e-12 if flags is not None else gap > 0.1
+
+# %% [markdown]
 # **The drop-in.** verl's function does two things more than the masked scan:
 #
 # * **At the masked tokens it does not write 0.** It leaves the advantage it carries, that of the

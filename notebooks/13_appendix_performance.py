@@ -164,12 +164,18 @@ assert 8 * 4 * 32 == SECTOR * 32  # 8 programs × 128 bytes used = the 32 sector
 
 # %% [markdown]
 # Read along time, each load instruction of the warp fetches 8 times the bytes it uses. So the
-# package's tile for a time-major buffer reads environments side by side instead: 8 neighbouring
-# ones fill a sector at each step. The tile covers up to 64 environments, eight whole sectors, but
-# only with chunks of 32 steps: its registers hold at most 2,048 steps (`Config.time_major_tile`),
-# so with chunks of 256 it covers 8. (In a `(T, B)` buffer each row of memory is one step, so these 64 environments
-# are 64 neighbouring columns.) At each step its lanes read neighbouring environments, as in the
-# table's last row.
+# package's tile for a time-major buffer reads environments side by side instead, as in the
+# table's last row: at each step its lanes read neighbouring environments, and 8 of them fill a
+# sector.
+#
+# <details><summary>Details: how many environments the package's time-major tile covers</summary>
+#
+# The tile covers up to 64 environments, eight whole sectors, but only with chunks of 32 steps: its
+# registers hold at most 2,048 steps (`Config.time_major_tile`), so with chunks of 256 it covers 8.
+# (In a `(T, B)` buffer each row of memory is one step, so these 64 environments are 64
+# neighbouring columns.)
+#
+# </details>
 #
 # <details><summary>Details: 8 times per load, not always 8 times the DRAM traffic</summary>
 #
@@ -388,9 +394,13 @@ assert _lat_pkg > 10 * LATENCY_S and _lat_anchor < LATENCY_S / 10  # "within a f
 # %% [markdown]
 # ## 3. Enough programs: why a few long rows leave the GPU idle
 #
-# **The question:** how many programs does a launch need? **The answer:** enough to give each SM
-# the 3 to 5 resident programs of section 2. A launch of a few long rows has far fewer, so the planner cuts
-# its rows in time.
+# **The question:** how many programs does a launch need? **The answer:** the planner acts only
+# below 2 per SM (264 on an H200), not below section 2's 3 to 5. Two programs of up to 4.6 KB in
+# flight already hold up to 9.2 KB per SM, most of the 10.3 KB, and a split costs a second launch
+# and more work on the host (`docs/DESIGN.md`, "The time split"). The 2 per SM is the package's
+# default: `docs/DESIGN.md` measures the split's gain at 8 programs, not this threshold
+# ([notebook 13c, section 5](13c_inside_the_package.ipynb#5.-Long-rows:-the-time-split)). A launch
+# of a few long rows falls far below it, so the planner cuts its rows in time.
 #
 # One program per row gives 16384 programs at 16384 rows (the planner puts 2 rows in a program:
 # 8192), but 8 at 8 rows of 131,072 steps: 8 of the 132 SMs have work, each walking its whole row
@@ -463,6 +473,12 @@ assert tile_plan(16384, 1024)["rows"] == 2 and 16384 // 2 == 8192  # "the planne
 long = tile_plan(8, 131072)  # the sentence under the table, split: 8 rows × 128 segments of 4 chunks of 256 steps
 assert (long["row_programs"], long["block"], long["segments"], long["seg"]) == (8, 256, 128, 4)
 assert long["row_programs"] * long["segments"] == 1024 and 128 * 4 * 256 == 131072  # "1024 programs"
+# the answer: "up to 9.2 KB per SM, most of the 10.3 KB" at 2 programs per SM; the split's cost, as DESIGN.md states it
+assert round(2 * package_program / 1e3, 1) == 9.2 and per_sm / 2 < 2 * package_program < per_sm
+assert "a split call costs two launches and an allocation of host time" in design
+_when = design[design.index("- **When**: when fewer than"):design.index("- **Only for rows of 32")]
+assert "(None: two per SM on CUDA, 264 on the H200)" in _when  # the default, 2 per SM
+assert "GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in _when and _when.count(" ms") == 2  # its one measurement
 # unsplit (the same planner, its split turned off): 8 programs, each walking 128 wide chunks of 1024 steps
 _unsplit = dict(zip(PLAN_FIELDS, plan._plan(8, 131072, True, 4, torch.device("cuda"),
                                               Config(min_programs=2 * H200_SMS, split_min_chunks=1 << 30))))
@@ -551,6 +567,10 @@ assert 1024 // H200_SMS == 7 > math.ceil(2 * per_sm / package_program) == 5  # 7
 #   | `ms` | Triton's `do_bench`, the file's own `pct_floor` column | 42.5 µs, 9.8 % | 36.1 µs, 11.5 % |
 #   | `full_call_us` | wall time per call, the host's work included | 52 µs | 68 µs |
 #
+#   Use `kernel_ms` for % of the floor, as the course's notebooks do: `ms` starts each call with a
+#   cold cache and can catch host time, and `full_call_us` includes the host's work
+#   ([notebook 14, section 2](14_appendix_data.ipynb#2.-The-fields-of-a-row,-and-the-three-clocks)).
+#
 #   The peer wins on the two GPU clocks, the package on the wall clock. The
 #   serial chain of chunks limits it. The programs run 4 warps, not Rule 2's one, because with so
 #   few programs the planner walks wide chunks of 1024 steps, a warp per 256: a shorter chain. Why that choice
@@ -599,6 +619,10 @@ assert [round(r["pct_floor"], 1) for r in (slow, peer)] == [9.8, 11.5]
 assert [round(1e3 * r["ms"], 1) for r in (slow, peer)] == [42.5, 36.1]
 assert slow["kernel_ms"] > peer["kernel_ms"] and slow["ms"] > peer["ms"]  # "the peer wins on the two GPU clocks"
 assert slow["full_call_us"] < peer["full_call_us"]  # "the package on the wall clock"
+# "use kernel_ms": graph replays, no host work; full_call_us: back-to-back eager calls, the host's work included
+assert "do_bench_cudagraph(" in inspect.getsource(bench.kernel_ms) and "perf_counter" in inspect.getsource(bench.wall_ms)
+assert "full_us = 1e3 * statistics.median(wall_ms(fn, sync, n)" in inspect.getsource(bench.measure)
+assert all(r["kernel_ms"] <= r["ms"] and 1e3 * r["kernel_ms"] < r["full_call_us"] for r in (slow, peer))
 # the three rules' box: each rule's number and knob
 assert [t["sectors"] for t in sector_table[:2]] == [4, 32] and round(per_sm / 1e3) == 10  # "4 ... 32", "about 10 KB"
 assert ON_H200.min_programs == 2 * H200_SMS == 264 and (big_tile["vector"] * 4, big_tile["stages"]) == (16, 2)
@@ -606,37 +630,31 @@ assert long["segments"] > 1  # "the time split of long rows"
 
 
 # %% [markdown]
-# <details><summary>Details: where the numbers of sections 2 to 4 come from</summary>
+# <details><summary>Details: which numbers of sections 2 to 4 are measured, assumed or derived</summary>
 #
-# They are of three kinds: measured on an
-# H200, assumed, or derived from the other two.
-# [Notebook 13c](13c_inside_the_package.ipynb) gives section 4's figures with their sources.
+# * **Measured** (the committed H200 run): the copy bandwidth, 4.27 TB/s; % of the floor, the
+#   anchor 3.3, the package 83 at 16384×1024 and 12.9 at 64×16384, the peer `rl_triton` 19.9 there.
+#   GAE at 8×131072 before and after the split, 1.86 and 0.033 ms, is an older H200 run's (notebook
+#   13c, section 5.1, gives its source).
+# * **Assumed:** the load latency, 600 ns; 2 chunks in flight per package program, an upper bound
+#   (`stages` = 2; with 1, the bytes halve and the programs needed double: section 2's 2.2 to 4.5).
+# * **Given:** an H200's 132 SMs and at most 32 resident programs per SM (the specification); the
+#   split's trigger, 264 programs, two per SM (`docs/DESIGN.md`), and its aim, 4 × 264 = 1056, 8 per
+#   SM (`plan._plan`; how it was chosen: notebook 13c, section 5).
+# * **Derived:** GAE's 17 bytes moved and 9 loaded per step (`profile.op("gae")`); its loads at the
+#   floor, 4.27 TB/s × 9/17 = 2.26 TB/s; × 600 ns ÷ 132 SMs = 10.3 KB in flight per SM; 4.6 KB per
+#   package program (2 rows × 128 steps × 9 B × 2 chunks), 9 B per anchor program; so 3 to 5
+#   resident programs per SM (10.3 KB ÷ 4.6 KB or 2.3 KB, rounded up), over a thousand for the
+#   anchor; the anchor's predicted 1.4 % (16 programs × 9 B ÷ 10.3 KB).
 #
-# | quantity | value | kind (from what) |
-# |---|---|---|
-# | copy bandwidth, read + written | 4.27 TB/s | measured: the committed H200 run |
-# | GAE's bytes per float32 step | 17 moved, 9 loaded | derived: its inputs and outputs (`profile.op("gae")`) |
-# | load latency | 600 ns | **assumed** (section 2) |
-# | GAE's loads at the floor | 2.26 TB/s | derived: 4.27 TB/s × 9/17 |
-# | loads in flight per SM to reach the floor | 10.3 KB | derived: 4.27 TB/s × 9/17 × 600 ns ÷ 132 SMs |
-# | SMs of an H200 | 132 | the H200's specification; `docs/DESIGN.md`'s 264 programs, two per SM |
-# | programs a split aims at | 4 × 264 = 1056, 8 per SM | the planner's default (`plan._plan`); how it was chosen: notebook 13c, section 5 |
-# | resident programs per SM | at most 32 | the H100's and H200's limit |
-# | chunks in flight per package program | 2 | **assumed**, an upper bound (the planner's `stages` = 2); with 1, the bytes halve and the programs needed double (section 2's 2.2 to 4.5) |
-# | loads in flight per program | 4.6 KB (package), 9 B (anchor) | derived: 2 rows × 128 steps × 9 B × 2 chunks; one step's 9 B |
-# | resident programs per SM that reach 10.3 KB | 3 to 5 (package), over a thousand (anchor) | derived: 10.3 KB ÷ 4.6 KB or 2.3 KB, rounded up; 10.3 KB ÷ 9 B |
-# | the anchor's predicted % of the floor | 1.4 % | derived: 16 programs × 9 B ÷ 10.3 KB |
-# | % of the floor: anchor, package at 16384×1024, at 64×16384 | 3.3, 83, 12.9 % | measured: the committed H200 run |
-# | % of the floor of the peer `rl_triton` at 64×16384 | 19.9 % | measured: the committed H200 run |
-# | GAE at 8×131072 before and after the split (section 4) | 1.86 / 0.033 ms | measured: notebook 13c, section 5.1, gives its source |
-#
-# The earlier tiles' times at 16384×1024 are in
-# [notebook 13c, section 4](13c_inside_the_package.ipynb#4.-The-tile:-how-many-rows-and-steps-a-program-owns).
+# [Notebook 13c](13c_inside_the_package.ipynb) gives section 4's figures with their sources, and
+# the earlier tiles' times at 16384×1024 in its
+# [section 4](13c_inside_the_package.ipynb#4.-The-tile:-how-many-rows-and-steps-a-program-owns).
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table's values, each from where it says (CI runs them; skip when reading)
+# Checks: the fold's values, each from where it says (CI runs them; skip when reading)
 assert round(BW / 1e12, 2) == 4.27 and RUN == profile.COMMITTED_RUN  # measured: the committed run
 assert (profile.op("gae").bytes_per_step(4), GAE_READ) == (17, 9)
 assert LATENCY_S == 600e-9 and CHUNKS_IN_FLIGHT == 2 == big_tile["stages"]  # the two assumptions
@@ -647,6 +665,8 @@ assert round(_pct(walk), 1) == 3.3 and round(_pct(ours)) == 83 and round(_pct(sl
 assert round(_pct(peer), 1) == 19.9 and round(load_bw / 1e12, 2) == 2.26  # the peer's "19.9 %"; "2.26 TB/s"
 assert (math.ceil(per_sm / package_program), math.ceil(2 * per_sm / package_program)) == (3, 5)  # "3 to 5"
 assert 1000 < per_sm / step_program and round(100 * 16 * step_program / per_sm, 1) == 1.4  # "over a thousand"; "1.4 %"
+assert "1.86 ms; with it, 0.033 ms. (2026-11-29" in design and "2026-11-29" < RES["date"]  # "an older H200 run's"
+assert ON_H200.min_programs == 264 and 4 * 264 == 1056 == 8 * H200_SMS  # "264 programs", "1056, 8 per SM"
 
 
 # %% [markdown]

@@ -390,7 +390,8 @@ else:
 # 4. Under Answer 2, write your prediction first. Then follow question 2's four steps "Without a
 #    GPU".
 # 5. Leave Answer 3 empty: the profiler needs a GPU.
-# 6. Then read "Reading the reference", after the answer cells.
+# 6. Then open the folds of "Reading the reference", after the answer cells. Its printed table, with
+#    no timings, you may read at any time.
 #
 # **With a GPU,** do the same, with each question's "With a GPU" lines, and answer question 3 too.
 #
@@ -613,8 +614,8 @@ assert 16 * 256 == 4_096 > max(H100_ENOUGH, _per_sm / RETURNS_READ)  # the worke
 #    time at 16384×1024 as a multiple of the package's, against the target. The target is judged on
 #    the best variant you report, your kernel as written or one of question 2's: name that variant
 #    here, and come back to this answer after question 2 if a knob helped.
-# 2. **The variants.** First, before you time any variant or read "Reading the reference", write
-#    your prediction under Answer 2: for each of the three knobs above (chunk size, `num_warps`,
+# 2. **The variants.** First, before you time any variant or open a fold of "Reading the reference",
+#    write your prediction under Answer 2: for each of the three knobs above (chunk size, `num_warps`,
 #    pipelining), which way it should move the GPU time at 16384×1024, from a chunk of 256 on
 #    Triton's default 4 warps, and why, in the terms of notebook 13's three rules: sectors,
 #    bytes in flight, resident programs, registers, barriers between warps. This part needs no GPU.
@@ -632,8 +633,7 @@ assert 16 * 256 == 4_096 > max(H100_ENOUGH, _per_sm / RETURNS_READ)  # the worke
 #      steps in flight per SM, what that predicts for its GPU time.
 #    * **Step 3.** Under "Reading the reference", a printed table gives each reference variant's
 #      registers, shared memory and resident programs, as Triton 3.6 compiled the kernel the H100
-#      ran. You may read that table now, once your prediction is written: it holds no timings. Only
-#      the folds of that part wait. Set your kernel's counts beside the table's.
+#      ran. It holds no timings. Set your kernel's counts beside the table's.
 #    * **Step 4.** Open the fold "Step 4" under the reference's table. It sets the H100's % floor
 #      beside those counts, with a worked row. Write one sentence per variant: did the H100's %
 #      floor move as that count predicted, and if not, why not?
@@ -652,11 +652,13 @@ assert 16 * 256 == 4_096 > max(H100_ENOUGH, _per_sm / RETURNS_READ)  # the worke
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
 
 # %% [markdown]
-# ### Reading the reference, after your own answers
+# ### Reading the reference
 #
-# **The question:** why did the knobs move the course's own `reset_scan` as they did? The table
-# printed below holds no timings: read it for Step 3 now. Open the folds of this part only after
-# writing your prediction and your own sentences for question 2.
+# **The question:** why did the knobs move the course's own `reset_scan` as they did?
+#
+# **One rule for this part.** The table printed below holds no timings: read it at any time (Step 3
+# uses it). The folds hold the reference's timings: open them only after you have written your
+# prediction for question 2.
 #
 # <details><summary>The short answer (open it after writing your prediction)</summary>
 #
@@ -668,7 +670,7 @@ assert 16 * 256 == 4_096 > max(H100_ENOUGH, _per_sm / RETURNS_READ)  # the worke
 #
 # The course's own answer was timed on an H100 (section 3's file). Its figures are in the folds
 # below. That file, `benchmarks/results/checks/H100-2026-12-06-lab.txt`, is in your handout with
-# every variant: don't open it, or the folds, before you have your own numbers.
+# every variant's timings: like the folds, it waits until your prediction is written.
 #
 # <details><summary>The reference's baseline (open it after writing your prediction)</summary>
 #
@@ -903,7 +905,7 @@ assert all(one_knob[name] >= lab.TARGET_PCT for name in ["reset_scan, chunk 256,
 # * **The knobs, on the course's own `reset_scan`** (an H100): "Reading the reference" says which
 #   moved it and why.
 #
-#   <details><summary>In short (open it after your answers)</summary>
+#   <details><summary>In short (open it after writing your prediction)</summary>
 #
 #   At a chunk of 256 on 4 warps it ran at 45 % of the floor. Fewer warps per program (2 or 1) or a
 #   longer chunk (512 or 1024 steps), each changed alone, met the target. Pipelining with
@@ -921,7 +923,7 @@ assert all(one_knob[name] >= lab.TARGET_PCT for name in ["reset_scan, chunk 256,
 #
 # | | points | with a GPU | without a GPU |
 # | --- | --- | --- | --- |
-# | Q1, correct | 2 | your kernel passes its check in notebook 00c, and `time_lab`'s `assert_close` at every variant you report | the same, in the interpreter |
+# | Q1, correct | 2 | your kernel passes its check in notebook 00c, and every variant you report passes `lab.check_small`, which `time_lab` runs first: its output equals `rl.discounted_returns` (section 1) | the same, in the interpreter |
 # | Q1, the target | 2 | the best variant you report meets section 3's target: 2; half of it (a GPU time at most 3.6 times the package's): 1 | — |
 # | Q2, the prediction | 2 | written before any timing, graded on its reasons, not on whether the GPU agreed | the same |
 # | Q2, the table | 1 | `time_lab`'s table of at least three variants, one knob changed in each | `compile_for_h100`'s table of at least three variants, one knob changed in each |

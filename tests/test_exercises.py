@@ -862,6 +862,8 @@ def wrong_answers(name: str):
             ("a first grid of n // BLOCK programs (a later review's case)", _two_stage_floor_grid),
             ("a first grid of n // BLOCK programs, its partials from torch.empty (round 37's case: memory no "
              "program wrote)", lambda x: _two_stage_floor_grid(x, fill=3057.83)),
+            ("a first grid of n // BLOCK programs, its partials from torch.empty holding a small leftover (round "
+             "80's case: returned 5.92747e-07, with no hint then)", lambda x: _two_stage_floor_grid(x, fill=5.92747e-07)),
             ("other=1.0 in the first launch's masked load (a later review's case)", _two_stage_other_one),
         ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
@@ -970,6 +972,15 @@ def wrong_answers(name: str):
                              "(a round-50 review's case)", _carries_next_reset_at(lambda S: 0)),
                             ("the reset of the next segment, reset[:, min(s + 1, S - 1)]: its own at the last (a "
                              "round-50 review's case)", _carries_next_reset_at(lambda S: S - 1))],
+        "segment_grad_carries": [("a reset multiplied by 0 (0 * NaN leaks)", _grad_carries_with(multiply=True)),
+                                 ("composed from the last rank back (the forward's order)",
+                                  _grad_carries_with(from_last=True)),
+                                 ("x[:, r] = what rank r passes on (one rank off)", _grad_carries_with(own=True)),
+                                 ("x[:, r + 1] from x[:, r + 1], still 0", _grad_carries_with(reads_next=True)),
+                                 ("x[:, r + 1] from rank r + 1's sigma and A", _grad_carries_with(shift=True)),
+                                 ("sigma left out where no reset", _grad_carries_with(no_sigma=True)),
+                                 ("the resets ignored", _grad_carries_with(resets=False)),
+                                 ("the reset of the next rank, reset[:, r + 1]", _grad_carries_with(next_reset=True))],
         "token_gae_pairs": [("plain GAE over every position (the padding's values read)", _token_plain_gae),
                             ("OpenRLHF's: values zeroed by the mask, V(s_{t+1}) read at t + 1", _token_openrlhf),
                             ("OpenRLHF's, the masked tokens selected to 0 (no NaN: named by name)",
@@ -1085,7 +1096,7 @@ W_SAYS = {
     ("soft_lambda_targets", "no select on term: gamma V' added at a termination (a later review's case)"):
         "was multiplied by zero (0 * NaN = NaN) or added without a select",
     ("vtrace_kernel", "the carry at the chunk's last step (a round-75 review's case: the step named, not the slip)"):
-        ("Hint: Your carry is vs at the chunk's last step", "tl.where(t == c * CHUNK, vs, 0.0)"),
+        ("Hint: Your carry is vs at the chunk's last step", "tl.where(t == ci * CHUNK, vs, 0.0)"),
     ("gae_segment_map", "the next rank's first value left out (V(s_{t+1}) = 0 at the last step)"):
         ("Hint: That is B with a slip: your delta at the segment's last step takes V(s_{t+1}) as 0",
          "At the last step, V(s_{t+1}) = next_first_value"),
@@ -1318,6 +1329,12 @@ W_SAYS = {
                        "program wrote)"):
         ("it looks like memory that no program wrote. Does the first launch have a program for the last, partial "
          "block?", "The first launch's grid: (triton.cdiv(n, BLOCK),)."),
+    ("two_stage_mean", "a first grid of n // BLOCK programs, its partials from torch.empty holding a small leftover "
+                       "(round 80's case: returned 5.92747e-07, with no hint then)"):
+        ("your function returned 5.92747e-07\nHint: At n = 1 your mean, 5.92747e-07, is not the input's one value, "
+         "0.534193: it looks like memory that no program wrote. Does the first launch have a program for the last, "
+         "partial block? n // BLOCK is 0 here, so the second stage read uninitialised memory",
+         "The first launch's grid: (triton.cdiv(n, BLOCK),)."),
     ("two_stage_mean", "a first grid of n // BLOCK programs (a later review's case)"):
         ("n=1: expected 0.534193, your function returned 0\nHint: That is the sum of the full blocks only, over n "
          "(0 where n < BLOCK, or whatever an unwritten partial held): the last, partial block had no program.",
@@ -1366,6 +1383,22 @@ W_SAYS = {
     ("segment_carries", "the resets ignored"):
         ("the resets ignored: where reset[:, s] is set, the segment gives B[:, s] alone.",
          "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)."),
+    ("segment_grad_carries", "a reset multiplied by 0 (0 * NaN leaks)"):
+        ("that rank is the rank after one that resets", "np.where(reset[:, r], sigma[:, r], sigma[:, r] + A[:, r] * x[:, r])"),
+    ("segment_grad_carries", "composed from the last rank back (the forward's order)"):
+        ("These are the gradients with a slip: composed from the ranks after it, starting from the last rank",
+         "Walk the ranks from the first: x[:, 0] = 0, then x[:, r + 1] from x[:, r]."),
+    ("segment_grad_carries", "x[:, r] = what rank r passes on (one rank off)"):
+        ("one rank off: x[:, r] is what enters rank r, x_r, not what rank r passes on",
+         "Store what rank r passes on at r + 1"),
+    ("segment_grad_carries", "x[:, r + 1] from x[:, r + 1], still 0"):
+        ("the term A[:, r] * x[:, r] left out (or read as 0, from x[:, r + 1] before it is written)",
+         "x[:, r] the column already written"),
+    ("segment_grad_carries", "sigma left out where no reset"):
+        ("the sigma term left out where the rank does not reset", "x[:, r + 1] = sigma[:, r] + A[:, r] * x[:, r]."),
+    ("segment_grad_carries", "the reset of the next rank, reset[:, r + 1]"):
+        ("each rank selects on the reset of the next rank, reset[:, r + 1]",
+         "np.where(reset[:, r], sigma[:, r], sigma[:, r] + A[:, r] * x[:, r])."),
     ("td_target_kernel", "tl.where's branches swapped (a review's case)"):
         ("Your tl.where's two branches are swapped", "tl.where(cond, x, y) gives x where cond is true"),
     ("gae_kernel", "the returns stored, advantages + values (a review's case)"):
@@ -2015,6 +2048,32 @@ def _carries_reverse(A, B, reset, initial):  # the right walk, which the two sli
         carries[:, s] = c
         c = np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)
     return carries
+
+
+def _grad_carries_with(multiply=False, from_last=False, own=False, reads_next=False, shift=False, no_sigma=False,
+                       resets=True, next_reset=False):
+    """segment_grad_carries with one slip, as a student writes it."""
+    def segment_grad_carries(A, sigma, reset):
+        x, R = np.zeros_like(sigma), sigma.shape[1]
+        flags = reset if resets else np.zeros_like(reset)
+        if from_last:  # the forward's carries: from the last rank back
+            c = np.zeros(len(sigma))
+            for r in reversed(range(1, R)):
+                c = np.where(flags[:, r], sigma[:, r], sigma[:, r] + A[:, r] * c)
+                x[:, r - 1] = c
+            return x
+        c = np.zeros(len(sigma))  # what entered rank r (own: its running value, stored one rank off)
+        for r in range(R - 1):
+            k = r + 1 if shift else r
+            f = flags[:, r + 1] if next_reset else flags[:, k]
+            carry = x[:, r + 1] if reads_next else c
+            if multiply:
+                c = sigma[:, k] + (1 - flags[:, k]) * A[:, k] * carry
+            else:
+                c = np.where(f, sigma[:, k], (0.0 if no_sigma else sigma[:, k]) + A[:, k] * carry)
+            x[:, r if own else r + 1] = c
+        return x
+    return segment_grad_carries
 
 
 # The Triton exercises' wrong answers: hooks, as a student writes them

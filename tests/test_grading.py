@@ -536,9 +536,9 @@ def test_plan_of_the_course_notebooks():
         assert all(nb.cells[n - 1].source.startswith("# Checks") for n in in_profile), (stem, in_profile)
         assert len(in_profile) <= 1 and set(in_profile) <= ran, stem  # before the exercises: run, as nothing slow
         profiled += bool(in_profile)
-        if stem == "09_benchmarks":  # 09 runs its sections 2.1-2.4: the four scans' tables
+        if stem == "09_benchmarks":  # 09 runs its sections 2.1-2.3: the return's, GAE's and V-trace's tables
             tables = [n for n, c in enumerate(nb.cells, 1) if c.cell_type == "code" and "= probe_rows(" in c.source]
-            assert len(tables) == 4 and set(tables) <= ran, tables
+            assert len(tables) == 3 and set(tables) <= ran, tables
     assert profiled == 7  # 01-07: "How fast is it", each with its Checks cell
 
 

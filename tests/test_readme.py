@@ -8,6 +8,7 @@ PyTorch path (a block that passes ``backend="triton"`` runs the kernels in the i
 from __future__ import annotations
 
 import re
+import socket
 import textwrap
 from pathlib import Path
 
@@ -59,6 +60,9 @@ def test_there_are_python_examples():
 @pytest.mark.parametrize("line,code", PYTHON_BLOCKS, ids=[f"line{line}" for line, _ in PYTHON_BLOCKS])
 def test_python_block_runs_as_pasted(line, code, tmp_path, monkeypatch):
     monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # SB3's logger folder: else a new /tmp/SB3-<time> per model
+    with socket.socket() as s:  # the distributed blocks setdefault MASTER_PORT: a free one, not their fixed 29511,
+        s.bind(("127.0.0.1", 0))  # which another test run on the same host may hold
+        monkeypatch.setenv("MASTER_PORT", str(s.getsockname()[1]))
     torch.manual_seed(0)
     namespace = {"__name__": "__readme__"}
     exec(compile(code, f"README.md:{line}", "exec"), namespace)  # raises on any failure
