@@ -6684,13 +6684,12 @@ def _segment_grad_carries_reference(A, sigma, reset, backwards=False, own=False,
     rows, R = sigma.shape
     if next_reset:  # rank r selects on reset[:, r + 1] (its last rank passes nothing on: never read there)
         reset = np.concatenate([reset[:, 1:], np.zeros_like(reset[:, :1])], 1)
+    # (r: the rank whose sigma, A and reset compose; at: the column the new x goes to)
+    order = [(r, r - 1) for r in reversed(range(1, R))] if backwards else [(r + shift, r + 1 - own) for r in range(R - 1)]
     out = np.zeros((rows, R))
     with np.errstate(all="ignore"):
         for i in range(rows):
             x = 0.0
-            # (r: the rank whose sigma, A and reset compose; at: the column the new x goes to)
-            order = [(r, r - 1) for r in reversed(range(1, R))] if backwards else \
-                [(r + shift, r + 1 - own) for r in range(R - 1)]
             for r, at in order:
                 keep = 0.0 if no_carry else x
                 x = sigma[i, r] if reset[i, r] and resets else (0.0 if no_sigma else sigma[i, r]) + A[i, r] * keep
